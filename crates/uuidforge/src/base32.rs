@@ -49,6 +49,11 @@ const DECODE: [u8; 256] = {
     t
 };
 
+/// The value of a symbol byte (any case, Crockford aliases), or `0xff`.
+pub(crate) const fn symbol_value(c: u8) -> u8 {
+    DECODE[c as usize]
+}
+
 const EXPECTED_SYMBOL: &str = "a Crockford Base32 symbol (0-9, A-Z except U)";
 
 /// Spreads the low 40 bits of `x` into eight 5-bit groups, one per byte,
@@ -91,14 +96,72 @@ const fn symbols8(v: u64) -> u64 {
         + above(v, 26)
 }
 
+/// 26 Base32 characters on the stack, as [`encode`] returns them.
+///
+/// The buffer is 32 bytes so that the SIMD encoders fill it with one store;
+/// only the first 26 are the text.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Base32Text([u8; 32]);
+
+impl Base32Text {
+    /// The 26 ASCII bytes.
+    #[inline]
+    pub fn as_bytes(&self) -> &[u8; LEN] {
+        self.0[..LEN].try_into().expect("26 bytes")
+    }
+
+    /// The text.
+    #[inline]
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(self.as_bytes()).expect("Base32 is ASCII")
+    }
+}
+
+impl std::ops::Deref for Base32Text {
+    type Target = [u8; LEN];
+    fn deref(&self) -> &[u8; LEN] {
+        self.as_bytes()
+    }
+}
+
+impl std::fmt::Display for Base32Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::fmt::Debug for Base32Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.as_str())
+    }
+}
+
 /// Encodes a UUID as 26 Crockford Base32 characters (upper case).
 ///
 /// ```
 /// let id = uuid::uuid!("017f22e2-79b0-7cc3-98c4-dc0c0c07398f");
-/// assert_eq!(&uuidforge::base32::encode(&id), b"01FWHE4YDGFK1SHH6W1G60EECF");
+/// assert_eq!(uuidforge::base32::encode(&id).as_str(), "01FWHE4YDGFK1SHH6W1G60EECF");
 /// ```
 #[inline]
-pub fn encode(uuid: &Uuid) -> [u8; LEN] {
+pub fn encode(uuid: &Uuid) -> Base32Text {
+    #[cfg(target_arch = "x86_64")]
+    match crate::x86::tier() {
+        // SAFETY (both arms): the tier says the CPU has the features.
+        crate::x86::VBMI => {
+            return Base32Text(unsafe { crate::x86::base32_encode_vbmi(uuid.as_bytes()) })
+        }
+        crate::x86::SSSE3_BMI2 => {
+            return Base32Text(unsafe { crate::x86::base32_encode(uuid.as_u128()) })
+        }
+        _ => {}
+    }
+    let mut out = [0u8; 32];
+    out[..LEN].copy_from_slice(&encode_portable(uuid));
+    Base32Text(out)
+}
+
+/// The portable encoder (also the reference for the SIMD one).
+pub(crate) fn encode_portable(uuid: &Uuid) -> [u8; LEN] {
     let v = uuid.as_u128();
     let mut out = [0u8; LEN];
     let head = (v >> 120) as u64; // top 8 bits -> 2 symbols (with 2 pad bits)
@@ -134,7 +197,7 @@ pub fn check_symbol(uuid: &Uuid) -> u8 {
 /// ```
 pub fn encode_with_check(uuid: &Uuid) -> [u8; LEN + 1] {
     let mut out = [0u8; LEN + 1];
-    out[..LEN].copy_from_slice(&encode(uuid));
+    out[..LEN].copy_from_slice(encode(uuid).as_bytes());
     out[LEN] = check_symbol(uuid);
     out
 }
@@ -156,6 +219,28 @@ pub fn decode(text: &[u8]) -> Result<Uuid, ParseError> {
             "26 characters",
         ));
     };
+    #[cfg(target_arch = "x86_64")]
+    if let tier @ (crate::x86::VBMI | crate::x86::SSSE3_BMI2) = crate::x86::tier() {
+        let mut bytes = [0u8; 16];
+        // SAFETY: the tier says the CPU has the features.
+        let ok = unsafe {
+            if tier == crate::x86::VBMI {
+                crate::x86::base32_decode_vbmi_into(text, &mut bytes)
+            } else {
+                crate::x86::base32_decode_into(text, &mut bytes)
+            }
+        };
+        return if ok {
+            Ok(Uuid::from_bytes(bytes))
+        } else {
+            Err(locate_error(text, InputKind::Base32))
+        };
+    }
+    decode_portable(text)
+}
+
+/// The portable decoder (also the reference for the SIMD one).
+pub(crate) fn decode_portable(text: &[u8; LEN]) -> Result<Uuid, ParseError> {
     let mut values = [0u8; LEN];
     let mut bad = 0u8;
     for (v, &c) in values.iter_mut().zip(text.iter()) {
@@ -339,6 +424,52 @@ mod tests {
         fn fast_encoder_matches_the_bitwise_reference(bytes in any::<[u8; 16]>()) {
             let id = Uuid::from_bytes(bytes);
             prop_assert_eq!(encode(&id).to_vec(), encode_bytes(&bytes, LEN));
+            prop_assert_eq!(encode(&id).as_str().len(), LEN);
+            prop_assert_eq!(encode_portable(&id).to_vec(), encode_bytes(&bytes, LEN));
+            #[cfg(target_arch = "x86_64")]
+            {
+                if crate::x86::available() {
+                    prop_assert_eq!(unsafe { crate::x86::base32_encode(id.as_u128()) }[..LEN].to_vec(), encode_bytes(&bytes, LEN));
+                }
+                if crate::x86::vbmi_available() {
+                    prop_assert_eq!(unsafe { crate::x86::base32_encode_vbmi(&bytes) }[..LEN].to_vec(), encode_bytes(&bytes, LEN));
+                }
+            }
+        }
+
+        #[test]
+        fn simd_and_portable_decoders_agree(text in proptest::collection::vec(
+            prop_oneof![proptest::sample::select(ALPHABET.to_vec()), Just(b'o'), Just(b'i'), Just(b'L'), Just(b'u'),
+                        Just(b'@'), Just(b'['), Just(b'`'), Just(b'{'), Just(0x80u8), Just(0xc9u8), Just(b'/'), Just(b':')], LEN)) {
+            let text: [u8; LEN] = text.try_into().unwrap();
+            let reference = decode_portable(&text).ok().map(|u| u.as_u128());
+            prop_assert_eq!(decode(&text).ok().map(|u| u.as_u128()), reference);
+            #[cfg(target_arch = "x86_64")]
+            {
+                if crate::x86::available() {
+                    prop_assert_eq!(unsafe { crate::x86::base32_decode(&text) }, reference);
+                }
+                if crate::x86::vbmi_available() {
+                    prop_assert_eq!(unsafe { crate::x86::base32_decode_vbmi(&text) }, reference);
+                }
+            }
+        }
+
+        #[test]
+        fn every_tier_decodes_every_value(bytes in any::<[u8; 16]>()) {
+            let text = encode_bytes(&bytes, LEN);
+            let text: [u8; LEN] = text.try_into().unwrap();
+            let v = u128::from_be_bytes(bytes);
+            prop_assert_eq!(decode_portable(&text).unwrap().as_u128(), v);
+            #[cfg(target_arch = "x86_64")]
+            {
+                if crate::x86::available() {
+                    prop_assert_eq!(unsafe { crate::x86::base32_decode(&text) }, Some(v));
+                }
+                if crate::x86::vbmi_available() {
+                    prop_assert_eq!(unsafe { crate::x86::base32_decode_vbmi(&text) }, Some(v));
+                }
+            }
         }
 
         #[test]
@@ -350,7 +481,7 @@ mod tests {
         #[test]
         fn round_trips_in_any_case(bytes in any::<[u8; 16]>(), lower in any::<bool>()) {
             let id = Uuid::from_bytes(bytes);
-            let mut text = encode(&id);
+            let mut text = *encode(&id).as_bytes();
             if lower { text.make_ascii_lowercase(); }
             prop_assert_eq!(decode(&text).unwrap(), id);
             prop_assert_eq!(decode_with_check(&encode_with_check(&id)).unwrap(), id);
@@ -365,7 +496,7 @@ mod tests {
         fn identical_to_ulid_text(bytes in any::<[u8; 16]>()) {
             let id = Uuid::from_bytes(bytes);
             let ulid = ulid::Ulid::from_bytes(bytes);
-            prop_assert_eq!(String::from_utf8(encode(&id).to_vec()).unwrap(), ulid.to_string());
+            prop_assert_eq!(encode(&id).to_string(), ulid.to_string());
         }
 
         #[test]
@@ -380,7 +511,10 @@ mod tests {
         let zero = decode(b"OOOOOOOOOOOOOOOOOOOOOOOOOO").unwrap();
         assert!(zero.is_nil());
         let ones = decode(b"0ILil1111111111111111111111").unwrap_err();
-        assert!(matches!(ones.kind, ParseErrorKind::InvalidLength { found: 27, .. }));
+        assert!(matches!(
+            ones.kind,
+            ParseErrorKind::InvalidLength { found: 27, .. }
+        ));
         let ones = decode(b"0ILil111111111111111111111").unwrap();
         assert_eq!(ones, decode(b"01111111111111111111111111").unwrap());
         let err = decode(b"0000000000000U000000000000").unwrap_err();
@@ -399,8 +533,21 @@ mod tests {
 
     #[test]
     fn check_symbols_follow_crockford() {
-        for (value, symbol) in [(0u128, b'0'), (31, b'Z'), (32, b'*'), (33, b'~'), (34, b'$'), (35, b'='), (36, b'U'), (37, b'0')] {
-            assert_eq!(check_symbol(&Uuid::from_u128(value)), symbol, "value {value}");
+        for (value, symbol) in [
+            (0u128, b'0'),
+            (31, b'Z'),
+            (32, b'*'),
+            (33, b'~'),
+            (34, b'$'),
+            (35, b'='),
+            (36, b'U'),
+            (37, b'0'),
+        ] {
+            assert_eq!(
+                check_symbol(&Uuid::from_u128(value)),
+                symbol,
+                "value {value}"
+            );
         }
         let id = Uuid::from_u128(u128::MAX);
         let mut text = encode_with_check(&id);
@@ -410,7 +557,10 @@ mod tests {
         let err = decode_with_check(&text).unwrap_err();
         assert_eq!(
             err.kind,
-            ParseErrorKind::CheckSymbolMismatch { found: '4', expected: '*' }
+            ParseErrorKind::CheckSymbolMismatch {
+                found: '4',
+                expected: '*'
+            }
         );
         // Lower-case and aliased check symbols are accepted.
         let id = Uuid::from_u128(36);

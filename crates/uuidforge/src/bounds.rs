@@ -206,7 +206,10 @@ pub fn partitions(bits: u8, from_ms: u64, to_ms: u64) -> Result<Vec<Partition>, 
         return Err(FieldError::new(
             "bits",
             bits,
-            format!("fewer bits: the range needs {} partitions, at most {MAX_PARTITIONS}", last - first + 1),
+            format!(
+                "fewer bits: the range needs {} partitions, at most {MAX_PARTITIONS}",
+                last - first + 1
+            ),
         ));
     }
     (first..=last)
@@ -289,10 +292,18 @@ mod tests {
     #[test]
     fn errors_name_the_argument() {
         assert_eq!(v7_range(5, 4).unwrap_err().field, "to");
-        assert_eq!(v7_range(MAX_UNIX_MS + 1, MAX_UNIX_MS + 1).unwrap_err().field, "from");
+        assert_eq!(
+            v7_range(MAX_UNIX_MS + 1, MAX_UNIX_MS + 1)
+                .unwrap_err()
+                .field,
+            "from"
+        );
         assert_eq!(v7_range(0, MAX_UNIX_MS + 1).unwrap().end, None);
         assert_eq!(partition_key(&Uuid::nil(), 0).unwrap_err().field, "bits");
-        assert_eq!(partition_key(&Uuid::nil(), 49).unwrap_err().expected, "1..=48");
+        assert_eq!(
+            partition_key(&Uuid::nil(), 49).unwrap_err().expected,
+            "1..=48"
+        );
         assert_eq!(partition_range(1 << 16, 16).unwrap_err().field, "key");
         assert!(partitions(48, 0, 1 << 40).is_err());
     }

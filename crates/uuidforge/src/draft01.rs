@@ -117,7 +117,8 @@ pub fn encode(layout: Draft01Precision, f: Draft01Fields) -> Result<Uuid, FieldE
     let units = f.subsec_nanos as u128 / (1_000_000_000 / layout.units_per_second() as u128);
     let fraction = (units << frac_bits).div_ceil(layout.units_per_second() as u128);
     // 86 payload bits after the seconds: fraction, sequence, random.
-    let payload = (fraction << (seq_bits + rand_bits)) | ((f.seq as u128) << rand_bits) | f.random as u128;
+    let payload =
+        (fraction << (seq_bits + rand_bits)) | ((f.seq as u128) << rand_bits) | f.random as u128;
     Ok(Uuid::from_u128(assemble(f.unix_seconds, payload)))
 }
 
@@ -207,16 +208,43 @@ mod tests {
         let id = Uuid::from_u128(assemble(0, 0x5555u128 << 70));
         let t = decode(&id, Draft01Precision::Nanosecond);
         assert_eq!(t.seconds_and_nanos(), (0, 333_328_247));
-        assert_eq!(decode(&id, Draft01Precision::Millisecond).seconds_and_nanos(), (0, 333_000_000));
+        assert_eq!(
+            decode(&id, Draft01Precision::Millisecond).seconds_and_nanos(),
+            (0, 333_000_000)
+        );
     }
 
     #[test]
     fn ranges_are_checked() {
-        let f = Draft01Fields { unix_seconds: 1 << 36, subsec_nanos: 0, seq: 0, random: 0 };
-        assert_eq!(encode(Draft01Precision::Millisecond, f).unwrap_err().field, "unix_seconds");
-        let f = Draft01Fields { unix_seconds: 0, subsec_nanos: 0, seq: 1 << 12, random: 0 };
-        assert_eq!(encode(Draft01Precision::Millisecond, f).unwrap_err().field, "seq");
-        let f = Draft01Fields { unix_seconds: 0, subsec_nanos: 1_000_000_000, seq: 0, random: 0 };
-        assert_eq!(encode(Draft01Precision::Nanosecond, f).unwrap_err().field, "subsec_nanos");
+        let f = Draft01Fields {
+            unix_seconds: 1 << 36,
+            subsec_nanos: 0,
+            seq: 0,
+            random: 0,
+        };
+        assert_eq!(
+            encode(Draft01Precision::Millisecond, f).unwrap_err().field,
+            "unix_seconds"
+        );
+        let f = Draft01Fields {
+            unix_seconds: 0,
+            subsec_nanos: 0,
+            seq: 1 << 12,
+            random: 0,
+        };
+        assert_eq!(
+            encode(Draft01Precision::Millisecond, f).unwrap_err().field,
+            "seq"
+        );
+        let f = Draft01Fields {
+            unix_seconds: 0,
+            subsec_nanos: 1_000_000_000,
+            seq: 0,
+            random: 0,
+        };
+        assert_eq!(
+            encode(Draft01Precision::Nanosecond, f).unwrap_err().field,
+            "subsec_nanos"
+        );
     }
 }

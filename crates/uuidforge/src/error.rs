@@ -41,9 +41,7 @@ impl InputKind {
             InputKind::Braced => "braced UUID ({8-4-4-4-12})",
             InputKind::Urn => "UUID URN (urn:uuid:8-4-4-4-12)",
             InputKind::Base32 => "Crockford Base32 UUID (26 characters)",
-            InputKind::Base32Check => {
-                "Crockford Base32 UUID with check symbol (27 characters)"
-            }
+            InputKind::Base32Check => "Crockford Base32 UUID with check symbol (27 characters)",
             InputKind::Uuid192 => "UUID_192 (8-4-4-4-12-16 hex)",
             InputKind::Uuid192Base32 => "UUID_192 in Crockford Base32 (39 characters)",
             InputKind::Segment => "UUID_192 segment (16 hex digits)",

@@ -96,7 +96,7 @@ impl Format {
                 out.extend_from_slice(b"urn:uuid:");
                 out.extend_from_slice(&canonical(uuid));
             }
-            Format::Base32 => out.extend_from_slice(&base32::encode(uuid)),
+            Format::Base32 => out.extend_from_slice(base32::encode(uuid).as_bytes()),
             Format::Base32Check => out.extend_from_slice(&base32::encode_with_check(uuid)),
             Format::Binary => out.extend_from_slice(uuid.as_bytes()),
         }

@@ -42,14 +42,20 @@ impl GregorianFields {
     }
 
     fn check(&self) -> Result<(), FieldError> {
-        FieldError::check_max("timestamp (100-ns Gregorian ticks)", self.ticks as u128, (1 << 60) - 1)?;
+        FieldError::check_max(
+            "timestamp (100-ns Gregorian ticks)",
+            self.ticks as u128,
+            (1 << 60) - 1,
+        )?;
         FieldError::check_max("clock_seq", self.clock_seq as u128, (1 << 14) - 1)?;
         FieldError::check_max("node", self.node as u128, (1 << 48) - 1)
     }
 
     /// Clock sequence and node as bits 64..128 with the variant.
     const fn tail(&self) -> u128 {
-        (0b10u128 << 62) | ((self.clock_seq as u128 & 0x3fff) << 48) | (self.node as u128 & bits::mask(48))
+        (0b10u128 << 62)
+            | ((self.clock_seq as u128 & 0x3fff) << 48)
+            | (self.node as u128 & bits::mask(48))
     }
 }
 
@@ -149,7 +155,8 @@ pub fn v6_fields(uuid: &Uuid) -> Result<GregorianFields, FieldError> {
 /// ```
 pub fn v1_to_v6(uuid: &Uuid) -> Result<Uuid, FieldError> {
     let f = v1_fields(uuid)?;
-    let head = ((f.ticks as u128 >> 12) << 80) | (0x6u128 << 76) | ((f.ticks as u128 & 0xfff) << 64);
+    let head =
+        ((f.ticks as u128 >> 12) << 80) | (0x6u128 << 76) | ((f.ticks as u128 & 0xfff) << 64);
     // Keep the variant bits as they were: conversion moves timestamp bits only.
     Ok(Uuid::from_u128(head | (uuid.as_u128() & bits::mask(64))))
 }
@@ -159,14 +166,18 @@ pub fn v1_to_v6(uuid: &Uuid) -> Result<Uuid, FieldError> {
 pub fn v6_to_v1(uuid: &Uuid) -> Result<Uuid, FieldError> {
     let f = v6_fields(uuid)?;
     let t = f.ticks as u128;
-    let head = ((t & bits::mask(32)) << 96) | (((t >> 32) & 0xffff) << 80) | (0x1u128 << 76) | ((t >> 48) << 64);
+    let head = ((t & bits::mask(32)) << 96)
+        | (((t >> 32) & 0xffff) << 80)
+        | (0x1u128 << 76)
+        | ((t >> 48) << 64);
     Ok(Uuid::from_u128(head | (uuid.as_u128() & bits::mask(64))))
 }
 
 /// A v6 UUID from fields, assembled bit by bit (used by the generator, which
 /// must not go through the `uuid` crate's clock).
 pub const fn v6_from_fields_raw(f: GregorianFields) -> Uuid {
-    let head = ((f.ticks as u128 >> 12) << 80) | (0x6u128 << 76) | ((f.ticks as u128 & 0xfff) << 64);
+    let head =
+        ((f.ticks as u128 >> 12) << 80) | (0x6u128 << 76) | ((f.ticks as u128 & 0xfff) << 64);
     Uuid::from_u128(head | f.tail())
 }
 
@@ -199,10 +210,23 @@ mod tests {
     fn wrong_version_and_ranges_are_named() {
         let v4 = uuid::uuid!("919108f7-52d1-4320-9bac-f847db4148a8");
         let err = v1_to_v6(&v4).unwrap_err();
-        assert_eq!((err.field, err.value.as_str(), err.expected.as_str()), ("version", "4", "1"));
-        let err = v6_from_fields(GregorianFields { ticks: 1 << 60, clock_seq: 0, node: 0 }).unwrap_err();
+        assert_eq!(
+            (err.field, err.value.as_str(), err.expected.as_str()),
+            ("version", "4", "1")
+        );
+        let err = v6_from_fields(GregorianFields {
+            ticks: 1 << 60,
+            clock_seq: 0,
+            node: 0,
+        })
+        .unwrap_err();
         assert!(err.field.starts_with("timestamp"));
-        let err = v1_from_fields(GregorianFields { ticks: 0, clock_seq: 1 << 14, node: 0 }).unwrap_err();
+        let err = v1_from_fields(GregorianFields {
+            ticks: 0,
+            clock_seq: 1 << 14,
+            node: 0,
+        })
+        .unwrap_err();
         assert_eq!(err.field, "clock_seq");
     }
 }

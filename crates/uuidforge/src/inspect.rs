@@ -233,7 +233,10 @@ pub fn inspect_in_context(uuid: &Uuid, previous: &[Uuid]) -> Report {
             .expect("version checked");
             report.timestamp = Some(f.timestamp());
             report.fields = vec![
-                field("timestamp (100-ns ticks since 1582-10-15)", format!("0x{:015x}", f.ticks)),
+                field(
+                    "timestamp (100-ns ticks since 1582-10-15)",
+                    format!("0x{:015x}", f.ticks),
+                ),
                 field("clock_seq", format!("0x{:04x}", f.clock_seq)),
                 field("node", format!("0x{:012x}", f.node)),
                 field(
@@ -300,46 +303,82 @@ mod tests {
     #[test]
     fn rfc_vectors_report_their_versions_and_times() {
         let cases = [
-            ("C232AB00-9414-11EC-B3C8-9F6BDECED846", 1, Some("2022-02-22T19:22:22.0000000Z")),
+            (
+                "C232AB00-9414-11EC-B3C8-9F6BDECED846",
+                1,
+                Some("2022-02-22T19:22:22.0000000Z"),
+            ),
             ("5df41881-3aed-3515-88a7-2f4a814cf09e", 3, None),
             ("919108f7-52d1-4320-9bac-f847db4148a8", 4, None),
             ("2ed6657d-e927-568b-95e1-2665a8aea6a2", 5, None),
-            ("1EC9414C-232A-6B00-B3C8-9F6BDECED846", 6, Some("2022-02-22T19:22:22.0000000Z")),
-            ("017F22E2-79B0-7CC3-98C4-DC0C0C07398F", 7, Some("2022-02-22T19:22:22.000Z")),
+            (
+                "1EC9414C-232A-6B00-B3C8-9F6BDECED846",
+                6,
+                Some("2022-02-22T19:22:22.0000000Z"),
+            ),
+            (
+                "017F22E2-79B0-7CC3-98C4-DC0C0C07398F",
+                7,
+                Some("2022-02-22T19:22:22.000Z"),
+            ),
             ("2489E9AD-2EE2-8E00-8EC9-32D5F69181C0", 8, None),
         ];
         for (text, version, time) in cases {
             let r = inspect(&text.parse().unwrap());
             assert_eq!(r.version, version, "{text}");
             assert_eq!(r.variant, Variant::Rfc9562);
-            assert_eq!(r.timestamp.map(|t| t.to_string()).as_deref(), time, "{text}");
+            assert_eq!(
+                r.timestamp.map(|t| t.to_string()).as_deref(),
+                time,
+                "{text}"
+            );
         }
         let b1 = inspect(&"2489E9AD-2EE2-8E00-8EC9-32D5F69181C0".parse().unwrap());
-        assert_eq!(b1.v8_b1_timestamp.unwrap().to_string(), "2022-02-22T19:22:22.00000000Z");
+        assert_eq!(
+            b1.v8_b1_timestamp.unwrap().to_string(),
+            "2022-02-22T19:22:22.00000000Z"
+        );
         assert_eq!(b1.v8_draft.len(), 4);
     }
 
     #[test]
     fn nil_max_and_non_rfc_variants() {
         let nil = inspect(&Uuid::nil());
-        assert_eq!((nil.special, nil.variant, nil.version), (Some("nil"), Variant::Ncs, 0));
+        assert_eq!(
+            (nil.special, nil.variant, nil.version),
+            (Some("nil"), Variant::Ncs, 0)
+        );
         let max = inspect(&Uuid::max());
-        assert_eq!((max.special, max.variant, max.version), (Some("max"), Variant::Future, 15));
+        assert_eq!(
+            (max.special, max.variant, max.version),
+            (Some("max"), Variant::Future, 15)
+        );
         assert!(max.timestamp.is_none());
         let ms: Uuid = "00000000-0000-7000-c000-000000000000".parse().unwrap();
         assert_eq!(inspect(&ms).variant, Variant::Microsoft);
-        assert!(inspect(&ms).timestamp.is_none(), "a non-RFC variant has no v7 layout");
+        assert!(
+            inspect(&ms).timestamp.is_none(),
+            "a non-RFC variant has no v7 layout"
+        );
     }
 
     #[test]
     fn draft01_values_are_dated_by_the_draft() {
-        let f = draft01::Draft01Fields { unix_seconds: 1_645_557_742, subsec_nanos: 250_000_000, seq: 1, random: 5 };
+        let f = draft01::Draft01Fields {
+            unix_seconds: 1_645_557_742,
+            subsec_nanos: 250_000_000,
+            seq: 1,
+            random: 5,
+        };
         let id = draft01::encode(Draft01Precision::Millisecond, f).unwrap();
         let r = inspect(&id);
         assert_eq!(r.layout_guess.unwrap().layout, V7Layout::Draft01);
         assert_eq!(r.timestamp.unwrap().to_string(), "2022-02-22T19:22:22.250Z");
         let json = serde_json::to_value(inspect(&id)).unwrap();
-        assert_eq!(json["draft01"]["us"]["iso8601"], "2022-02-22T19:22:22.250000Z");
+        assert_eq!(
+            json["draft01"]["us"]["iso8601"],
+            "2022-02-22T19:22:22.250000Z"
+        );
         assert_eq!(json["layout_guess"]["layout"], "draft01");
     }
 }

@@ -78,7 +78,9 @@ impl V7Layout {
 
     /// Looks a layout up by [`V7Layout::name`].
     pub fn from_name(name: &str) -> Option<V7Layout> {
-        V7Layout::ALL.into_iter().find(|l| l.name().eq_ignore_ascii_case(name))
+        V7Layout::ALL
+            .into_iter()
+            .find(|l| l.name().eq_ignore_ascii_case(name))
     }
 
     /// Counter width in bits, for counter layouts.
@@ -267,10 +269,7 @@ fn value_log_likelihood(u: &Uuid, layout: V7Layout) -> f64 {
 fn pair_log_ratio(a: &Uuid, b: &Uuid, layout: V7Layout) -> f64 {
     const CONTRADICTION: f64 = -14.0; // ~1e-6
     let counter_ratio = |bits: u32| {
-        let (Some(x), Some(y)) = (
-            read_v7(a, layout).counter,
-            read_v7(b, layout).counter,
-        ) else {
+        let (Some(x), Some(y)) = (read_v7(a, layout).counter, read_v7(b, layout).counter) else {
             return 0.0;
         };
         let space = (bits as f64) * std::f64::consts::LN_2;
@@ -314,23 +313,39 @@ mod tests {
             .map(|i| match layout {
                 V7Layout::Counter42 => {
                     let c = (0x155_5555_5555u64 >> 1) + i;
-                    v7::from_unix_ms(MS, (c >> 30) as u16, ((c & 0x3fff_ffff) << 32) | (rand(i) & 0xffff_ffff)).unwrap()
+                    v7::from_unix_ms(
+                        MS,
+                        (c >> 30) as u16,
+                        ((c & 0x3fff_ffff) << 32) | (rand(i) & 0xffff_ffff),
+                    )
+                    .unwrap()
                 }
                 V7Layout::Counter18 => {
                     let c = 0x5555u64 + i;
-                    v7::from_unix_ms(MS, (c >> 6) as u16, ((c & 63) << 56) | (rand(i) >> 8)).unwrap()
+                    v7::from_unix_ms(MS, (c >> 6) as u16, ((c & 63) << 56) | (rand(i) >> 8))
+                        .unwrap()
                 }
                 // Late in the millisecond: a fraction below 1000 could as well
                 // be MariaDB's microseconds, and the guess would rightly hedge.
-                V7Layout::Fraction12 => {
-                    v7::from_unix_ns_method3(MS * 1_000_000 + 600_000 + i * 700, 12, rand(i) as u128).unwrap()
-                }
+                V7Layout::Fraction12 => v7::from_unix_ns_method3(
+                    MS * 1_000_000 + 600_000 + i * 700,
+                    12,
+                    rand(i) as u128,
+                )
+                .unwrap(),
                 V7Layout::Micros => v7::from_unix_ms(MS, (300 + i / 3) as u16, rand(i)).unwrap(),
                 V7Layout::Go256ns => v7::from_unix_ms(MS, (2000 + 3 * i) as u16, rand(i)).unwrap(),
-                V7Layout::Random => v7::from_unix_ms(MS + i, (rand(i + 7) >> 40) as u16 & 0xfff, rand(i)).unwrap(),
+                V7Layout::Random => {
+                    v7::from_unix_ms(MS + i, (rand(i + 7) >> 40) as u16 & 0xfff, rand(i)).unwrap()
+                }
                 V7Layout::Draft01 => draft01::encode(
                     Draft01Precision::Microsecond,
-                    draft01::Draft01Fields { unix_seconds: MS / 1000, subsec_nanos: (i * 1000) as u32, seq: 0, random: rand(i) >> 16 },
+                    draft01::Draft01Fields {
+                        unix_seconds: MS / 1000,
+                        subsec_nanos: (i * 1000) as u32,
+                        seq: 0,
+                        random: rand(i) >> 16,
+                    },
                 )
                 .unwrap(),
             })
@@ -339,7 +354,12 @@ mod tests {
 
     #[test]
     fn a_run_of_values_identifies_its_generator() {
-        for layout in [V7Layout::Counter42, V7Layout::Counter18, V7Layout::Micros, V7Layout::Draft01] {
+        for layout in [
+            V7Layout::Counter42,
+            V7Layout::Counter18,
+            V7Layout::Micros,
+            V7Layout::Draft01,
+        ] {
             let guess = guess_v7_layout(&series(layout, 12)).unwrap();
             assert_eq!(guess.layout, layout, "{guess:?}");
             assert!(guess.confidence > 0.9, "{layout:?}: {guess:?}");
@@ -354,7 +374,10 @@ mod tests {
             .map(|(_, p)| p)
             .sum();
         assert!(family > 0.99, "{guess:?}");
-        assert!(guess.confidence < 0.9, "the guess must not overstate: {guess:?}");
+        assert!(
+            guess.confidence < 0.9,
+            "the guess must not overstate: {guess:?}"
+        );
     }
 
     #[test]
@@ -368,7 +391,10 @@ mod tests {
     #[test]
     fn readings_decode_each_generator_unit() {
         let maria = v7::from_unix_ms(MS, 999, 0).unwrap();
-        assert_eq!(read_v7(&maria, V7Layout::Micros).timestamp.to_string(), "2023-11-14T22:13:20.123999Z");
+        assert_eq!(
+            read_v7(&maria, V7Layout::Micros).timestamp.to_string(),
+            "2023-11-14T22:13:20.123999Z"
+        );
         let go = v7::from_unix_ms(MS, 3906, 0).unwrap();
         let t = read_v7(&go, V7Layout::Go256ns).timestamp;
         assert_eq!(t.unix_nanos % 1_000_000, 3906 * 256);

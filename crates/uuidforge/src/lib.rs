@@ -33,6 +33,8 @@
 
 mod bits;
 mod hex;
+#[cfg(target_arch = "x86_64")]
+mod x86;
 
 pub mod base32;
 pub mod bounds;

@@ -73,17 +73,35 @@ pub fn parse_canonical(text: &[u8]) -> Result<Uuid, ParseError> {
             "36 characters",
         ));
     };
+    #[cfg(target_arch = "x86_64")]
+    if crate::x86::vbmi_available() {
+        // SAFETY: the CPU features were just checked.
+        return match unsafe { crate::x86::parse_canonical_vbmi(s) } {
+            Some(bytes) => Ok(Uuid::from_bytes(bytes)),
+            None => Err(locate_canonical_error(s)),
+        };
+    }
+    parse_canonical_portable(s)
+}
+
+fn parse_canonical_portable(s: &[u8; 36]) -> Result<Uuid, ParseError> {
     let dashes_ok = s[8] == b'-' && s[13] == b'-' && s[18] == b'-' && s[23] == b'-';
+    match hex::decode32(&gather_hex(s)) {
+        Some(bytes) if dashes_ok => Ok(Uuid::from_bytes(bytes)),
+        _ => Err(locate_canonical_error(s)),
+    }
+}
+
+/// The 32 hex digits of a canonical text, dashes skipped.
+#[inline]
+fn gather_hex(s: &[u8; 36]) -> [u8; 32] {
     let mut h = [0u8; 32];
     h[0..8].copy_from_slice(&s[0..8]);
     h[8..12].copy_from_slice(&s[9..13]);
     h[12..16].copy_from_slice(&s[14..18]);
     h[16..20].copy_from_slice(&s[19..23]);
     h[20..32].copy_from_slice(&s[24..36]);
-    match hex::decode32(&h) {
-        Some(bytes) if dashes_ok => Ok(Uuid::from_bytes(bytes)),
-        _ => Err(locate_canonical_error(s)),
-    }
+    h
 }
 
 /// Parses 32 hex digits without dashes.
@@ -150,7 +168,12 @@ pub fn parse_urn(text: &[u8]) -> Result<Uuid, ParseError> {
         ));
     }
     if let Some(position) = (0..9).find(|&i| !text[i].eq_ignore_ascii_case(&PREFIX[i])) {
-        return Err(invalid_char(InputKind::Urn, text, position, "the prefix urn:uuid:"));
+        return Err(invalid_char(
+            InputKind::Urn,
+            text,
+            position,
+            "the prefix urn:uuid:",
+        ));
     }
     parse_canonical(&text[9..]).map_err(|e| e.offset(9, InputKind::Urn))
 }
@@ -239,6 +262,19 @@ mod tests {
                 prop_assert!(is_bad_char);
             } else {
                 prop_assert!(err.is_err());
+            }
+        }
+
+        #[test]
+        fn every_tier_parses_alike(bytes in any::<[u8; 16]>(), upper in any::<bool>(), flip in 0usize..40, to in any::<u8>()) {
+            let mut text: [u8; 36] = if upper { crate::fmt::canonical_upper(&Uuid::from_bytes(bytes)) } else { crate::fmt::canonical(&Uuid::from_bytes(bytes)) };
+            if flip < 36 { text[flip] = to; }
+            let portable = parse_canonical_portable(&text);
+            if flip >= 36 { prop_assert_eq!(portable.clone().unwrap(), Uuid::from_bytes(bytes)); }
+            prop_assert_eq!(parse_canonical(&text), portable.clone());
+            #[cfg(target_arch = "x86_64")]
+            if crate::x86::vbmi_available() {
+                prop_assert_eq!(unsafe { crate::x86::parse_canonical_vbmi(&text) }, portable.ok().map(|u| u.into_bytes()));
             }
         }
 

@@ -210,12 +210,22 @@ mod tests {
     /// stores: different milliseconds far apart and near, and one ms.
     fn v7_series() -> Vec<Uuid> {
         let mut out = Vec::new();
-        for (i, ms) in [1_000u64, 1_001, 65_536, 1 << 32, (1 << 32) + 1, 1_700_000_000_000, 1_700_000_000_001]
-            .into_iter()
-            .enumerate()
+        for (i, ms) in [
+            1_000u64,
+            1_001,
+            65_536,
+            1 << 32,
+            (1 << 32) + 1,
+            1_700_000_000_000,
+            1_700_000_000_001,
+        ]
+        .into_iter()
+        .enumerate()
         {
             for k in 0..3u64 {
-                out.push(v7::from_unix_ms(ms, (k * 1000) as u16, (k << 40) | (7 - i as u64)).unwrap());
+                out.push(
+                    v7::from_unix_ms(ms, (k * 1000) as u16, (k << 40) | (7 - i as u64)).unwrap(),
+                );
             }
         }
         out
@@ -224,13 +234,16 @@ mod tests {
     fn keeps_v7_order<S: StoreOrder>() -> bool {
         let ids = v7_series();
         let handed: Vec<[u8; 16]> = ids.iter().map(S::encode).collect();
-        handed.windows(2).all(|w| S::compare(&w[0], &w[1]) == Ordering::Less)
+        handed
+            .windows(2)
+            .all(|w| S::compare(&w[0], &w[1]) == Ordering::Less)
             && handed.iter().zip(&ids).all(|(h, id)| S::decode(*h) == *id)
     }
 
     fn raw_bytes_keep_v7_order<S: StoreOrder>() -> bool {
         let ids = v7_series();
-        ids.windows(2).all(|w| S::compare(w[0].as_bytes(), w[1].as_bytes()) == Ordering::Less)
+        ids.windows(2)
+            .all(|w| S::compare(w[0].as_bytes(), w[1].as_bytes()) == Ordering::Less)
     }
 
     #[test]

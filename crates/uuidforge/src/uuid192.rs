@@ -376,8 +376,8 @@ impl FromStr for Uuid192 {
     /// Parses `8-4-4-4-12-16` (hex in any case), verifying the checksum.
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         let segment = Segment::from_text(text)?;
-        let uuid = parse_canonical(&text.as_bytes()[..36])
-            .map_err(|e| e.offset(0, InputKind::Uuid192))?;
+        let uuid =
+            parse_canonical(&text.as_bytes()[..36]).map_err(|e| e.offset(0, InputKind::Uuid192))?;
         Uuid192::from_parts(uuid, segment)
     }
 }
@@ -388,24 +388,37 @@ mod tests {
     use proptest::prelude::*;
 
     fn general() -> impl Strategy<Value = SegmentFields> {
-        (any::<u8>(), 0u16..4096, 0u8..64, 0u8..8, 0u8..64, 0u8..128, any::<bool>(), any::<bool>()).prop_map(
-            |(module, table, source, op, message, shard, archived, deleted)| {
-                SegmentFields::General(GeneralFields {
-                    module,
-                    table,
-                    source,
-                    operation: Operation::from_code(op),
-                    message,
-                    shard,
-                    archived,
-                    deleted,
-                })
-            },
+        (
+            any::<u8>(),
+            0u16..4096,
+            0u8..64,
+            0u8..8,
+            0u8..64,
+            0u8..128,
+            any::<bool>(),
+            any::<bool>(),
         )
+            .prop_map(
+                |(module, table, source, op, message, shard, archived, deleted)| {
+                    SegmentFields::General(GeneralFields {
+                        module,
+                        table,
+                        source,
+                        operation: Operation::from_code(op),
+                        message,
+                        shard,
+                        archived,
+                        deleted,
+                    })
+                },
+            )
     }
 
     fn fields() -> impl Strategy<Value = SegmentFields> {
-        prop_oneof![general(), (0u64..(1 << 44)).prop_map(|payload| SegmentFields::Raw { payload })]
+        prop_oneof![
+            general(),
+            (0u64..(1 << 44)).prop_map(|payload| SegmentFields::Raw { payload })
+        ]
     }
 
     proptest! {
@@ -454,20 +467,46 @@ mod tests {
         let mut text = key.to_string();
         text.replace_range(52..53, if text.ends_with('0') { "1" } else { "0" });
         let err = text.parse::<Uuid192>().unwrap_err();
-        assert!(matches!(err.kind, ParseErrorKind::ChecksumMismatch { .. }), "{err}");
-        let err = "00000000-0000-0000-0000-000000000000-2000000000000000".parse::<Uuid192>().unwrap_err();
+        assert!(
+            matches!(err.kind, ParseErrorKind::ChecksumMismatch { .. }),
+            "{err}"
+        );
+        let err = "00000000-0000-0000-0000-000000000000-2000000000000000"
+            .parse::<Uuid192>()
+            .unwrap_err();
         assert_eq!(err.kind, ParseErrorKind::UnknownStructure { code: 2 });
-        let err = "00000000-0000-0000-0000-000000000000-00000000000000x0".parse::<Uuid192>().unwrap_err();
+        let err = "00000000-0000-0000-0000-000000000000-00000000000000x0"
+            .parse::<Uuid192>()
+            .unwrap_err();
         assert_eq!(err.position(), Some(51));
         assert_eq!(err.input, InputKind::Uuid192);
-        let err = "00000000-0000-0000-0000-00000000000z-0000000000000000".parse::<Uuid192>().unwrap_err();
+        let err = "00000000-0000-0000-0000-00000000000z-0000000000000000"
+            .parse::<Uuid192>()
+            .unwrap_err();
         assert_eq!(err.position(), Some(35));
         let err = Uuid192::new(Uuid::nil(), SegmentFields::Raw { payload: 1 << 44 }).unwrap_err();
         assert_eq!(err.field, "payload");
-        let g = GeneralFields { module: 0, table: 4096, source: 0, operation: Operation::None, message: 0, shard: 0, archived: false, deleted: false };
-        assert_eq!(Uuid192::new(Uuid::nil(), SegmentFields::General(g)).unwrap_err().field, "table");
+        let g = GeneralFields {
+            module: 0,
+            table: 4096,
+            source: 0,
+            operation: Operation::None,
+            message: 0,
+            shard: 0,
+            archived: false,
+            deleted: false,
+        };
+        assert_eq!(
+            Uuid192::new(Uuid::nil(), SegmentFields::General(g))
+                .unwrap_err()
+                .field,
+            "table"
+        );
         let err = Uuid192::parse_base32("8000000000000000000000000000000000000000").unwrap_err();
-        assert!(matches!(err.kind, ParseErrorKind::InvalidLength { found: 40, .. }));
+        assert!(matches!(
+            err.kind,
+            ParseErrorKind::InvalidLength { found: 40, .. }
+        ));
         let err = Uuid192::parse_base32("800000000000000000000000000000000000000").unwrap_err();
         assert!(matches!(err.kind, ParseErrorKind::Overflow { found: '8' }));
     }

@@ -182,11 +182,23 @@ mod tests {
     fn ranges_are_checked() {
         assert_eq!(from_unix_ms(0, 0x1000, 0).unwrap_err().field, "rand_a");
         assert_eq!(from_unix_ms(0, 0, 1 << 62).unwrap_err().field, "rand_b");
-        assert_eq!(submillis_fraction(1_000_000, 12).unwrap_err().field, "nanos_in_ms");
-        assert_eq!(submillis_fraction(0, 13).unwrap_err().field, "fraction bits");
-        assert_eq!(from_unix_ns_method3(0, 12, 1 << 62).unwrap_err().field, "tail");
+        assert_eq!(
+            submillis_fraction(1_000_000, 12).unwrap_err().field,
+            "nanos_in_ms"
+        );
+        assert_eq!(
+            submillis_fraction(0, 13).unwrap_err().field,
+            "fraction bits"
+        );
+        assert_eq!(
+            from_unix_ns_method3(0, 12, 1 << 62).unwrap_err().field,
+            "tail"
+        );
         let v4 = uuid::uuid!("919108f7-52d1-4320-9bac-f847db4148a8");
-        assert_eq!(timestamp(&v4).unwrap_err().to_string(), "invalid version: 4, expected 7");
+        assert_eq!(
+            timestamp(&v4).unwrap_err().to_string(),
+            "invalid version: 4, expected 7"
+        );
     }
 
     #[test]

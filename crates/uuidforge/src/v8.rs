@@ -133,7 +133,11 @@ impl DraftLayout {
             DraftLayout::Ts60 | DraftLayout::Ts64 => {
                 let ts60 = (a << 12) | b;
                 DraftFields {
-                    timestamp: if self == DraftLayout::Ts64 { ts60 << 4 } else { ts60 },
+                    timestamp: if self == DraftLayout::Ts64 {
+                        ts60 << 4
+                    } else {
+                        ts60
+                    },
                     seq: bits::get(v, 66, 8) as u16,
                     node: bits::get(v, 74, 54) as u64,
                 }
@@ -150,7 +154,11 @@ impl DraftLayout {
 /// assert_eq!(id, uuid::uuid!("2489E9AD-2EE2-8E00-8EC9-32D5F69181C0"));
 /// ```
 pub fn time_based_b1(ticks_10ns: u64, custom_c: u64) -> Result<Uuid, FieldError> {
-    FieldError::check_max("timestamp (10-ns ticks)", ticks_10ns as u128, bits::mask(60))?;
+    FieldError::check_max(
+        "timestamp (10-ns ticks)",
+        ticks_10ns as u128,
+        bits::mask(60),
+    )?;
     FieldError::check_max("custom_c", custom_c as u128, bits::mask(62))?;
     Ok(Uuid::from_u128(bits::assemble(
         8,
@@ -223,12 +231,28 @@ mod tests {
     #[test]
     fn ts32_leaves_timestamp_48_zero_and_ranges_are_checked() {
         let id = DraftLayout::Ts32
-            .encode(DraftFields { timestamp: u32::MAX as u64, seq: 0xfff, node: bits::mask(62) as u64 })
+            .encode(DraftFields {
+                timestamp: u32::MAX as u64,
+                seq: 0xfff,
+                node: bits::mask(62) as u64,
+            })
             .unwrap();
         assert_eq!(id.to_string(), "ffffffff-0000-8fff-bfff-ffffffffffff");
-        let err = DraftLayout::Ts32.encode(DraftFields { timestamp: 1 << 32, seq: 0, node: 0 }).unwrap_err();
+        let err = DraftLayout::Ts32
+            .encode(DraftFields {
+                timestamp: 1 << 32,
+                seq: 0,
+                node: 0,
+            })
+            .unwrap_err();
         assert_eq!(err.field, "timestamp");
-        let err = DraftLayout::Ts60.encode(DraftFields { timestamp: 0, seq: 256, node: 0 }).unwrap_err();
+        let err = DraftLayout::Ts60
+            .encode(DraftFields {
+                timestamp: 0,
+                seq: 256,
+                node: 0,
+            })
+            .unwrap_err();
         assert_eq!(err.field, "seq");
         assert_eq!(err.expected, "0..=255");
         let err = DraftLayout::Ts60.decode(&Uuid::nil()).unwrap_err();

@@ -1,0 +1,319 @@
+//! x86_64 kernels beyond the SSE2 baseline, selected at run time in two
+//! tiers: AVX-512 VBMI (`vpmultishiftqb` cuts 5-bit groups, `vpermb` looks
+//! symbols up; Intel since Ice Lake, AMD since Zen 4) and SSSE3 + BMI2
+//! (`pshufb`, `pdep`/`pext`). Every caller keeps a portable path; the tests
+//! run every tier the machine has against it.
+
+use core::arch::x86_64::*;
+
+use std::sync::atomic::{AtomicU8, Ordering};
+
+const UNKNOWN: u8 = 0;
+/// Only the SSE2 baseline.
+pub(crate) const BASELINE: u8 = 1;
+/// SSSE3 and BMI2.
+pub(crate) const SSSE3_BMI2: u8 = 2;
+/// AVX-512 VBMI, VL and BW (with SSSE3 and BMI2).
+pub(crate) const VBMI: u8 = 3;
+
+/// The best tier of this CPU, detected once; one relaxed load afterwards.
+static TIER: AtomicU8 = AtomicU8::new(UNKNOWN);
+
+/// The best kernel tier this CPU runs.
+#[inline(always)]
+pub(crate) fn tier() -> u8 {
+    match TIER.load(Ordering::Relaxed) {
+        UNKNOWN => detect(),
+        t => t,
+    }
+}
+
+#[cold]
+fn detect() -> u8 {
+    let t = if std::is_x86_feature_detected!("avx512vbmi")
+        && std::is_x86_feature_detected!("avx512vl")
+        && std::is_x86_feature_detected!("avx512bw")
+        && std::is_x86_feature_detected!("bmi2")
+        && std::is_x86_feature_detected!("ssse3")
+    {
+        VBMI
+    } else if std::is_x86_feature_detected!("ssse3") && std::is_x86_feature_detected!("bmi2") {
+        SSSE3_BMI2
+    } else {
+        BASELINE
+    };
+    TIER.store(t, Ordering::Relaxed);
+    t
+}
+
+/// Whether the SSSE3 + BMI2 kernels can run.
+#[cfg(test)]
+pub(crate) fn available() -> bool {
+    tier() >= SSSE3_BMI2
+}
+
+/// Whether the AVX-512 VBMI kernels can run.
+#[inline(always)]
+pub(crate) fn vbmi_available() -> bool {
+    tier() == VBMI
+}
+
+const FIVE_BIT_GROUPS: u64 = 0x1F1F_1F1F_1F1F_1F1F;
+
+/// Base32-encodes a 128-bit value into 26 Crockford symbols.
+///
+/// # Safety
+/// The CPU must support SSSE3 and BMI2 ([`available`]).
+#[target_feature(enable = "ssse3,bmi2")]
+pub(crate) unsafe fn base32_encode(v: u128) -> [u8; 32] {
+    let head = (v >> 120) as u64; // 2 symbols: 3 + 5 bits
+    let group = |x: u64| _pdep_u64(x & 0xFF_FFFF_FFFF, FIVE_BIT_GROUPS).swap_bytes();
+    let a = group((v >> 80) as u64);
+    let b = group((v >> 40) as u64);
+    let c = group(v as u64);
+    let lane0 = (head >> 5) | ((head & 31) << 8) | (a << 16);
+    let lane1 = (a >> 48) | (b << 16);
+    let lane2 = (b >> 48) | (c << 16);
+    let lane3 = c >> 48;
+    let lo_table = _mm_loadu_si128(b"0123456789ABCDEF".as_ptr().cast());
+    let hi_table = _mm_loadu_si128(b"GHJKMNPQRSTVWXYZ".as_ptr().cast());
+    let to_symbols = |x: __m128i| {
+        let index = _mm_and_si128(x, _mm_set1_epi8(0x0f));
+        let high = _mm_cmpgt_epi8(x, _mm_set1_epi8(15));
+        _mm_or_si128(
+            _mm_andnot_si128(high, _mm_shuffle_epi8(lo_table, index)),
+            _mm_and_si128(high, _mm_shuffle_epi8(hi_table, index)),
+        )
+    };
+    let first = to_symbols(_mm_set_epi64x(lane1 as i64, lane0 as i64));
+    let second = to_symbols(_mm_set_epi64x(lane3 as i64, lane2 as i64));
+    let mut out = [0u8; 32];
+    _mm_storeu_si128(out.as_mut_ptr().cast(), first);
+    _mm_storeu_si128(out.as_mut_ptr().add(16).cast(), second);
+    out
+}
+
+/// Decodes 26 Crockford symbols (any case, `O`→0, `I`/`L`→1) into a 128-bit
+/// value; `None` if a symbol is invalid or the first one is above `7`.
+///
+/// # Safety
+/// The CPU must support SSSE3 and BMI2 ([`available`]).
+#[cfg(test)]
+#[target_feature(enable = "ssse3,bmi2")]
+pub(crate) unsafe fn base32_decode(text: &[u8; 26]) -> Option<u128> {
+    let mut out = [0u8; 16];
+    base32_decode_into(text, &mut out).then(|| u128::from_be_bytes(out))
+}
+
+/// [`base32_decode`] writing the big-endian bytes to `out` with one 16-byte
+/// store, so the caller's 16-byte load of them is forwarded (a `u128`
+/// returned in two registers and stored in halves stalls it); returns
+/// whether the text was valid.
+#[target_feature(enable = "ssse3,bmi2")]
+pub(crate) unsafe fn base32_decode_into(text: &[u8; 26], out: &mut [u8; 16]) -> bool {
+    const X: i8 = -1; // invalid
+                      // Values by low nibble for upper-cased bytes 0x3_, 0x4_ and 0x5_.
+    let digits = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, X, X, X, X, X, X);
+    // @ A B C D E F G H I J K L M N O
+    let row4 = _mm_setr_epi8(X, 10, 11, 12, 13, 14, 15, 16, 17, 1, 18, 19, 1, 20, 21, 0);
+    // P Q R S T U V W X Y Z [ \ ] ^ _
+    let row5 = _mm_setr_epi8(22, 23, 24, 25, 26, X, 27, 28, 29, 30, 31, X, X, X, X, X);
+    let values = |c: __m128i| {
+        // Fold a-z onto A-Z; other bytes keep their row and fail below.
+        let is_lower = _mm_and_si128(
+            _mm_cmpgt_epi8(c, _mm_set1_epi8(0x60)),
+            _mm_cmplt_epi8(c, _mm_set1_epi8(0x7b)),
+        );
+        let c = _mm_sub_epi8(c, _mm_and_si128(is_lower, _mm_set1_epi8(0x20)));
+        let low = _mm_and_si128(c, _mm_set1_epi8(0x0f));
+        let row = _mm_and_si128(_mm_srli_epi16(c, 4), _mm_set1_epi8(0x0f));
+        let pick = |n: i8, table: __m128i| {
+            _mm_and_si128(
+                _mm_cmpeq_epi8(row, _mm_set1_epi8(n)),
+                _mm_shuffle_epi8(table, low),
+            )
+        };
+        let in_rows = _mm_or_si128(
+            _mm_or_si128(
+                _mm_cmpeq_epi8(row, _mm_set1_epi8(3)),
+                _mm_cmpeq_epi8(row, _mm_set1_epi8(4)),
+            ),
+            _mm_cmpeq_epi8(row, _mm_set1_epi8(5)),
+        );
+        // Bytes >= 0x80 have a row of 8..15 and are outside the three rows.
+        let v = _mm_or_si128(_mm_or_si128(pick(3, digits), pick(4, row4)), pick(5, row5));
+        _mm_or_si128(v, _mm_andnot_si128(in_rows, _mm_set1_epi8(X)))
+    };
+    let first = values(_mm_loadu_si128(text.as_ptr().cast()));
+    // Bytes 10..26: overlaps the first load so no read goes past the text.
+    let second = values(_mm_loadu_si128(text.as_ptr().add(10).cast()));
+    // Invalid symbols are 0xff, the only values with bit 7 set; the first
+    // symbol must also be at most 7.
+    let bad = _mm_movemask_epi8(first) | _mm_movemask_epi8(second);
+    let lane = |x: __m128i, i: i32| -> u64 {
+        if i == 0 {
+            _mm_cvtsi128_si64(x) as u64
+        } else {
+            _mm_cvtsi128_si64(_mm_srli_si128(x, 8)) as u64
+        }
+    };
+    let lane0 = lane(first, 0); // symbols 0..8
+    let lane1 = lane(first, 1); // symbols 8..16
+    let lane2 = lane(second, 0); // symbols 10..18
+    let lane3 = lane(second, 1); // symbols 18..26
+    let ok = bad == 0 && (lane0 & 0xff) <= 7;
+    let pack = |x: u64| _pext_u64(x.swap_bytes(), FIVE_BIT_GROUPS) as u128;
+    let head = ((lane0 & 0xff) << 5) | ((lane0 >> 8) & 0xff);
+    // Symbols 2..10 straddle the first two lanes.
+    let s2 = (lane0 >> 16) | (lane1 << 48);
+    let v = ((head as u128) << 120) | (pack(s2) << 80) | (pack(lane2) << 40) | pack(lane3);
+    let be = _mm_set_epi64x(
+        (v as u64).swap_bytes() as i64,
+        ((v >> 64) as u64).swap_bytes() as i64,
+    );
+    _mm_storeu_si128(out.as_mut_ptr().cast(), be);
+    ok
+}
+
+/// Crockford's alphabet as a `vpermb` table.
+#[inline(always)]
+unsafe fn alphabet() -> __m256i {
+    _mm256_loadu_si256(crate::base32::ALPHABET.as_ptr().cast())
+}
+
+const Z: i8 = -128; // pshufb: zero the byte
+
+/// Base32-encodes 16 bytes into 26 Crockford symbols.
+///
+/// Each 64-bit lane gets, little-endian, the (up to 6) source bytes that
+/// hold its 8 symbols; `vpmultishiftqb` then cuts each symbol out at its bit
+/// offset, and `vpermb` maps the low 5 bits to the alphabet.
+///
+/// # Safety
+/// The CPU must support AVX-512 VBMI, VL and BW ([`vbmi_available`]).
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
+pub(crate) unsafe fn base32_encode_vbmi(bytes: &[u8; 16]) -> [u8; 32] {
+    let x = _mm256_broadcastsi128_si256(_mm_loadu_si128(bytes.as_ptr().cast()));
+    let sources = _mm256_setr_epi8(
+        5, 4, 3, 2, 1, 0, Z, Z, // symbols 0..8: bytes 0..6 (2 pad bits first)
+        9, 8, 7, 6, 5, 4, Z, Z, // symbols 8..16: bytes 4..10
+        14, 13, 12, 11, 10, 9, Z, Z, // symbols 16..24: bytes 9..15
+        15, 14, Z, Z, Z, Z, Z, Z, // symbols 24..26: bytes 14..16
+    );
+    let lanes = _mm256_shuffle_epi8(x, sources);
+    let offsets = _mm256_setr_epi8(
+        45, 40, 35, 30, 25, 20, 15, 10, 37, 32, 27, 22, 17, 12, 7, 2, 37, 32, 27, 22, 17, 12, 7, 2,
+        5, 0, 0, 0, 0, 0, 0, 0,
+    );
+    let groups = _mm256_multishift_epi64_epi8(offsets, lanes);
+    let symbols = _mm256_permutexvar_epi8(groups, alphabet());
+    // One full-width store: the caller's loads of any part of it are then
+    // forwarded from it (a 26-byte result written piecewise stalls them).
+    let mut out = [0u8; 32];
+    _mm256_storeu_si256(out.as_mut_ptr().cast(), symbols);
+    out
+}
+
+/// Decodes 26 Crockford symbols; `None` if one is invalid or the first is
+/// above `7`.
+///
+/// # Safety
+/// The CPU must support AVX-512 VBMI, VL and BW ([`vbmi_available`]).
+#[cfg(test)]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
+pub(crate) unsafe fn base32_decode_vbmi(text: &[u8; 26]) -> Option<u128> {
+    let mut out = [0u8; 16];
+    base32_decode_vbmi_into(text, &mut out).then(|| u128::from_be_bytes(out))
+}
+
+/// [`base32_decode_vbmi`] writing the bytes to `out` with one store (see
+/// [`base32_decode_into`]); returns whether the text was valid.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
+pub(crate) unsafe fn base32_decode_vbmi_into(text: &[u8; 26], out: &mut [u8; 16]) -> bool {
+    // Six zero symbols in front make 32 symbols: four 40-bit groups, one per
+    // 64-bit lane. The load starts 6 bytes early with those lanes masked
+    // off; masked lanes are neither read nor able to fault.
+    const TEXT: u64 = 0xffff_ffc0;
+    let c = _mm512_maskz_loadu_epi8(TEXT, text.as_ptr().wrapping_sub(6).cast());
+    // One 128-entry lookup covers both cases and the aliases; bytes >= 0x80
+    // would wrap to 7 bits, so they are rejected separately.
+    let (t0, t1) = decode_tables();
+    let values = _mm512_maskz_permutex2var_epi8(TEXT, t0, c, t1);
+    // Invalid: a non-ASCII byte, a symbol value of 0xff, a first symbol
+    // (lane 6) above 7.
+    let mut limits = [32u8; 64];
+    limits[6] = 8;
+    let too_big = _mm512_cmpge_epu8_mask(values, _mm512_loadu_si512(limits.as_ptr().cast()));
+    let ok = (too_big | _mm512_movepi8_mask(c)) == 0;
+    let padded = _mm512_castsi512_si256(values);
+    let pairs = _mm256_maddubs_epi16(padded, _mm256_set1_epi16(0x0120)); // 32*a + b
+    let quads = _mm256_madd_epi16(pairs, _mm256_set1_epi32(0x0001_0400)); // 1024*a + b
+    let groups = _mm256_or_si256(
+        _mm256_srli_epi64(quads, 32),
+        _mm256_srli_epi64(_mm256_slli_epi64(quads, 32), 12),
+    );
+    let be = _mm256_setr_epi8(
+        0, 12, 11, 10, 9, 8, 20, 19, 18, 17, 16, 28, 27, 26, 25, 24, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        0, 0, 0, 0, 0, 0,
+    );
+    let bytes = _mm256_castsi256_si128(_mm256_permutexvar_epi8(be, groups));
+    _mm_storeu_si128(out.as_mut_ptr().cast(), bytes);
+    ok
+}
+
+/// Symbol values of the 128 ASCII bytes, 0xff where invalid, as the two
+/// 64-byte halves of a `vpermt2b` table.
+#[inline(always)]
+unsafe fn decode_tables() -> (__m512i, __m512i) {
+    const T: [u8; 128] = {
+        let mut t = [0xffu8; 128];
+        let mut c = 0;
+        while c < 128 {
+            t[c] = crate::base32::symbol_value(c as u8);
+            c += 1;
+        }
+        t
+    };
+    (
+        _mm512_loadu_si512(T.as_ptr().cast()),
+        _mm512_loadu_si512(T.as_ptr().add(64).cast()),
+    )
+}
+
+/// Parses a canonical 8-4-4-4-12 text; `None` if a dash or a hex digit is
+/// wrong (the caller then locates the error).
+///
+/// # Safety
+/// The CPU must support AVX-512 VBMI, VL and BW ([`vbmi_available`]).
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
+pub(crate) unsafe fn parse_canonical_vbmi(s: &[u8; 36]) -> Option<[u8; 16]> {
+    const DASHES: u64 = (1 << 8) | (1 << 13) | (1 << 18) | (1 << 23);
+    let c = _mm512_maskz_loadu_epi8((1u64 << 36) - 1, s.as_ptr().cast());
+    let dash = _mm512_cmpeq_epi8_mask(c, _mm512_set1_epi8(b'-' as i8));
+    let gather = _mm512_set_epi8(
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        0, 0, // bytes 32..64 unused
+        35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 22, 21, 20, 19, 17, 16, 15, 14, 12, 11, 10,
+        9, 7, 6, 5, 4, 3, 2, 1, 0,
+    );
+    let hex = _mm512_castsi512_si256(_mm512_permutexvar_epi8(gather, c));
+    let digit = _mm256_sub_epi8(hex, _mm256_set1_epi8(b'0' as i8));
+    let is_digit = _mm256_cmple_epu8_mask(digit, _mm256_set1_epi8(9));
+    let alpha = _mm256_sub_epi8(
+        _mm256_or_si256(hex, _mm256_set1_epi8(0x20)),
+        _mm256_set1_epi8(b'a' as i8),
+    );
+    let is_alpha = _mm256_cmple_epu8_mask(alpha, _mm256_set1_epi8(5));
+    if (is_digit | is_alpha) != u32::MAX || dash & DASHES != DASHES {
+        return None;
+    }
+    let nibbles = _mm256_mask_blend_epi8(
+        is_alpha,
+        digit,
+        _mm256_add_epi8(alpha, _mm256_set1_epi8(10)),
+    );
+    let bytes = _mm256_cvtepi16_epi8(_mm256_maddubs_epi16(nibbles, _mm256_set1_epi16(0x0110)));
+    let mut out = [0u8; 16];
+    _mm_storeu_si128(out.as_mut_ptr().cast(), bytes);
+    Some(out)
+}
