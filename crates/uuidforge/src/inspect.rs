@@ -233,16 +233,12 @@ pub fn inspect_in_context(uuid: &Uuid, previous: &[Uuid]) -> Report {
             .expect("version checked");
             report.timestamp = Some(f.timestamp());
             report.fields = vec![
-                field(
-                    "timestamp (100-ns ticks since 1582-10-15)",
-                    format!("0x{:015x}", f.ticks),
-                ),
+                // 100-ns ticks since 1582-10-15.
+                field("gregorian_ticks", format!("0x{:015x}", f.ticks)),
                 field("clock_seq", format!("0x{:04x}", f.clock_seq)),
                 field("node", format!("0x{:012x}", f.node)),
-                field(
-                    "node multicast bit (random node, RFC 9562 §6.10)",
-                    ((f.node >> 40) & 1 == 1).to_string(),
-                ),
+                // RFC 9562 §6.10: a random node has the multicast bit set.
+                field("node_multicast", ((f.node >> 40) & 1 == 1).to_string()),
             ];
         }
         7 => inspect_v7(uuid, previous, &mut report),

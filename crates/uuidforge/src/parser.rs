@@ -11,6 +11,55 @@ use crate::fmt::Format;
 use crate::hex;
 use uuid::Uuid;
 
+/// A parsed value: a UUID in one of its forms, or a UUID_192.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Value {
+    /// A UUID and the form it was written in.
+    Uuid(Uuid, Format),
+    /// A UUID_192 (text or Base32 form), checksum verified.
+    Uuid192(crate::uuid192::Uuid192),
+}
+
+impl Value {
+    /// The 128-bit UUID (of a UUID_192: its left part).
+    pub const fn uuid(&self) -> Uuid {
+        match self {
+            Value::Uuid(u, _) => *u,
+            Value::Uuid192(k) => k.uuid(),
+        }
+    }
+}
+
+/// Parses any UUID form or a UUID_192 (53-character text or 39-character
+/// Base32), detected by length.
+///
+/// ```
+/// use uuidforge::parser::{parse_value, Value};
+/// assert!(matches!(parse_value(b"01FWHE4YDGFK1SHH6W1G60EECF").unwrap(), Value::Uuid(..)));
+/// assert!(parse_value(b"017f22e2-79b0-7cc3-98c4-dc0c0c07398f-0000000000000000").is_err()); // checksum
+/// ```
+pub fn parse_value(b: &[u8]) -> Result<Value, ParseError> {
+    use crate::uuid192::{Uuid192, BASE32_LEN, TEXT_LEN};
+    match b.len() {
+        TEXT_LEN | BASE32_LEN => {
+            let text = std::str::from_utf8(b).map_err(|e| {
+                invalid_char(InputKind::Uuid192, b, e.valid_up_to(), "an ASCII character")
+            })?;
+            Uuid192::parse(text).map(Value::Uuid192)
+        }
+        _ => parse_detect_bytes(b)
+            .map(|(u, f)| Value::Uuid(u, f))
+            .map_err(|e| match e.kind {
+                ParseErrorKind::InvalidLength { found, .. } => ParseError::length(
+                    InputKind::Any,
+                    found,
+                    "36 (canonical), 32 (hex), 38 (braced), 45 (URN), 26 (Base32), 27 (Base32 with check), 53 (UUID_192) or 39 (UUID_192 Base32) characters",
+                ),
+                _ => e,
+            }),
+    }
+}
+
 const DASHES: [usize; 4] = [8, 13, 18, 23];
 const EXPECTED_HEX: &str = "a hex digit";
 const EXPECTED_DASH: &str = "'-'";
@@ -40,7 +89,13 @@ pub fn parse(text: &str) -> Result<Uuid, ParseError> {
 /// assert_eq!(form, Format::Braced);
 /// ```
 pub fn parse_detect(text: &str) -> Result<(Uuid, Format), ParseError> {
-    let b = text.as_bytes();
+    parse_detect_bytes(text.as_bytes())
+}
+
+/// [`parse_detect`] on bytes (no UTF-8 check needed: every accepted form
+/// is ASCII, and errors report the character found).
+#[inline]
+pub fn parse_detect_bytes(b: &[u8]) -> Result<(Uuid, Format), ParseError> {
     match b.len() {
         36 => parse_canonical(b).map(|u| (u, Format::Canonical)),
         32 => parse_simple(b).map(|u| (u, Format::Simple)),

@@ -1,0 +1,89 @@
+//! Values from arguments or from standard input, one per line, with errors
+//! reported per value while the others are still processed.
+
+use std::io::{self, BufRead, Write};
+
+/// How a run over many values ended.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Outcome {
+    /// Values that could not be read.
+    pub bad: u64,
+}
+
+impl Outcome {
+    /// Exit status 2 when any input was bad (the others were processed).
+    pub fn exit_code(self) -> std::process::ExitCode {
+        if self.bad > 0 {
+            std::process::ExitCode::from(2)
+        } else {
+            std::process::ExitCode::SUCCESS
+        }
+    }
+}
+
+/// Where a value came from, for error messages.
+#[derive(Debug, Clone, Copy)]
+pub enum Origin {
+    /// The n-th command-line value (1-based).
+    Argument(usize),
+    /// Line n of standard input (1-based).
+    Line(u64),
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::Argument(n) => write!(f, "argument {n}"),
+            Origin::Line(n) => write!(f, "line {n}"),
+        }
+    }
+}
+
+/// Calls `each` for every value: the arguments if there are any, else each
+/// line of standard input (surrounding white space trimmed, blank lines
+/// skipped). `each` returns `Ok(false)` for a bad value it has reported.
+pub fn for_each_value(
+    args: &[String],
+    mut each: impl FnMut(Origin, &[u8]) -> io::Result<bool>,
+) -> io::Result<Outcome> {
+    let mut outcome = Outcome::default();
+    if !args.is_empty() {
+        for (i, a) in args.iter().enumerate() {
+            if !each(Origin::Argument(i + 1), a.trim().as_bytes())? {
+                outcome.bad += 1;
+            }
+        }
+        return Ok(outcome);
+    }
+    let stdin = io::stdin();
+    let mut reader = io::BufReader::with_capacity(1 << 20, stdin.lock());
+    let mut line = Vec::with_capacity(128);
+    let mut n = 0u64;
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        n += 1;
+        let value = line.trim_ascii();
+        if value.is_empty() {
+            continue;
+        }
+        if !each(Origin::Line(n), value)? {
+            outcome.bad += 1;
+        }
+    }
+    Ok(outcome)
+}
+
+/// Reports a bad value on standard error.
+pub fn report(origin: Origin, message: impl std::fmt::Display) {
+    let stderr = io::stderr();
+    let mut e = stderr.lock();
+    let _ = writeln!(e, "uuidforge: {origin}: {message}");
+}
+
+/// A large buffered standard output.
+pub fn stdout() -> io::BufWriter<io::StdoutLock<'static>> {
+    io::BufWriter::with_capacity(1 << 20, io::stdout().lock())
+}
