@@ -79,14 +79,24 @@ pub fn run(args: Args) -> io::Result<Outcome> {
 }
 
 fn render(args: &Args, value: Value, buf: &mut Vec<u8>) -> Result<(), String> {
+    let hex_from = write_form(args, value, buf)?;
+    if let (true, Some(from)) = (args.upper, hex_from) {
+        buf[from..].make_ascii_uppercase();
+    }
+    Ok(())
+}
+
+/// Writes the value in the target form; returns where its hex digits start
+/// (for `--upper`), or `None` for forms that are not hex.
+fn write_form(args: &Args, value: Value, buf: &mut Vec<u8>) -> Result<Option<usize>, String> {
     let uuid = match (value, args.to) {
         (Value::Uuid192(k), Target::Uuid192) => {
             buf.extend_from_slice(k.to_string().as_bytes());
-            return Ok(upper(args, buf));
+            return Ok(Some(0));
         }
         (Value::Uuid192(k), Target::Uuid192Base32) => {
             buf.extend_from_slice(k.to_base32().as_bytes());
-            return Ok(());
+            return Ok(None);
         }
         (Value::Uuid(..), Target::Uuid192 | Target::Uuid192Base32) => {
             return Err("a UUID has no segment: only a UUID_192 converts to a UUID_192 form".into())
@@ -99,40 +109,29 @@ fn render(args: &Args, value: Value, buf: &mut Vec<u8>) -> Result<(), String> {
         }
         (v, _) => v.uuid(),
     };
-    let format = match args.to {
-        Target::Canonical => Format::Canonical,
-        Target::Simple => Format::Simple,
-        Target::Braced => Format::Braced,
-        Target::Urn => Format::Urn,
-        Target::Base32 => Format::Base32,
-        Target::Base32Check => Format::Base32Check,
-        Target::Binary => Format::Binary,
-        Target::Sqlserver => {
-            Format::Canonical.write(&SqlServer::shown(&uuid), buf);
-            return Ok(upper(args, buf));
-        }
-        Target::DotnetBytes => {
-            let bytes = DotNetGuid::encode(&uuid);
-            Format::Simple.write(&uuid::Uuid::from_bytes(bytes), buf);
-            return Ok(upper(args, buf));
-        }
-        Target::MysqlSwap => {
-            Format::Canonical.write(&uuid::Uuid::from_bytes(MySqlSwap::encode(&uuid)), buf);
-            return Ok(upper(args, buf));
-        }
+    let (format, shown) = match args.to {
+        Target::Canonical => (Format::Canonical, uuid),
+        Target::Simple => (Format::Simple, uuid),
+        Target::Braced => (Format::Braced, uuid),
+        Target::Urn => (Format::Urn, uuid),
+        Target::Base32 => (Format::Base32, uuid),
+        Target::Base32Check => (Format::Base32Check, uuid),
+        Target::Binary => (Format::Binary, uuid),
+        Target::Sqlserver => (Format::Canonical, SqlServer::shown(&uuid)),
+        Target::DotnetBytes => (
+            Format::Simple,
+            uuid::Uuid::from_bytes(DotNetGuid::encode(&uuid)),
+        ),
+        Target::MysqlSwap => (
+            Format::Canonical,
+            uuid::Uuid::from_bytes(MySqlSwap::encode(&uuid)),
+        ),
         Target::Uuid192 | Target::Uuid192Base32 => unreachable!("handled above"),
     };
-    format.write(&uuid, buf);
-    match format {
-        Format::Urn => upper(args, &mut buf[9..]),
-        Format::Canonical | Format::Simple | Format::Braced => upper(args, buf),
-        _ => {}
-    }
-    Ok(())
-}
-
-fn upper(args: &Args, buf: &mut [u8]) {
-    if args.upper {
-        buf.make_ascii_uppercase();
-    }
+    format.write(&shown, buf);
+    Ok(match format {
+        Format::Urn => Some(9),
+        Format::Canonical | Format::Simple | Format::Braced => Some(0),
+        _ => None,
+    })
 }

@@ -27,7 +27,10 @@ pub struct Args {
 fn parse_layout(name: &str) -> Result<V7Layout, String> {
     V7Layout::from_name(name).ok_or_else(|| {
         let names: Vec<&str> = V7Layout::ALL.iter().map(|l| l.name()).collect();
-        format!("unknown layout {name:?}, expected one of {}", names.join(", "))
+        format!(
+            "unknown layout {name:?}, expected one of {}",
+            names.join(", ")
+        )
     })
 }
 
@@ -75,7 +78,12 @@ fn form_name(value: Value) -> &'static str {
     }
 }
 
-fn to_json(input: &str, value: Value, report: &Report, layout: Option<V7Layout>) -> serde_json::Value {
+fn to_json(
+    input: &str,
+    value: Value,
+    report: &Report,
+    layout: Option<V7Layout>,
+) -> serde_json::Value {
     let mut j = serde_json::to_value(report).expect("a report serialises");
     j["input"] = json!(input);
     j["form"] = json!(form_name(value));
@@ -111,15 +119,31 @@ fn write_text(
     layout: Option<V7Layout>,
 ) -> io::Result<()> {
     writeln!(out, "{}", uuidforge::fmt::to_canonical_string(&r.uuid))?;
-    let row = |out: &mut dyn Write, k: &str, v: &dyn std::fmt::Display| writeln!(out, "  {k:<16} {v}");
+    let row =
+        |out: &mut dyn Write, k: &str, v: &dyn std::fmt::Display| writeln!(out, "  {k:<16} {v}");
     row(out, "input", &format!("{input} ({})", form_name(value)))?;
     if let Some(s) = r.special {
         row(out, "special", &s)?;
     }
-    row(out, "version", &format!("{} ({})", r.version, r.version_name))?;
-    row(out, "variant", &serde_json::to_value(r.variant).expect("enum").as_str().unwrap_or(""))?;
+    row(
+        out,
+        "version",
+        &format!("{} ({})", r.version, r.version_name),
+    )?;
+    row(
+        out,
+        "variant",
+        &serde_json::to_value(r.variant)
+            .expect("enum")
+            .as_str()
+            .unwrap_or(""),
+    )?;
     if let Some(t) = &r.timestamp {
-        row(out, "timestamp", &format!("{t} ({} precision)", t.precision.name()))?;
+        row(
+            out,
+            "timestamp",
+            &format!("{t} ({} precision)", t.precision.name()),
+        )?;
     }
     for f in &r.fields {
         row(out, f.name, &f.value)?;
@@ -144,12 +168,21 @@ fn write_text(
                 g.same_ms_pairs
             ),
         )?;
-        let others: Vec<String> = g.ranking.iter().skip(1).take(2).map(|(l, p)| format!("{} {:.0}%", l.name(), p * 100.0)).collect();
+        let others: Vec<String> = g
+            .ranking
+            .iter()
+            .skip(1)
+            .take(2)
+            .map(|(l, p)| format!("{} {:.0}%", l.name(), p * 100.0))
+            .collect();
         row(out, "  next", &others.join(", "))?;
     }
     let reading = match layout.filter(|_| r.version == 7) {
         Some(l) => Some((l, read_v7(&r.uuid, l))),
-        None => r.layout_reading.as_ref().map(|lr| (lr.layout, read_v7(&r.uuid, lr.layout))),
+        None => r
+            .layout_reading
+            .as_ref()
+            .map(|lr| (lr.layout, read_v7(&r.uuid, lr.layout))),
     };
     if let Some((l, reading)) = reading {
         row(out, &format!("as {}", l.name()), &reading.timestamp)?;
@@ -158,7 +191,11 @@ fn write_text(
         }
     }
     if let Some(d) = &r.draft01 {
-        row(out, "as draft-01", &format!("{} | {} | {}", d.ms, d.us, d.ns))?;
+        row(
+            out,
+            "as draft-01",
+            &format!("{} | {} | {}", d.ms, d.us, d.ns),
+        )?;
     }
     if let Some(t) = &r.v8_b1_timestamp {
         row(out, "as RFC B.1", t)?;
@@ -166,14 +203,28 @@ fn write_text(
     for d in &r.v8_draft {
         row(
             out,
-            &format!("as draft {}", serde_json::to_value(d.layout).expect("enum").as_str().unwrap_or("")),
+            &format!(
+                "as draft {}",
+                serde_json::to_value(d.layout)
+                    .expect("enum")
+                    .as_str()
+                    .unwrap_or("")
+            ),
             &format!("timestamp {} seq {} node {}", d.timestamp, d.seq, d.node),
         )?;
     }
     if let Value::Uuid192(k) = value {
         row(out, "uuid192", &k)?;
         row(out, "  base32", &k.to_base32())?;
-        row(out, "  segment", &format!("{:016x} (checksum {:04x} valid)", k.segment().0, k.segment().checksum()))?;
+        row(
+            out,
+            "  segment",
+            &format!(
+                "{:016x} (checksum {:04x} valid)",
+                k.segment().0,
+                k.segment().checksum()
+            ),
+        )?;
         match k.fields() {
             Ok(SegmentFields::Raw { payload }) => row(out, "  raw", &format!("payload 0x{payload:011x}"))?,
             Ok(SegmentFields::General(g)) => row(

@@ -16,18 +16,23 @@ use uuidforge::uuid192::{GeneralFields, Operation, SegmentFields, Uuid192};
 use uuidforge::v8::{DraftFields, DraftLayout};
 
 fn vectors() -> Vec<Json> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../conformance/vectors.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../conformance/vectors.json"
+    );
     let text = std::fs::read_to_string(path).expect("conformance/vectors.json");
     let doc: Json = serde_json::from_str(&text).expect("valid JSON");
     doc["vectors"].as_array().expect("vectors").clone()
 }
 
 fn s(j: &Json) -> &str {
-    j.as_str().unwrap_or_else(|| panic!("expected a string, got {j}"))
+    j.as_str()
+        .unwrap_or_else(|| panic!("expected a string, got {j}"))
 }
 
 fn u(j: &Json) -> u64 {
-    j.as_u64().unwrap_or_else(|| panic!("expected a number, got {j}"))
+    j.as_u64()
+        .unwrap_or_else(|| panic!("expected a number, got {j}"))
 }
 
 fn id(j: &Json) -> Uuid {
@@ -41,7 +46,11 @@ fn canon(x: &Uuid) -> String {
 #[test]
 fn every_vector_passes() {
     let all = vectors();
-    assert!(all.len() >= 90, "the vector file lost vectors: {}", all.len());
+    assert!(
+        all.len() >= 90,
+        "the vector file lost vectors: {}",
+        all.len()
+    );
     let mut failures = Vec::new();
     for v in &all {
         let result = std::panic::catch_unwind(|| check(v));
@@ -69,7 +78,11 @@ fn check(v: &Json) {
                 assert_eq!(r.special, Some(s(sp)));
             }
             for (name, value) in e["fields"].as_object().unwrap() {
-                let f = r.fields.iter().find(|f| f.name == name).unwrap_or_else(|| panic!("field {name}"));
+                let f = r
+                    .fields
+                    .iter()
+                    .find(|f| f.name == name)
+                    .unwrap_or_else(|| panic!("field {name}"));
                 assert_eq!(f.value, s(value), "{name}");
             }
         }
@@ -89,7 +102,10 @@ fn check(v: &Json) {
             assert_eq!(gregorian::v1_to_v6(&v1).unwrap(), v6);
             assert_eq!(gregorian::v6_to_v1(&v6).unwrap(), v1);
             if let Some(t) = e["timestamp"].as_str() {
-                assert_eq!(gregorian::v6_fields(&v6).unwrap().timestamp().to_string(), t);
+                assert_eq!(
+                    gregorian::v6_fields(&v6).unwrap().timestamp().to_string(),
+                    t
+                );
             }
         }
         "encodings" => {
@@ -110,16 +126,25 @@ fn check(v: &Json) {
                 assert!(ok, "{err}");
             }
             if let Some(check) = e.get("check_expected") {
-                assert!(matches!(err.kind, ParseErrorKind::CheckSymbolMismatch { expected, .. } if expected.to_string() == s(check)));
+                assert!(
+                    matches!(err.kind, ParseErrorKind::CheckSymbolMismatch { expected, .. } if expected.to_string() == s(check))
+                );
             }
         }
         "method3" => {
-            let f = uuidforge::v7::submillis_fraction(u(&v["nanos_in_ms"]) as u32, u(&v["bits"]) as u8).unwrap();
+            let f =
+                uuidforge::v7::submillis_fraction(u(&v["nanos_in_ms"]) as u32, u(&v["bits"]) as u8)
+                    .unwrap();
             assert_eq!(f as u64, u(&e["fraction"]));
         }
         "counter42" => {
             let c = u(&v["counter"]);
-            let x = uuidforge::v7::from_unix_ms(u(&v["unix_ms"]), (c >> 30) as u16, ((c & 0x3fff_ffff) << 32) | u(&v["random32"])).unwrap();
+            let x = uuidforge::v7::from_unix_ms(
+                u(&v["unix_ms"]),
+                (c >> 30) as u16,
+                ((c & 0x3fff_ffff) << 32) | u(&v["random32"]),
+            )
+            .unwrap();
             assert_eq!(canon(&x), s(&e["canonical"]));
             let reading = uuidforge::layout::read_v7(&x, uuidforge::layout::V7Layout::Counter42);
             assert_eq!(reading.counter, Some(c));
@@ -138,13 +163,21 @@ fn check(v: &Json) {
             };
             let x = draft01::encode(layout, f).unwrap();
             assert_eq!(canon(&x), s(&e["canonical"]));
-            for (key, p) in [("ms", Draft01Precision::Millisecond), ("us", Draft01Precision::Microsecond), ("ns", Draft01Precision::Nanosecond)] {
+            for (key, p) in [
+                ("ms", Draft01Precision::Millisecond),
+                ("us", Draft01Precision::Microsecond),
+                ("ns", Draft01Precision::Nanosecond),
+            ] {
                 assert_eq!(draft01::decode(&x, p).to_string(), s(&e[key]), "{key}");
             }
         }
         "v8-draft" => {
             let layout: DraftLayout = serde_json::from_value(v["layout"].clone()).unwrap();
-            let f = DraftFields { timestamp: u(&v["timestamp"]), seq: u(&v["seq"]) as u16, node: u(&v["node"]) };
+            let f = DraftFields {
+                timestamp: u(&v["timestamp"]),
+                seq: u(&v["seq"]) as u16,
+                node: u(&v["node"]),
+            };
             let x = layout.encode(f).unwrap();
             assert_eq!(canon(&x), s(&e["canonical"]));
             assert_eq!(layout.decode(&x).unwrap().timestamp, u(&e["timestamp"]));
@@ -152,12 +185,17 @@ fn check(v: &Json) {
         "v8-b1" => {
             let x = uuidforge::v8::time_based_b1(u(&v["ticks_10ns"]), u(&v["custom_c"])).unwrap();
             assert_eq!(canon(&x), s(&e["canonical"]));
-            assert_eq!(uuidforge::v8::time_based_b1_timestamp(&x).to_string(), s(&e["timestamp"]));
+            assert_eq!(
+                uuidforge::v8::time_based_b1_timestamp(&x).to_string(),
+                s(&e["timestamp"])
+            );
         }
         "uuid192" => {
             let f = &v["fields"];
             let fields = if s(&f["structure"]) == "raw" {
-                SegmentFields::Raw { payload: u(&f["payload"]) }
+                SegmentFields::Raw {
+                    payload: u(&f["payload"]),
+                }
             } else {
                 SegmentFields::General(GeneralFields {
                     module: u(&f["module"]) as u8,
@@ -176,7 +214,10 @@ fn check(v: &Json) {
             let hex: String = k.to_bytes().iter().map(|b| format!("{b:02x}")).collect();
             assert_eq!(hex, s(&e["bytes"]));
             assert_eq!(format!("{:04x}", k.segment().checksum()), s(&e["checksum"]));
-            assert_eq!(parse_value(s(&e["base32"]).as_bytes()).unwrap(), Value::Uuid192(k));
+            assert_eq!(
+                parse_value(s(&e["base32"]).as_bytes()).unwrap(),
+                Value::Uuid192(k)
+            );
             assert_eq!(k.fields().unwrap(), fields);
         }
         "uuid192-error" => {
@@ -203,9 +244,15 @@ fn check(v: &Json) {
         "sortorder" => {
             let x = id(&v["uuid"]);
             assert_eq!(canon(&SqlServer::shown(&x)), s(&e["sqlserver_shown"]));
-            let dotnet: String = DotNetGuid::encode(&x).iter().map(|b| format!("{b:02x}")).collect();
+            let dotnet: String = DotNetGuid::encode(&x)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
             assert_eq!(dotnet, s(&e["dotnet_bytes"]));
-            assert_eq!(canon(&Uuid::from_bytes(MySqlSwap::encode(&x))), s(&e["mysql_swap_handed"]));
+            assert_eq!(
+                canon(&Uuid::from_bytes(MySqlSwap::encode(&x))),
+                s(&e["mysql_swap_handed"])
+            );
         }
         kind => panic!("unknown vector kind {kind}"),
     }

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Sets up what the tests need on a fresh machine, then runs all of them:
+# formatting, lints, the conformance file check, unit/property/integration
+# tests, and a short fuzzing run of every parser.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+FUZZ_SECONDS="${FUZZ_SECONDS:-15}"
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "toolchain"
+cargo --version
+rustup component list --installed 2>/dev/null | grep -E '^(rustfmt|clippy)' || rustup component add rustfmt clippy
+if ! rustup toolchain list | grep -q '^nightly'; then
+  rustup toolchain install nightly --profile minimal
+fi
+if ! cargo fuzz --version >/dev/null 2>&1; then
+  cargo install cargo-fuzz --locked
+fi
+
+step "cargo fmt --check"
+cargo fmt --all --check
+
+step "cargo clippy"
+cargo clippy --workspace --all-targets -- -D warnings
+
+step "conformance vectors match their independent generator"
+python3 conformance/generate.py | diff -u conformance/vectors.json - \
+  || { echo "conformance/vectors.json is stale: run python3 conformance/generate.py > conformance/vectors.json"; exit 1; }
+
+step "cargo test"
+cargo test --workspace
+
+step "fuzz every parser for ${FUZZ_SECONDS}s each"
+(
+  cd crates/uuidforge
+  for target in parse base32 uuid192; do
+    cargo +nightly fuzz run "$target" -- -max_total_time="$FUZZ_SECONDS" 2>&1 | tail -n 3
+  done
+)
+
+echo
+echo "all tests passed"
