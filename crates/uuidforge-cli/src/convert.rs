@@ -1,46 +1,76 @@
 //! `uuidforge convert --to FORMAT`.
 
 use crate::input::{for_each_value, report, stdout, Outcome};
-use clap::ValueEnum;
 use std::io::{self, Write};
 use uuidforge::fmt::Format;
-use uuidforge::parser::{parse_value, Value};
+use uuidforge::parser::Value;
 use uuidforge::sortorder::{DotNetGuid, MySqlSwap, SqlServer, StoreOrder};
 
-/// Output forms.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+/// Output forms: every [`Format`] by its name, plus the forms below.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
-    /// 8-4-4-4-12, lower case.
-    Canonical,
-    /// 32 hex digits.
-    Simple,
-    /// {8-4-4-4-12}.
-    Braced,
-    /// urn:uuid:8-4-4-4-12.
-    Urn,
-    /// Crockford Base32, 26 characters (ULID text).
-    Base32,
-    /// Crockford Base32 with its check symbol, 27 characters.
-    Base32Check,
-    /// The 16 raw bytes, no separator.
-    Binary,
+    /// A UUID form of the library.
+    Form(Format),
     /// UUID_192 text (input must be a UUID_192).
     Uuid192,
     /// UUID_192 Base32, 39 characters (input must be a UUID_192).
     Uuid192Base32,
     /// The GUID to store in SQL Server so it sorts by time, as SQL Server prints it.
     Sqlserver,
-    /// .NET Guid.ToByteArray() bytes, as 32 hex digits.
+    /// .NET `Guid.ToByteArray()` bytes, as 32 hex digits.
     DotnetBytes,
-    /// The value to pass to MySQL UUID_TO_BIN(x, 1) so the stored bytes sort by time.
+    /// The value to pass to MySQL `UUID_TO_BIN(x, 1)` so the stored bytes sort by time.
     MysqlSwap,
+}
+
+const EXTRA_TARGETS: [(&str, Target); 5] = [
+    ("uuid192", Target::Uuid192),
+    ("uuid192-base32", Target::Uuid192Base32),
+    ("sqlserver", Target::Sqlserver),
+    ("dotnet-bytes", Target::DotnetBytes),
+    ("mysql-swap", Target::MysqlSwap),
+];
+
+impl Target {
+    fn name(self) -> &'static str {
+        match self {
+            Target::Form(f) => f.name(),
+            other => {
+                EXTRA_TARGETS
+                    .iter()
+                    .find(|(_, t)| *t == other)
+                    .expect("listed")
+                    .0
+            }
+        }
+    }
+}
+
+fn parse_target(name: &str) -> Result<Target, String> {
+    if let Some(f) = Format::from_name(name) {
+        return Ok(Target::Form(f));
+    }
+    if let Some((_, t)) = EXTRA_TARGETS
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+    {
+        return Ok(*t);
+    }
+    let names: Vec<&str> = Format::ALL
+        .iter()
+        .map(|f| f.name())
+        .chain(EXTRA_TARGETS.iter().map(|(n, _)| *n))
+        .collect();
+    Err(format!("expected one of {}", names.join(", ")))
 }
 
 /// Arguments of `convert`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Output form.
-    #[arg(long, value_enum)]
+    /// Output form: canonical, simple, braced, urn, base32, base32-check,
+    /// binary (16 raw bytes), uuid192, uuid192-base32, sqlserver,
+    /// dotnet-bytes, mysql-swap.
+    #[arg(long, value_parser = parse_target)]
     to: Target,
     /// Upper-case hex digits.
     #[arg(long)]
@@ -55,20 +85,13 @@ pub struct Args {
 pub fn run(args: Args) -> io::Result<Outcome> {
     let mut out = stdout();
     let mut buf = Vec::with_capacity(64);
-    let outcome = for_each_value(&args.values, |origin, text| {
-        let value = match parse_value(text) {
-            Ok(v) => v,
-            Err(e) => {
-                report(origin, e);
-                return Ok(false);
-            }
-        };
+    let outcome = for_each_value(&args.values, |origin, _text, value| {
         buf.clear();
         if let Err(message) = render(&args, value, &mut buf) {
             report(origin, message);
             return Ok(false);
         }
-        if args.to != Target::Binary {
+        if args.to != Target::Form(Format::Binary) {
             buf.push(b'\n');
         }
         out.write_all(&buf)?;
@@ -104,19 +127,13 @@ fn write_form(args: &Args, value: Value, buf: &mut Vec<u8>) -> Result<Option<usi
         (Value::Uuid192(_), _) if !args.uuid_part => {
             return Err(format!(
                 "a UUID_192 would lose its segment as {}: pass --uuid-part to convert its UUID, or use --to uuid192 / uuid192-base32",
-                args.to.to_possible_value().expect("named").get_name()
+                args.to.name()
             ))
         }
         (v, _) => v.uuid(),
     };
     let (format, shown) = match args.to {
-        Target::Canonical => (Format::Canonical, uuid),
-        Target::Simple => (Format::Simple, uuid),
-        Target::Braced => (Format::Braced, uuid),
-        Target::Urn => (Format::Urn, uuid),
-        Target::Base32 => (Format::Base32, uuid),
-        Target::Base32Check => (Format::Base32Check, uuid),
-        Target::Binary => (Format::Binary, uuid),
+        Target::Form(f) => (f, uuid),
         Target::Sqlserver => (Format::Canonical, SqlServer::shown(&uuid)),
         Target::DotnetBytes => (
             Format::Simple,

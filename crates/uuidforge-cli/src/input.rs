@@ -2,6 +2,7 @@
 //! reported per value while the others are still processed.
 
 use std::io::{self, BufRead, Write};
+use uuidforge::parser::{parse_value, Value};
 
 /// How a run over many values ended.
 #[derive(Debug, Default, Clone, Copy)]
@@ -39,13 +40,22 @@ impl std::fmt::Display for Origin {
     }
 }
 
-/// Calls `each` for every value: the arguments if there are any, else each
-/// line of standard input (surrounding white space trimmed, blank lines
-/// skipped). `each` returns `Ok(false)` for a bad value it has reported.
+/// Calls `each` for every value that parses (any UUID form or a UUID_192):
+/// the arguments if there are any, else each line of standard input
+/// (surrounding white space trimmed, blank lines skipped). Values that do not
+/// parse are reported and counted; `each` returns `Ok(false)` for a value it
+/// rejected and reported itself.
 pub fn for_each_value(
     args: &[String],
-    mut each: impl FnMut(Origin, &[u8]) -> io::Result<bool>,
+    mut each: impl FnMut(Origin, &[u8], Value) -> io::Result<bool>,
 ) -> io::Result<Outcome> {
+    let mut each = |origin: Origin, text: &[u8]| match parse_value(text) {
+        Ok(value) => each(origin, text, value),
+        Err(e) => {
+            report(origin, e);
+            Ok(false)
+        }
+    };
     let mut outcome = Outcome::default();
     if !args.is_empty() {
         for (i, a) in args.iter().enumerate() {

@@ -1,13 +1,13 @@
 //! `uuidforge inspect`.
 
-use crate::input::{for_each_value, report, stdout, Outcome};
+use crate::input::{for_each_value, stdout, Outcome};
 use serde_json::json;
 use std::collections::VecDeque;
 use std::io::{self, Write};
 use uuid::Uuid;
 use uuidforge::inspect::{inspect_in_context, Report};
 use uuidforge::layout::{read_v7, V7Layout};
-use uuidforge::parser::{parse_value, Value};
+use uuidforge::parser::Value;
 use uuidforge::uuid192::{SegmentFields, Uuid192};
 
 /// Arguments of `inspect`.
@@ -41,14 +41,7 @@ const CONTEXT: usize = 8;
 pub fn run(args: Args) -> io::Result<Outcome> {
     let mut out = stdout();
     let mut previous: VecDeque<Uuid> = VecDeque::with_capacity(CONTEXT);
-    let outcome = for_each_value(&args.values, |origin, text| {
-        let value = match parse_value(text) {
-            Ok(v) => v,
-            Err(e) => {
-                report(origin, e);
-                return Ok(false);
-            }
-        };
+    let outcome = for_each_value(&args.values, |_origin, text, value| {
         let uuid = value.uuid();
         let context: Vec<Uuid> = previous.iter().copied().collect();
         let report = inspect_in_context(&uuid, &context);
