@@ -41,6 +41,7 @@ pub mod bounds;
 pub mod draft01;
 pub mod error;
 pub mod fmt;
+pub mod generator;
 pub mod gregorian;
 pub mod inspect;
 pub mod layout;
@@ -52,6 +53,7 @@ pub mod v7;
 pub mod v8;
 
 pub use error::{FieldError, ParseError};
+pub use generator::v7;
 pub use uuid::Uuid;
 
 /// Classic versions through the `uuid` crate (RFC 9562 §5.3–§5.5), so one

@@ -1,0 +1,247 @@
+//! The timestamp-and-counter state machine shared by the owned and the
+//! process-wide generators, and the assembly of the 128 bits.
+
+use super::config::{ClockMode, GeneratorConfig, Increment, OverflowPolicy, RollbackPolicy};
+use super::source::RandSource;
+use super::{GenError, Telemetry};
+use crate::bits::mask;
+use crate::v7::MAX_UNIX_MS;
+use uuid::Uuid;
+
+/// A validated configuration, with per-instance choices made (spread shift,
+/// masking key).
+#[derive(Debug, Clone)]
+pub(crate) struct Layout {
+    pub f: u32,
+    pub c: u32,
+    pub g: u32,
+    pub s: u32,
+    pub r: u32,
+    pub increment: Increment,
+    pub overflow: OverflowPolicy,
+    pub rollback: RollbackPolicy,
+    pub clock: ClockMode,
+    /// Fixed shift plus this instance's spread shift, in ms.
+    pub shift_ms: i64,
+    pub masking: Option<(u64, u64, u64)>, // (period_ms, max_ms, key)
+}
+
+impl Layout {
+    pub fn new(config: &GeneratorConfig, rng: &mut impl RandSource) -> Result<Layout, GenError> {
+        config.validate().map_err(GenError::Config)?;
+        let spread = config
+            .spread
+            .map(|s| (rng.next_u64() % s.steps * s.step_ms) as i64)
+            .unwrap_or(0);
+        Ok(Layout {
+            f: config.fraction_bits as u32,
+            c: config.counter_bits as u32,
+            g: config.guard_bits as u32,
+            s: config.segment_bits as u32,
+            r: config.random_bits() as u32,
+            increment: config.increment,
+            overflow: config.overflow,
+            rollback: config.rollback,
+            clock: config.clock,
+            shift_ms: config.shift_ms + spread,
+            masking: config.masking.map(|m| (m.period_ms, m.max_ms, rng.next_u64())),
+        })
+    }
+
+    /// Ticks (1/2^F ms) of a clock reading, with every configured shift.
+    pub fn tick_of(&self, unix_ns: u64) -> Result<u64, GenError> {
+        let (ms, ns_in_ms) = match self.clock {
+            ClockMode::System => (unix_ns / 1_000_000, unix_ns % 1_000_000),
+            // µs >> 10: a 1.024 ms unit; the fraction is of that unit.
+            ClockMode::Fast => {
+                let us = unix_ns / 1_000;
+                (us >> 10, ((us & 1023) * 1_000_000) >> 10)
+            }
+        };
+        let masking = self.masking.map_or(0, |(period, max, key)| {
+            let p = ms / period;
+            (mix(p ^ key) % (max + 1)) as i64
+        });
+        let shifted = ms as i64 + self.shift_ms + masking;
+        if !(0..=MAX_UNIX_MS as i64).contains(&shifted) {
+            return Err(GenError::TimestampOutOfRange { unix_ms: shifted });
+        }
+        let fraction = (ns_in_ms << self.f) / 1_000_000;
+        Ok(((shifted as u64) << self.f) | fraction)
+    }
+
+    pub const fn max_counter(&self) -> u128 {
+        mask(self.c)
+    }
+
+    /// A fresh counter: guard bits zero, the rest random (B3, B4).
+    #[inline]
+    pub fn init_counter(&self, rng: &mut impl RandSource) -> u128 {
+        let free = self.c - self.g;
+        if free == 0 {
+            return 0;
+        }
+        let r = ((rng.next_u64() as u128) << 64) | rng.next_u64() as u128;
+        r & mask(free)
+    }
+
+    /// The counter after one more UUID, or `None` on overflow.
+    #[inline]
+    pub fn next_counter(&self, counter: u128, rng: &mut impl RandSource) -> Option<u128> {
+        let step = match self.increment {
+            Increment::One => 1,
+            Increment::Random { max } => 1 + (rng.next_u64() % max) as u128,
+        };
+        counter.checked_add(step).filter(|&c| c <= self.max_counter())
+    }
+
+    /// A segment value for a new tick.
+    #[inline]
+    pub fn init_segment(&self, rng: &mut impl RandSource) -> u64 {
+        if self.s == 0 {
+            0
+        } else {
+            rng.next_u64() & mask(self.s) as u64
+        }
+    }
+
+    /// The UUID for a state and `random` (only its low `r` bits are used).
+    #[inline]
+    pub fn assemble(&self, tick: u64, counter: u128, segment: u64, random: u128) -> Uuid {
+        let ms = tick >> self.f;
+        let fraction = (tick & mask(self.f) as u64) as u128;
+        let payload = (fraction << (74 - self.f))
+            | (counter << (74 - self.f - self.c))
+            | ((segment as u128) << self.r)
+            | (random & mask(self.r));
+        crate::v7::from_fields_masked(ms, (payload >> 62) as u16, (payload & mask(62)) as u64)
+    }
+
+    /// Random bits for the tail of one UUID.
+    #[inline]
+    pub fn random_tail(&self, rng: &mut impl RandSource) -> u128 {
+        match self.r {
+            0 => 0,
+            1..=64 => rng.next_u64() as u128,
+            _ => ((rng.next_u64() as u128) << 64) | rng.next_u64() as u128,
+        }
+    }
+}
+
+/// A 64-bit mixer (SplitMix64 finaliser) for the masking shift.
+const fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Timestamp and counter of the last UUID.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct State {
+    pub tick: u64,
+    pub counter: u128,
+    pub segment: u64,
+    /// The last real clock reading, in ticks; `None` before the first.
+    pub last_real: Option<u64>,
+}
+
+/// What [`State::advance`] decided.
+pub(crate) enum Advance {
+    /// The state holds the next UUID's timestamp and counter.
+    Ready,
+    /// Overflow under the stall policy: read the clock again and retry.
+    Stall,
+}
+
+impl State {
+    /// Moves the state to the next UUID given a clock reading (`None` if the
+    /// clock failed). Compares against the last *real* reading, so a bumped
+    /// timestamp never keeps drifting: as soon as the clock passes it, the
+    /// clock's value is used again.
+    pub fn advance(
+        &mut self,
+        layout: &Layout,
+        real: Option<u64>,
+        rng: &mut impl RandSource,
+        telemetry: &mut Telemetry,
+    ) -> Result<Advance, GenError> {
+        let Some(real) = real else {
+            telemetry.clock_failures += 1;
+            if self.last_real.is_none() {
+                return Err(GenError::ClockUnavailable);
+            }
+            return self.count_on(layout, rng, telemetry);
+        };
+        match self.last_real {
+            None => {
+                self.last_real = Some(real);
+                self.new_tick(layout, real.max(self.tick), rng);
+                return Ok(Advance::Ready);
+            }
+            Some(last) if real < last => {
+                telemetry.rollbacks += 1;
+                let behind = self.tick.saturating_sub(real) >> layout.f;
+                match layout.rollback {
+                    RollbackPolicy::Keep => {}
+                    RollbackPolicy::Error => {
+                        return Err(GenError::ClockMovedBack {
+                            by_ms: (last - real) >> layout.f,
+                        })
+                    }
+                    RollbackPolicy::Absorb { max_ms } if behind > max_ms => {
+                        telemetry.resets += 1;
+                        self.last_real = Some(real);
+                        self.new_tick(layout, real, rng);
+                        return Ok(Advance::Ready);
+                    }
+                    RollbackPolicy::Absorb { .. } => {}
+                }
+            }
+            Some(_) => {}
+        }
+        self.last_real = Some(real);
+        let result = if real > self.tick {
+            self.new_tick(layout, real, rng);
+            Ok(Advance::Ready)
+        } else {
+            self.count_on(layout, rng, telemetry)
+        };
+        telemetry.note_ahead(self.tick.saturating_sub(real) >> layout.f);
+        result
+    }
+
+    fn new_tick(&mut self, layout: &Layout, tick: u64, rng: &mut impl RandSource) {
+        self.tick = tick;
+        self.counter = layout.init_counter(rng);
+        self.segment = layout.init_segment(rng);
+    }
+
+    fn count_on(
+        &mut self,
+        layout: &Layout,
+        rng: &mut impl RandSource,
+        telemetry: &mut Telemetry,
+    ) -> Result<Advance, GenError> {
+        if let Some(c) = layout.next_counter(self.counter, rng) {
+            self.counter = c;
+            return Ok(Advance::Ready);
+        }
+        telemetry.overflows += 1;
+        match layout.overflow {
+            OverflowPolicy::Bump => {
+                let max_tick = (MAX_UNIX_MS << layout.f) | mask(layout.f) as u64;
+                if self.tick >= max_tick {
+                    return Err(GenError::TimestampOutOfRange {
+                        unix_ms: MAX_UNIX_MS as i64 + 1,
+                    });
+                }
+                self.new_tick(layout, self.tick + 1, rng);
+                Ok(Advance::Ready)
+            }
+            OverflowPolicy::Stall => Ok(Advance::Stall),
+            OverflowPolicy::Error => Err(GenError::CounterOverflow {
+                unix_ms: self.tick >> layout.f,
+            }),
+        }
+    }
+}

@@ -1,0 +1,236 @@
+//! Clocks and random sources, as traits so tests inject their own.
+
+use rand_chacha::ChaCha12Rng;
+use rand_core::{RngCore, SeedableRng, TryRngCore};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Once;
+
+/// A clock. `None` means the clock could not be read (B7): the generator
+/// then continues from its last timestamp.
+pub trait TimeSource {
+    /// Nanoseconds since the Unix epoch, leap seconds excluded.
+    fn now_unix_ns(&mut self) -> Option<u64>;
+}
+
+/// The system clock (`CLOCK_REALTIME`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl TimeSource for SystemClock {
+    #[inline]
+    fn now_unix_ns(&mut self) -> Option<u64> {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()
+            .map(|d| d.as_nanos() as u64)
+    }
+}
+
+impl<F: FnMut() -> Option<u64>> TimeSource for F {
+    fn now_unix_ns(&mut self) -> Option<u64> {
+        self()
+    }
+}
+
+/// A source of random bits.
+pub trait RandSource {
+    /// 64 random bits.
+    fn next_u64(&mut self) -> u64;
+
+    /// Fills `dst` with random bytes.
+    fn fill(&mut self, dst: &mut [u8]) {
+        for chunk in dst.chunks_mut(8) {
+            let r = self.next_u64().to_le_bytes();
+            chunk.copy_from_slice(&r[..chunk.len()]);
+        }
+    }
+
+    /// How many times the source reseeded itself (telemetry).
+    fn reseeds(&self) -> u64 {
+        0
+    }
+}
+
+/// Incremented in every child right after `fork()`; sources compare it
+/// with the value they were seeded under (a relaxed load, no system call).
+static FORK_EPOCH: AtomicU64 = AtomicU64::new(0);
+static ATFORK: Once = Once::new();
+
+extern "C" fn after_fork_in_child() {
+    FORK_EPOCH.fetch_add(1, Ordering::Relaxed);
+}
+
+fn register_fork_handler() {
+    ATFORK.call_once(|| {
+        // SAFETY: registers a handler that only touches an atomic, which is
+        // async-signal-safe as required in a forked child.
+        #[cfg(unix)]
+        unsafe {
+            libc::pthread_atfork(None, None, Some(after_fork_in_child));
+        }
+    });
+}
+
+fn os_seed() -> [u8; 32] {
+    let mut seed = [0u8; 32];
+    // A machine whose OS random source fails cannot make unguessable UUIDs;
+    // stopping is the only honest answer.
+    rand_core::OsRng
+        .try_fill_bytes(&mut seed)
+        .expect("the operating system's random source failed");
+    seed
+}
+
+/// Reseed after this many bytes of output.
+const RESEED_BYTES: u64 = 1 << 24;
+
+/// ChaCha12 seeded from the operating system, reseeded every 16 MiB of output
+/// and in a child after `fork()` (RFC 9562 §6.9).
+pub struct OsChaCha {
+    rng: ChaCha12Rng,
+    epoch: u64,
+    output: u64,
+    reseeds: u64,
+}
+
+impl OsChaCha {
+    /// A new source seeded from the OS.
+    pub fn new() -> OsChaCha {
+        register_fork_handler();
+        OsChaCha {
+            rng: ChaCha12Rng::from_seed(os_seed()),
+            epoch: FORK_EPOCH.load(Ordering::Relaxed),
+            output: 0,
+            reseeds: 0,
+        }
+    }
+
+    #[inline]
+    fn check(&mut self, bytes: u64) {
+        self.output += bytes;
+        let epoch = FORK_EPOCH.load(Ordering::Relaxed);
+        if epoch != self.epoch || self.output > RESEED_BYTES {
+            self.reseed(epoch);
+        }
+    }
+
+    #[cold]
+    fn reseed(&mut self, epoch: u64) {
+        self.rng = ChaCha12Rng::from_seed(os_seed());
+        self.epoch = epoch;
+        self.output = 0;
+        self.reseeds += 1;
+    }
+}
+
+impl Default for OsChaCha {
+    fn default() -> Self {
+        OsChaCha::new()
+    }
+}
+
+impl RandSource for OsChaCha {
+    #[inline]
+    fn next_u64(&mut self) -> u64 {
+        self.check(8);
+        self.rng.next_u64()
+    }
+
+    #[inline]
+    fn fill(&mut self, dst: &mut [u8]) {
+        self.check(dst.len() as u64);
+        self.rng.fill_bytes(dst);
+    }
+
+    fn reseeds(&self) -> u64 {
+        self.reseeds
+    }
+}
+
+/// wyrand: fast and **guessable**; for users who ask for it by name
+/// ([`super::Randomness::InsecureFast`]). Seeded from the OS, reseeded after
+/// `fork()` so parent and child do not repeat each other.
+pub struct InsecureFastRng {
+    state: u64,
+    epoch: u64,
+}
+
+impl InsecureFastRng {
+    /// A new generator seeded from the OS.
+    pub fn new() -> InsecureFastRng {
+        register_fork_handler();
+        let seed = os_seed();
+        InsecureFastRng {
+            state: u64::from_le_bytes(seed[..8].try_into().expect("8 bytes")),
+            epoch: FORK_EPOCH.load(Ordering::Relaxed),
+        }
+    }
+}
+
+impl Default for InsecureFastRng {
+    fn default() -> Self {
+        InsecureFastRng::new()
+    }
+}
+
+impl RandSource for InsecureFastRng {
+    #[inline]
+    fn next_u64(&mut self) -> u64 {
+        let epoch = FORK_EPOCH.load(Ordering::Relaxed);
+        if epoch != self.epoch {
+            *self = InsecureFastRng::new();
+        }
+        self.state = self.state.wrapping_add(0xa076_1d64_78bd_642f);
+        let t = (self.state as u128).wrapping_mul((self.state ^ 0xe703_7ed1_a0b4_28db) as u128);
+        ((t >> 64) ^ t) as u64
+    }
+}
+
+/// Either source, chosen by [`super::Randomness`].
+pub enum ConfiguredRng {
+    /// The CSPRNG.
+    Csprng(Box<OsChaCha>),
+    /// The opt-in fast generator.
+    InsecureFast(InsecureFastRng),
+}
+
+impl ConfiguredRng {
+    /// The source a configuration asks for.
+    pub fn new(randomness: super::Randomness) -> ConfiguredRng {
+        match randomness {
+            super::Randomness::Csprng => ConfiguredRng::Csprng(Box::default()),
+            super::Randomness::InsecureFast => ConfiguredRng::InsecureFast(InsecureFastRng::new()),
+        }
+    }
+}
+
+impl RandSource for ConfiguredRng {
+    #[inline]
+    fn next_u64(&mut self) -> u64 {
+        match self {
+            ConfiguredRng::Csprng(r) => r.next_u64(),
+            ConfiguredRng::InsecureFast(r) => r.next_u64(),
+        }
+    }
+
+    #[inline]
+    fn fill(&mut self, dst: &mut [u8]) {
+        match self {
+            ConfiguredRng::Csprng(r) => r.fill(dst),
+            ConfiguredRng::InsecureFast(r) => r.fill(dst),
+        }
+    }
+
+    fn reseeds(&self) -> u64 {
+        match self {
+            ConfiguredRng::Csprng(r) => r.reseeds(),
+            ConfiguredRng::InsecureFast(_) => 0,
+        }
+    }
+}
+
+/// The fork epoch, for tests that fork.
+#[doc(hidden)]
+pub fn fork_epoch() -> u64 {
+    FORK_EPOCH.load(Ordering::Relaxed)
+}

@@ -1,0 +1,408 @@
+//! Generator tests with simulated clocks and scripted randomness.
+
+use super::*;
+use crate::layout::{read_v7, V7Layout};
+use std::cell::Cell;
+use std::rc::Rc;
+
+/// A clock the test moves by hand; `None` simulates a failed read.
+#[derive(Clone)]
+struct SimClock(Rc<Cell<Option<u64>>>);
+
+impl SimClock {
+    fn at_ms(ms: u64) -> SimClock {
+        SimClock(Rc::new(Cell::new(Some(ms * 1_000_000))))
+    }
+    fn set_ms(&self, ms: u64) {
+        self.0.set(Some(ms * 1_000_000));
+    }
+    fn set_ns(&self, ns: u64) {
+        self.0.set(Some(ns));
+    }
+    fn fail(&self) {
+        self.0.set(None);
+    }
+}
+
+impl TimeSource for SimClock {
+    fn now_unix_ns(&mut self) -> Option<u64> {
+        self.0.get()
+    }
+}
+
+/// Deterministic randomness (xorshift), or a constant.
+struct ScriptRng {
+    state: u64,
+    constant: Option<u64>,
+}
+
+impl ScriptRng {
+    fn seeded(seed: u64) -> ScriptRng {
+        ScriptRng { state: seed | 1, constant: None }
+    }
+    fn constant(v: u64) -> ScriptRng {
+        ScriptRng { state: 1, constant: Some(v) }
+    }
+}
+
+impl RandSource for ScriptRng {
+    fn next_u64(&mut self) -> u64 {
+        if let Some(c) = self.constant {
+            return c;
+        }
+        self.state ^= self.state << 13;
+        self.state ^= self.state >> 7;
+        self.state ^= self.state << 17;
+        self.state
+    }
+}
+
+const T0: u64 = 1_700_000_000_000;
+
+fn config(name: &str) -> GeneratorConfig {
+    GeneratorConfig::profile(name).unwrap()
+}
+
+fn sim(c: GeneratorConfig, clock: &SimClock, rng: ScriptRng) -> V7Generator<SimClock, ScriptRng> {
+    V7Generator::with_sources(c, clock.clone(), rng).unwrap()
+}
+
+#[test]
+fn default_profile_fields_match_the_diagram() {
+    let clock = SimClock::at_ms(T0);
+    let mut g = sim(config("default"), &clock, ScriptRng::seeded(7));
+    let a = g.generate().unwrap();
+    let b = g.generate().unwrap();
+    for id in [a, b] {
+        assert_eq!(crate::v7::unix_ms(&id), T0);
+        assert_eq!(id.get_version_num(), 7);
+        assert_eq!(id.get_variant(), uuid::Variant::RFC4122);
+    }
+    // rand_a: guard bit (0 at a new ms) + 11 counter bits; rand_b: 6 counter
+    // bits then 56 random bits.
+    assert_eq!(crate::v7::rand_a(&a) >> 11, 0, "guard bit");
+    let counter = |u: &Uuid| read_v7(u, V7Layout::Counter18).counter.unwrap();
+    assert_eq!(counter(&b), counter(&a) + 1);
+    let random = |u: &Uuid| crate::v7::rand_b(u) & ((1 << 56) - 1);
+    assert_ne!(random(&a), random(&b), "fresh random bits for every UUID");
+    assert!(a < b);
+}
+
+#[test]
+fn counter42_pg18_and_random_profiles_match_their_diagrams() {
+    let clock = SimClock::at_ms(T0);
+    let mut g = sim(config("counter42"), &clock, ScriptRng::seeded(3));
+    let (a, b) = (g.generate().unwrap(), g.generate().unwrap());
+    let c42 = |u: &Uuid| read_v7(u, V7Layout::Counter42).counter.unwrap();
+    assert_eq!(c42(&b), c42(&a) + 1);
+    assert!(c42(&a) < 1 << 41, "guard bit");
+    assert_ne!(crate::v7::rand_b(&a) as u32, crate::v7::rand_b(&b) as u32);
+
+    // pg18: rand_a is the 12-bit fraction of the clock's millisecond.
+    clock.set_ns(T0 * 1_000_000 + 456_700);
+    let mut g = sim(config("pg18"), &clock, ScriptRng::seeded(3));
+    let a = g.generate().unwrap();
+    assert_eq!(crate::v7::rand_a(&a), 0x74E);
+    // Same clock reading: the fraction ascends by one, like PostgreSQL 18.
+    let b = g.generate().unwrap();
+    assert_eq!(crate::v7::rand_a(&b), 0x74F);
+    assert_eq!(read_v7(&a, V7Layout::Fraction12).timestamp.to_string(), "2023-11-14T22:13:20.0004565Z");
+
+    // random: 74 bits; within a millisecond a Method 2 increment.
+    let mut g = sim(config("random"), &clock, ScriptRng::seeded(5));
+    let ids: Vec<Uuid> = (0..100).map(|_| g.generate().unwrap()).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    let payload = |u: &Uuid| ((crate::v7::rand_a(u) as u128) << 62) | crate::v7::rand_b(u) as u128;
+    let steps: Vec<u128> = ids.windows(2).map(|w| payload(&w[1]) - payload(&w[0])).collect();
+    assert!(steps.iter().all(|&s| (1..=1 << 32).contains(&s)));
+    assert!(steps.iter().any(|&s| s > 1), "increments are random, not +1");
+}
+
+#[test]
+fn overflow_bumps_the_timestamp_at_every_counter_length() {
+    for bits in 1..=42u8 {
+        let c = GeneratorConfig { counter_bits: bits, guard_bits: 0, ..config("default") };
+        let clock = SimClock::at_ms(T0);
+        // All-ones randomness starts the counter at its maximum.
+        let mut g = sim(c, &clock, ScriptRng::constant(u64::MAX));
+        let a = g.generate().unwrap();
+        let b = g.generate().unwrap();
+        assert!(a < b, "bits {bits}");
+        assert_eq!(crate::v7::unix_ms(&a), T0);
+        assert_eq!(crate::v7::unix_ms(&b), T0 + 1, "bits {bits}: the overflow moved the timestamp, not wrapped");
+        assert_eq!(g.telemetry().overflows, 1);
+        assert_eq!(g.telemetry().ahead_ms, 1);
+    }
+}
+
+#[test]
+fn a_bumped_timestamp_does_not_drift_once_the_clock_catches_up() {
+    // Pitfall 2 (CPython #138862): compare with the last real reading.
+    let c = GeneratorConfig { counter_bits: 2, guard_bits: 0, ..config("default") };
+    let clock = SimClock::at_ms(T0);
+    let mut g = sim(c, &clock, ScriptRng::constant(0));
+    let ids: Vec<Uuid> = (0..12).map(|_| g.generate().unwrap()).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(crate::v7::unix_ms(ids.last().unwrap()), T0 + 2, "4 values per ms");
+    clock.set_ms(T0 + 3);
+    let next = g.generate().unwrap();
+    assert_eq!(crate::v7::unix_ms(&next), T0 + 3);
+    assert_eq!(read_v7(&next, V7Layout::Counter18).counter.unwrap() >> 16, 0, "fresh counter at the real time");
+    assert_eq!(g.telemetry().ahead_ms, 0);
+    assert_eq!(g.telemetry().max_ahead_ms, 2);
+}
+
+#[test]
+fn stall_waits_for_the_clock_and_error_reports() {
+    let c = GeneratorConfig { counter_bits: 1, guard_bits: 0, overflow: OverflowPolicy::Stall, ..config("default") };
+    // A clock that advances one millisecond every 1000 reads.
+    let reads = Rc::new(Cell::new(0u64));
+    let r = reads.clone();
+    let ticking = move || {
+        r.set(r.get() + 1);
+        Some((T0 + r.get() / 1000) * 1_000_000)
+    };
+    let mut g = V7Generator::with_sources(c.clone(), ticking, ScriptRng::constant(u64::MAX)).unwrap();
+    let ids: Vec<Uuid> = (0..5).map(|_| g.generate().unwrap()).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    assert!(reads.get() > 1000, "it waited for the clock");
+    assert_eq!(g.telemetry().max_ahead_ms, 0, "a stall never runs ahead");
+
+    let c = GeneratorConfig { overflow: OverflowPolicy::Error, ..c };
+    let clock = SimClock::at_ms(T0);
+    let mut g = sim(c, &clock, ScriptRng::constant(u64::MAX));
+    g.generate().unwrap();
+    assert_eq!(g.generate().unwrap_err(), GenError::CounterOverflow { unix_ms: T0 });
+}
+
+#[test]
+fn rollback_policies() {
+    let clock = SimClock::at_ms(T0);
+    let mut g = sim(config("default"), &clock, ScriptRng::seeded(9));
+    let a = g.generate().unwrap();
+    clock.set_ms(T0 - 5_000);
+    let b = g.generate().unwrap();
+    assert!(b > a, "keep: still increasing");
+    assert_eq!(crate::v7::unix_ms(&b), T0);
+    assert_eq!(g.telemetry().rollbacks, 1);
+    assert_eq!(g.telemetry().ahead_ms, 5_000);
+
+    let c = GeneratorConfig { rollback: RollbackPolicy::Error, ..config("default") };
+    let clock = SimClock::at_ms(T0);
+    let mut g = sim(c, &clock, ScriptRng::seeded(9));
+    g.generate().unwrap();
+    clock.set_ms(T0 - 7);
+    assert_eq!(g.generate().unwrap_err(), GenError::ClockMovedBack { by_ms: 7 });
+
+    let c = GeneratorConfig { rollback: RollbackPolicy::Absorb { max_ms: 1_000 }, ..config("default") };
+    let clock = SimClock::at_ms(T0);
+    let mut g = sim(c, &clock, ScriptRng::seeded(9));
+    let a = g.generate().unwrap();
+    clock.set_ms(T0 - 500);
+    let b = g.generate().unwrap();
+    assert!(b > a, "absorbed");
+    clock.set_ms(T0 - 60_000);
+    let c2 = g.generate().unwrap();
+    assert_eq!(crate::v7::unix_ms(&c2), T0 - 60_000, "reset to the clock");
+    assert_eq!(g.telemetry().resets, 1);
+}
+
+#[test]
+fn a_failed_clock_continues_from_the_last_timestamp() {
+    let clock = SimClock::at_ms(T0);
+    clock.fail();
+    let mut g = sim(config("default"), &clock, ScriptRng::seeded(1));
+    assert_eq!(g.generate().unwrap_err(), GenError::ClockUnavailable);
+    clock.set_ms(T0);
+    let a = g.generate().unwrap();
+    clock.fail();
+    let b = g.generate().unwrap();
+    assert!(b > a);
+    assert_eq!(crate::v7::unix_ms(&b), T0);
+    assert_eq!(g.telemetry().clock_failures, 2);
+}
+
+#[test]
+fn explicit_timestamps_leave_the_state_alone() {
+    // Pitfall 3 (uuid-creator#107, uuidjs#764).
+    let clock = SimClock::at_ms(T0);
+    let mut g = sim(config("default"), &clock, ScriptRng::seeded(4));
+    let a = g.generate().unwrap();
+    let backfill = g.generate_at(T0 + 1_000_000).unwrap();
+    assert_eq!(crate::v7::unix_ms(&backfill), T0 + 1_000_000);
+    let b = g.generate().unwrap();
+    assert_eq!(crate::v7::unix_ms(&b), T0, "the far-future backfill did not move the clock");
+    assert_eq!(
+        read_v7(&b, V7Layout::Counter18).counter,
+        read_v7(&a, V7Layout::Counter18).counter.map(|c| c + 1)
+    );
+    assert!(g.generate_at(1 << 48).is_err());
+}
+
+#[test]
+fn counter_seed_is_not_the_random_tail() {
+    // Pitfall 4 (Bun #34022): counter and tail come from different draws.
+    let clock = SimClock::at_ms(T0);
+    let mut g = sim(config("counter42"), &clock, ScriptRng::seeded(11));
+    let mut equal = 0;
+    for ms in 0..1000 {
+        clock.set_ms(T0 + ms);
+        let id = g.generate().unwrap();
+        let counter_low = read_v7(&id, V7Layout::Counter42).counter.unwrap() as u32;
+        let tail = crate::v7::rand_b(&id) as u32;
+        equal += (counter_low == tail) as u32;
+    }
+    assert_eq!(equal, 0);
+}
+
+#[test]
+fn edge_counter_widths() {
+    // Pitfall 6 (uuid-rs#871): 0 and the widest counter work, wider is refused.
+    for bits in [0u8, 1, 73, 74] {
+        let c = GeneratorConfig { counter_bits: bits, guard_bits: bits.min(1), ..config("default") };
+        let clock = SimClock::at_ms(T0);
+        let mut g = sim(c, &clock, ScriptRng::seeded(2));
+        let ids: Vec<Uuid> = (0..1000).map(|_| g.generate().unwrap()).collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "bits {bits}");
+    }
+    let c = GeneratorConfig { counter_bits: 75, ..config("default") };
+    assert!(matches!(V7Generator::new(c), Err(GenError::Config(e)) if e.field == "counter_bits"));
+}
+
+#[test]
+fn fill_and_iter_are_strictly_increasing() {
+    let clock = SimClock::at_ms(T0);
+    let mut g = sim(config("default"), &clock, ScriptRng::seeded(5));
+    let mut buf = vec![Uuid::nil(); 300_000];
+    g.fill(&mut buf).unwrap();
+    assert!(buf.windows(2).all(|w| w[0] < w[1]));
+    assert!(crate::v7::unix_ms(buf.last().unwrap()) > T0, "the 17-bit counter overflowed and bumped");
+    let more: Vec<Uuid> = g.iter().take(10).map(Result::unwrap).collect();
+    assert!(more[0] > *buf.last().unwrap());
+    let mut wide = vec![Uuid::nil(); 1000];
+    let mut g = sim(config("random"), &clock, ScriptRng::seeded(5));
+    g.fill(&mut wide).unwrap();
+    assert!(wide.windows(2).all(|w| w[0] < w[1]));
+}
+
+#[test]
+fn shifts_fast_clock_spread_and_masking() {
+    let clock = SimClock::at_ms(T0);
+    let c = GeneratorConfig { shift_ms: -86_400_000, ..config("default") };
+    let mut g = sim(c, &clock, ScriptRng::seeded(1));
+    assert_eq!(crate::v7::unix_ms(&g.generate().unwrap()), T0 - 86_400_000);
+    let c = GeneratorConfig { shift_ms: -(T0 as i64) - 1, ..config("default") };
+    let mut g = sim(c, &clock, ScriptRng::seeded(1));
+    assert!(matches!(g.generate(), Err(GenError::TimestampOutOfRange { .. })));
+
+    let c = GeneratorConfig { clock: ClockMode::Fast, ..config("default") };
+    let mut g = sim(c, &clock, ScriptRng::seeded(1));
+    assert_eq!(crate::v7::unix_ms(&g.generate().unwrap()), T0 * 1000 >> 10);
+
+    let spread = Spread { step_ms: 1 << 20, steps: 8 };
+    let positions: std::collections::BTreeSet<u64> = (0..64)
+        .map(|seed| {
+            let c = GeneratorConfig { spread: Some(spread), ..config("default") };
+            let mut g = sim(c, &clock, ScriptRng::seeded(seed * 7919 + 1));
+            let shift = crate::v7::unix_ms(&g.generate().unwrap()) - T0;
+            assert_eq!(shift % (1 << 20), 0);
+            shift >> 20
+        })
+        .collect();
+    assert!(positions.len() > 4 && positions.iter().all(|&k| k < 8), "{positions:?}");
+
+    let c = GeneratorConfig { masking: Some(Masking { period_ms: 1000, max_ms: 3_600_000 }), ..config("default") };
+    let mut g = sim(c, &clock, ScriptRng::seeded(1));
+    let mut last = Uuid::nil();
+    let mut shifts = std::collections::BTreeSet::new();
+    for s in 0..50 {
+        clock.set_ms(T0 + s * 1000);
+        let id = g.generate().unwrap();
+        assert!(id > last, "masking keeps order");
+        last = id;
+        shifts.insert(crate::v7::unix_ms(&id) as i64 - (T0 + s * 1000) as i64);
+    }
+    assert!(shifts.len() > 10, "the shift changes with the period");
+}
+
+#[test]
+fn monotonic_over_ten_million_ids_per_profile() {
+    // A scripted clock that stands still, steps, jumps and goes back.
+    for name in PROFILES {
+        let clock = SimClock::at_ms(T0);
+        let mut g = sim(config(name), &clock, ScriptRng::seeded(12345));
+        let mut script = ScriptRng::seeded(99);
+        let mut ms = T0;
+        let mut last = Uuid::nil();
+        for i in 0..10_000_000u64 {
+            if i % 64 == 0 {
+                match script.next_u64() % 100 {
+                    0..=69 => {}
+                    70..=89 => ms += 1,
+                    90..=94 => ms -= script.next_u64() % 5,
+                    95..=98 => ms += script.next_u64() % 100,
+                    _ => clock.fail(),
+                }
+                if clock.0.get().is_some() || script.next_u64() % 2 == 0 {
+                    clock.set_ms(ms);
+                }
+            }
+            let id = g.generate().unwrap();
+            assert!(id > last, "{name}: step {i}");
+            last = id;
+        }
+        let t = g.telemetry();
+        assert!(t.rollbacks > 0 && t.clock_failures > 0, "{name}: {t:?}");
+    }
+}
+
+#[test]
+fn shared_generator_is_strictly_increasing_across_threads() {
+    // Pitfall 8: no lost updates under real concurrency.
+    let g = std::sync::Arc::new(SharedGenerator::new(config("default")).unwrap());
+    let handles: Vec<_> = (0..2)
+        .map(|_| {
+            let g = g.clone();
+            std::thread::spawn(move || (0..1_000_000).map(|_| g.generate().unwrap()).collect::<Vec<_>>())
+        })
+        .collect();
+    let mut all = Vec::new();
+    for h in handles {
+        let ids = h.join().unwrap();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "each thread sees increasing values");
+        all.extend(ids);
+    }
+    let n = all.len();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), n, "no duplicates");
+
+    // Hand-out order: a value handed out after another (here: after it was
+    // published under a lock) is larger, whichever thread takes it.
+    let last = std::sync::Arc::new(std::sync::Mutex::new(Uuid::nil()));
+    let handles: Vec<_> = (0..2)
+        .map(|_| {
+            let (g, last) = (g.clone(), last.clone());
+            std::thread::spawn(move || {
+                for _ in 0..200_000 {
+                    let mut l = last.lock().unwrap();
+                    let id = g.generate().unwrap();
+                    assert!(id > *l);
+                    *l = id;
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+}
+
+#[test]
+fn the_global_generator_and_telemetry() {
+    let a = v7();
+    let b = crate::v7();
+    assert!(a < b);
+    let t = global().telemetry();
+    assert!(t.ahead_ms < 60_000, "{t:?}");
+}
