@@ -23,14 +23,14 @@ step "cargo fmt --check"
 cargo fmt --all --check
 
 step "cargo clippy"
-cargo clippy --workspace --all-targets -- -D warnings
+cargo clippy --workspace --all-targets --all-features -- -D warnings
 
 step "conformance vectors match their independent generator"
 python3 conformance/generate.py | diff -u conformance/vectors.json - \
   || { echo "conformance/vectors.json is stale: run python3 conformance/generate.py > conformance/vectors.json"; exit 1; }
 
 step "cargo test"
-cargo test --workspace
+cargo test --workspace --all-features
 
 step "fuzz every parser for ${FUZZ_SECONDS}s each"
 (

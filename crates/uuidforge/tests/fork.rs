@@ -41,13 +41,26 @@ fn child_after_fork_never_repeats_the_parent() {
     unsafe { libc::waitpid(pid, &mut status, 0) };
     assert_eq!(child_bytes.len(), N * 16 + 1);
     assert_eq!(child_bytes[0], 1, "the child saw the fork");
-    let child: Vec<Uuid> = child_bytes[1..].chunks(16).map(|c| Uuid::from_slice(c).unwrap()).collect();
+    let child: Vec<Uuid> = child_bytes[1..]
+        .chunks(16)
+        .map(|c| Uuid::from_slice(c).unwrap())
+        .collect();
     assert!(child.windows(2).all(|w| w[0] < w[1]));
     // Same starting state in both processes: without a reseed the first
     // values would be identical.
     let parent_set: std::collections::HashSet<Uuid> = parent.iter().copied().collect();
-    assert!(child.iter().all(|c| !parent_set.contains(c)), "a child value repeats a parent value");
-    let tails = |ids: &[Uuid]| ids.iter().map(|u| u.as_u128() as u64).collect::<std::collections::HashSet<_>>();
-    assert!(tails(&parent).is_disjoint(&tails(&child)), "random tails repeat across the fork");
+    assert!(
+        child.iter().all(|c| !parent_set.contains(c)),
+        "a child value repeats a parent value"
+    );
+    let tails = |ids: &[Uuid]| {
+        ids.iter()
+            .map(|u| u.as_u128() as u64)
+            .collect::<std::collections::HashSet<_>>()
+    };
+    assert!(
+        tails(&parent).is_disjoint(&tails(&child)),
+        "random tails repeat across the fork"
+    );
     assert!(global().telemetry().ahead_ms < 60_000);
 }

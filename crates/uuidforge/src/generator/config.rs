@@ -231,12 +231,19 @@ impl GeneratorConfig {
 
     /// Checks every field; errors name the field and the allowed range.
     pub fn validate(&self) -> Result<(), FieldError> {
-        let check = |field, value: u64, max: u64| {
-            FieldError::check_max(field, value as u128, max as u128)
-        };
+        let check =
+            |field, value: u64, max: u64| FieldError::check_max(field, value as u128, max as u128);
         check("fraction_bits", self.fraction_bits as u64, 12)?;
-        check("counter_bits", self.counter_bits as u64, 74 - self.fraction_bits as u64)?;
-        check("guard_bits", self.guard_bits as u64, self.counter_bits as u64)?;
+        check(
+            "counter_bits",
+            self.counter_bits as u64,
+            74 - self.fraction_bits as u64,
+        )?;
+        check(
+            "guard_bits",
+            self.guard_bits as u64,
+            self.counter_bits as u64,
+        )?;
         check(
             "segment_bits",
             self.segment_bits as u64,
@@ -284,7 +291,11 @@ impl GeneratorConfig {
     /// default profile's values) and validates it.
     pub fn from_json(text: &str) -> Result<GeneratorConfig, FieldError> {
         let c: GeneratorConfig = serde_json::from_str(text).map_err(|e| {
-            FieldError::new("profile JSON", e, "a generator profile (see `uuidforge profile show default`)")
+            FieldError::new(
+                "profile JSON",
+                e,
+                "a generator profile (see `uuidforge profile show default`)",
+            )
         })?;
         c.validate()?;
         Ok(c)
@@ -364,7 +375,11 @@ mod tests {
         for name in PROFILES {
             let c = GeneratorConfig::profile(name).unwrap();
             c.validate().unwrap();
-            assert_eq!(GeneratorConfig::from_json(&c.to_json()).unwrap(), c, "{name}");
+            assert_eq!(
+                GeneratorConfig::from_json(&c.to_json()).unwrap(),
+                c,
+                "{name}"
+            );
         }
         assert!(GeneratorConfig::profile("nope").is_none());
     }

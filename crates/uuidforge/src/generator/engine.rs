@@ -44,7 +44,9 @@ impl Layout {
             rollback: config.rollback,
             clock: config.clock,
             shift_ms: config.shift_ms + spread,
-            masking: config.masking.map(|m| (m.period_ms, m.max_ms, rng.next_u64())),
+            masking: config
+                .masking
+                .map(|m| (m.period_ms, m.max_ms, rng.next_u64())),
         })
     }
 
@@ -92,7 +94,9 @@ impl Layout {
             Increment::One => 1,
             Increment::Random { max } => 1 + (rng.next_u64() % max) as u128,
         };
-        counter.checked_add(step).filter(|&c| c <= self.max_counter())
+        counter
+            .checked_add(step)
+            .filter(|&c| c <= self.max_counter())
     }
 
     /// A segment value for a new tick.

@@ -17,15 +17,23 @@
 //! assert!(a < b);
 //! ```
 
+#[cfg(feature = "checkpoint-file")]
+mod checkpoint;
 mod config;
 mod engine;
+mod keyed;
+mod other;
 mod shared;
 pub mod source;
 
+#[cfg(feature = "checkpoint-file")]
+pub use checkpoint::{Checkpoint, CheckpointStart};
 pub use config::{
     ClockMode, GeneratorConfig, Increment, Masking, OverflowPolicy, Randomness, RollbackPolicy,
     Spread, PROFILES,
 };
+pub use keyed::{v7_from, v7_from_ordered, TimestampHider};
+pub use other::{ShardGenerator, ShardLayout, V6Generator, V8DraftGenerator};
 pub use shared::{global, v7, SharedGenerator};
 pub use source::{InsecureFastRng, OsChaCha, RandSource, SystemClock, TimeSource};
 
@@ -64,10 +72,16 @@ impl std::fmt::Display for GenError {
         match self {
             GenError::Config(e) => write!(f, "invalid generator setting: {e}"),
             GenError::CounterOverflow { unix_ms } => {
-                write!(f, "counter overflow in millisecond {unix_ms} (overflow policy: error)")
+                write!(
+                    f,
+                    "counter overflow in millisecond {unix_ms} (overflow policy: error)"
+                )
             }
             GenError::ClockMovedBack { by_ms } => {
-                write!(f, "the clock moved back by {by_ms} ms (rollback policy: error)")
+                write!(
+                    f,
+                    "the clock moved back by {by_ms} ms (rollback policy: error)"
+                )
             }
             GenError::ClockUnavailable => write!(f, "the clock could not be read"),
             GenError::TimestampOutOfRange { unix_ms } => write!(
@@ -172,7 +186,10 @@ impl<T: TimeSource, R: RandSource> V7Generator<T, R> {
                 Some(ns) => Some(self.layout.tick_of(ns)?),
                 None => None,
             };
-            match self.state.advance(&self.layout, real, &mut self.rng, &mut self.telemetry)? {
+            match self
+                .state
+                .advance(&self.layout, real, &mut self.rng, &mut self.telemetry)?
+            {
                 Advance::Ready => return Ok(()),
                 Advance::Stall => std::hint::spin_loop(),
             }
@@ -184,8 +201,12 @@ impl<T: TimeSource, R: RandSource> V7Generator<T, R> {
 
     #[inline]
     fn current(&self, random: u128) -> Uuid {
-        self.layout
-            .assemble(self.state.tick, self.state.counter, self.state.segment, random)
+        self.layout.assemble(
+            self.state.tick,
+            self.state.counter,
+            self.state.segment,
+            random,
+        )
     }
 
     /// Fills `out` with strictly increasing UUIDs, reading the clock once and
@@ -204,7 +225,9 @@ impl<T: TimeSource, R: RandSource> V7Generator<T, R> {
                 self.rng.fill(bytes);
             }
             for (i, slot) in chunk.iter_mut().enumerate() {
-                let step = self.state.advance(&self.layout, real, &mut self.rng, &mut self.telemetry)?;
+                let step =
+                    self.state
+                        .advance(&self.layout, real, &mut self.rng, &mut self.telemetry)?;
                 if let Advance::Stall = step {
                     // A stall needs the clock to move: the per-UUID path
                     // reads it.

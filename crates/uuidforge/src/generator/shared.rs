@@ -101,7 +101,12 @@ impl SharedGenerator {
                 }
                 if self
                     .word
-                    .compare_exchange_weak(old, self.pack(&state), Ordering::AcqRel, Ordering::Acquire)
+                    .compare_exchange_weak(
+                        old,
+                        self.pack(&state),
+                        Ordering::AcqRel,
+                        Ordering::Acquire,
+                    )
                     .is_ok()
                 {
                     if let Some(r) = real {
@@ -115,9 +120,15 @@ impl SharedGenerator {
             }
             // The segment is per thread, drawn when the thread sees a new
             // tick: it cannot break order, the counter already decides it.
-            let segment = if self.layout.s == 0 { 0 } else { self.layout.init_segment(rng) };
+            let segment = if self.layout.s == 0 {
+                0
+            } else {
+                self.layout.init_segment(rng)
+            };
             let random = self.layout.random_tail(rng);
-            Ok(self.layout.assemble(state.tick, state.counter, segment, random))
+            Ok(self
+                .layout
+                .assemble(state.tick, state.counter, segment, random))
         })
     }
 
@@ -136,7 +147,9 @@ impl SharedGenerator {
     pub fn telemetry(&self) -> Telemetry {
         let mut t = *self.telemetry.lock().unwrap_or_else(|e| e.into_inner());
         t.reseeds = with_rng(self.randomness, |rng| rng.reseeds());
-        let now = SystemClock.now_unix_ns().and_then(|ns| self.layout.tick_of(ns).ok());
+        let now = SystemClock
+            .now_unix_ns()
+            .and_then(|ns| self.layout.tick_of(ns).ok());
         if let Some(now) = now {
             let tick = (self.word.load(Ordering::Relaxed) >> self.layout.c) as u64;
             t.ahead_ms = tick.saturating_sub(now) >> self.layout.f;
@@ -177,10 +190,13 @@ fn fallback(g: &SharedGenerator) -> Uuid {
         state.last_real = Some(state.tick);
         let mut t = Telemetry::default();
         if state.advance(&g.layout, None, rng, &mut t).is_err() {
-            return crate::v7::from_fields_masked(crate::v7::MAX_UNIX_MS, 0xfff, crate::v7::MAX_RAND_B);
+            return crate::v7::from_fields_masked(
+                crate::v7::MAX_UNIX_MS,
+                0xfff,
+                crate::v7::MAX_RAND_B,
+            );
         }
-        if g
-            .word
+        if g.word
             .compare_exchange_weak(old, g.pack(&state), Ordering::AcqRel, Ordering::Acquire)
             .is_ok()
         {

@@ -38,10 +38,16 @@ struct ScriptRng {
 
 impl ScriptRng {
     fn seeded(seed: u64) -> ScriptRng {
-        ScriptRng { state: seed | 1, constant: None }
+        ScriptRng {
+            state: seed | 1,
+            constant: None,
+        }
     }
     fn constant(v: u64) -> ScriptRng {
-        ScriptRng { state: 1, constant: Some(v) }
+        ScriptRng {
+            state: 1,
+            constant: Some(v),
+        }
     }
 }
 
@@ -106,22 +112,35 @@ fn counter42_pg18_and_random_profiles_match_their_diagrams() {
     // Same clock reading: the fraction ascends by one, like PostgreSQL 18.
     let b = g.generate().unwrap();
     assert_eq!(crate::v7::rand_a(&b), 0x74F);
-    assert_eq!(read_v7(&a, V7Layout::Fraction12).timestamp.to_string(), "2023-11-14T22:13:20.0004565Z");
+    assert_eq!(
+        read_v7(&a, V7Layout::Fraction12).timestamp.to_string(),
+        "2023-11-14T22:13:20.0004565Z"
+    );
 
     // random: 74 bits; within a millisecond a Method 2 increment.
     let mut g = sim(config("random"), &clock, ScriptRng::seeded(5));
     let ids: Vec<Uuid> = (0..100).map(|_| g.generate().unwrap()).collect();
     assert!(ids.windows(2).all(|w| w[0] < w[1]));
     let payload = |u: &Uuid| ((crate::v7::rand_a(u) as u128) << 62) | crate::v7::rand_b(u) as u128;
-    let steps: Vec<u128> = ids.windows(2).map(|w| payload(&w[1]) - payload(&w[0])).collect();
+    let steps: Vec<u128> = ids
+        .windows(2)
+        .map(|w| payload(&w[1]) - payload(&w[0]))
+        .collect();
     assert!(steps.iter().all(|&s| (1..=1 << 32).contains(&s)));
-    assert!(steps.iter().any(|&s| s > 1), "increments are random, not +1");
+    assert!(
+        steps.iter().any(|&s| s > 1),
+        "increments are random, not +1"
+    );
 }
 
 #[test]
 fn overflow_bumps_the_timestamp_at_every_counter_length() {
     for bits in 1..=42u8 {
-        let c = GeneratorConfig { counter_bits: bits, guard_bits: 0, ..config("default") };
+        let c = GeneratorConfig {
+            counter_bits: bits,
+            guard_bits: 0,
+            ..config("default")
+        };
         let clock = SimClock::at_ms(T0);
         // All-ones randomness starts the counter at its maximum.
         let mut g = sim(c, &clock, ScriptRng::constant(u64::MAX));
@@ -129,7 +148,11 @@ fn overflow_bumps_the_timestamp_at_every_counter_length() {
         let b = g.generate().unwrap();
         assert!(a < b, "bits {bits}");
         assert_eq!(crate::v7::unix_ms(&a), T0);
-        assert_eq!(crate::v7::unix_ms(&b), T0 + 1, "bits {bits}: the overflow moved the timestamp, not wrapped");
+        assert_eq!(
+            crate::v7::unix_ms(&b),
+            T0 + 1,
+            "bits {bits}: the overflow moved the timestamp, not wrapped"
+        );
         assert_eq!(g.telemetry().overflows, 1);
         assert_eq!(g.telemetry().ahead_ms, 1);
     }
@@ -138,23 +161,40 @@ fn overflow_bumps_the_timestamp_at_every_counter_length() {
 #[test]
 fn a_bumped_timestamp_does_not_drift_once_the_clock_catches_up() {
     // Pitfall 2 (CPython #138862): compare with the last real reading.
-    let c = GeneratorConfig { counter_bits: 2, guard_bits: 0, ..config("default") };
+    let c = GeneratorConfig {
+        counter_bits: 2,
+        guard_bits: 0,
+        ..config("default")
+    };
     let clock = SimClock::at_ms(T0);
     let mut g = sim(c, &clock, ScriptRng::constant(0));
     let ids: Vec<Uuid> = (0..12).map(|_| g.generate().unwrap()).collect();
     assert!(ids.windows(2).all(|w| w[0] < w[1]));
-    assert_eq!(crate::v7::unix_ms(ids.last().unwrap()), T0 + 2, "4 values per ms");
+    assert_eq!(
+        crate::v7::unix_ms(ids.last().unwrap()),
+        T0 + 2,
+        "4 values per ms"
+    );
     clock.set_ms(T0 + 3);
     let next = g.generate().unwrap();
     assert_eq!(crate::v7::unix_ms(&next), T0 + 3);
-    assert_eq!(read_v7(&next, V7Layout::Counter18).counter.unwrap() >> 16, 0, "fresh counter at the real time");
+    assert_eq!(
+        read_v7(&next, V7Layout::Counter18).counter.unwrap() >> 16,
+        0,
+        "fresh counter at the real time"
+    );
     assert_eq!(g.telemetry().ahead_ms, 0);
     assert_eq!(g.telemetry().max_ahead_ms, 2);
 }
 
 #[test]
 fn stall_waits_for_the_clock_and_error_reports() {
-    let c = GeneratorConfig { counter_bits: 1, guard_bits: 0, overflow: OverflowPolicy::Stall, ..config("default") };
+    let c = GeneratorConfig {
+        counter_bits: 1,
+        guard_bits: 0,
+        overflow: OverflowPolicy::Stall,
+        ..config("default")
+    };
     // A clock that advances one millisecond every 1000 reads.
     let reads = Rc::new(Cell::new(0u64));
     let r = reads.clone();
@@ -162,17 +202,24 @@ fn stall_waits_for_the_clock_and_error_reports() {
         r.set(r.get() + 1);
         Some((T0 + r.get() / 1000) * 1_000_000)
     };
-    let mut g = V7Generator::with_sources(c.clone(), ticking, ScriptRng::constant(u64::MAX)).unwrap();
+    let mut g =
+        V7Generator::with_sources(c.clone(), ticking, ScriptRng::constant(u64::MAX)).unwrap();
     let ids: Vec<Uuid> = (0..5).map(|_| g.generate().unwrap()).collect();
     assert!(ids.windows(2).all(|w| w[0] < w[1]));
     assert!(reads.get() > 1000, "it waited for the clock");
     assert_eq!(g.telemetry().max_ahead_ms, 0, "a stall never runs ahead");
 
-    let c = GeneratorConfig { overflow: OverflowPolicy::Error, ..c };
+    let c = GeneratorConfig {
+        overflow: OverflowPolicy::Error,
+        ..c
+    };
     let clock = SimClock::at_ms(T0);
     let mut g = sim(c, &clock, ScriptRng::constant(u64::MAX));
     g.generate().unwrap();
-    assert_eq!(g.generate().unwrap_err(), GenError::CounterOverflow { unix_ms: T0 });
+    assert_eq!(
+        g.generate().unwrap_err(),
+        GenError::CounterOverflow { unix_ms: T0 }
+    );
 }
 
 #[test]
@@ -187,14 +234,23 @@ fn rollback_policies() {
     assert_eq!(g.telemetry().rollbacks, 1);
     assert_eq!(g.telemetry().ahead_ms, 5_000);
 
-    let c = GeneratorConfig { rollback: RollbackPolicy::Error, ..config("default") };
+    let c = GeneratorConfig {
+        rollback: RollbackPolicy::Error,
+        ..config("default")
+    };
     let clock = SimClock::at_ms(T0);
     let mut g = sim(c, &clock, ScriptRng::seeded(9));
     g.generate().unwrap();
     clock.set_ms(T0 - 7);
-    assert_eq!(g.generate().unwrap_err(), GenError::ClockMovedBack { by_ms: 7 });
+    assert_eq!(
+        g.generate().unwrap_err(),
+        GenError::ClockMovedBack { by_ms: 7 }
+    );
 
-    let c = GeneratorConfig { rollback: RollbackPolicy::Absorb { max_ms: 1_000 }, ..config("default") };
+    let c = GeneratorConfig {
+        rollback: RollbackPolicy::Absorb { max_ms: 1_000 },
+        ..config("default")
+    };
     let clock = SimClock::at_ms(T0);
     let mut g = sim(c, &clock, ScriptRng::seeded(9));
     let a = g.generate().unwrap();
@@ -231,7 +287,11 @@ fn explicit_timestamps_leave_the_state_alone() {
     let backfill = g.generate_at(T0 + 1_000_000).unwrap();
     assert_eq!(crate::v7::unix_ms(&backfill), T0 + 1_000_000);
     let b = g.generate().unwrap();
-    assert_eq!(crate::v7::unix_ms(&b), T0, "the far-future backfill did not move the clock");
+    assert_eq!(
+        crate::v7::unix_ms(&b),
+        T0,
+        "the far-future backfill did not move the clock"
+    );
     assert_eq!(
         read_v7(&b, V7Layout::Counter18).counter,
         read_v7(&a, V7Layout::Counter18).counter.map(|c| c + 1)
@@ -259,13 +319,20 @@ fn counter_seed_is_not_the_random_tail() {
 fn edge_counter_widths() {
     // Pitfall 6 (uuid-rs#871): 0 and the widest counter work, wider is refused.
     for bits in [0u8, 1, 73, 74] {
-        let c = GeneratorConfig { counter_bits: bits, guard_bits: bits.min(1), ..config("default") };
+        let c = GeneratorConfig {
+            counter_bits: bits,
+            guard_bits: bits.min(1),
+            ..config("default")
+        };
         let clock = SimClock::at_ms(T0);
         let mut g = sim(c, &clock, ScriptRng::seeded(2));
         let ids: Vec<Uuid> = (0..1000).map(|_| g.generate().unwrap()).collect();
         assert!(ids.windows(2).all(|w| w[0] < w[1]), "bits {bits}");
     }
-    let c = GeneratorConfig { counter_bits: 75, ..config("default") };
+    let c = GeneratorConfig {
+        counter_bits: 75,
+        ..config("default")
+    };
     assert!(matches!(V7Generator::new(c), Err(GenError::Config(e)) if e.field == "counter_bits"));
 }
 
@@ -276,7 +343,10 @@ fn fill_and_iter_are_strictly_increasing() {
     let mut buf = vec![Uuid::nil(); 300_000];
     g.fill(&mut buf).unwrap();
     assert!(buf.windows(2).all(|w| w[0] < w[1]));
-    assert!(crate::v7::unix_ms(buf.last().unwrap()) > T0, "the 17-bit counter overflowed and bumped");
+    assert!(
+        crate::v7::unix_ms(buf.last().unwrap()) > T0,
+        "the 17-bit counter overflowed and bumped"
+    );
     let more: Vec<Uuid> = g.iter().take(10).map(Result::unwrap).collect();
     assert!(more[0] > *buf.last().unwrap());
     let mut wide = vec![Uuid::nil(); 1000];
@@ -288,30 +358,60 @@ fn fill_and_iter_are_strictly_increasing() {
 #[test]
 fn shifts_fast_clock_spread_and_masking() {
     let clock = SimClock::at_ms(T0);
-    let c = GeneratorConfig { shift_ms: -86_400_000, ..config("default") };
+    let c = GeneratorConfig {
+        shift_ms: -86_400_000,
+        ..config("default")
+    };
     let mut g = sim(c, &clock, ScriptRng::seeded(1));
     assert_eq!(crate::v7::unix_ms(&g.generate().unwrap()), T0 - 86_400_000);
-    let c = GeneratorConfig { shift_ms: -(T0 as i64) - 1, ..config("default") };
+    let c = GeneratorConfig {
+        shift_ms: -(T0 as i64) - 1,
+        ..config("default")
+    };
     let mut g = sim(c, &clock, ScriptRng::seeded(1));
-    assert!(matches!(g.generate(), Err(GenError::TimestampOutOfRange { .. })));
+    assert!(matches!(
+        g.generate(),
+        Err(GenError::TimestampOutOfRange { .. })
+    ));
 
-    let c = GeneratorConfig { clock: ClockMode::Fast, ..config("default") };
+    let c = GeneratorConfig {
+        clock: ClockMode::Fast,
+        ..config("default")
+    };
     let mut g = sim(c, &clock, ScriptRng::seeded(1));
-    assert_eq!(crate::v7::unix_ms(&g.generate().unwrap()), T0 * 1000 >> 10);
+    assert_eq!(
+        crate::v7::unix_ms(&g.generate().unwrap()),
+        (T0 * 1000) >> 10
+    );
 
-    let spread = Spread { step_ms: 1 << 20, steps: 8 };
+    let spread = Spread {
+        step_ms: 1 << 20,
+        steps: 8,
+    };
     let positions: std::collections::BTreeSet<u64> = (0..64)
         .map(|seed| {
-            let c = GeneratorConfig { spread: Some(spread), ..config("default") };
+            let c = GeneratorConfig {
+                spread: Some(spread),
+                ..config("default")
+            };
             let mut g = sim(c, &clock, ScriptRng::seeded(seed * 7919 + 1));
             let shift = crate::v7::unix_ms(&g.generate().unwrap()) - T0;
             assert_eq!(shift % (1 << 20), 0);
             shift >> 20
         })
         .collect();
-    assert!(positions.len() > 4 && positions.iter().all(|&k| k < 8), "{positions:?}");
+    assert!(
+        positions.len() > 4 && positions.iter().all(|&k| k < 8),
+        "{positions:?}"
+    );
 
-    let c = GeneratorConfig { masking: Some(Masking { period_ms: 1000, max_ms: 3_600_000 }), ..config("default") };
+    let c = GeneratorConfig {
+        masking: Some(Masking {
+            period_ms: 1000,
+            max_ms: 3_600_000,
+        }),
+        ..config("default")
+    };
     let mut g = sim(c, &clock, ScriptRng::seeded(1));
     let mut last = Uuid::nil();
     let mut shifts = std::collections::BTreeSet::new();
@@ -335,7 +435,7 @@ fn monotonic_over_ten_million_ids_per_profile() {
         let mut ms = T0;
         let mut last = Uuid::nil();
         for i in 0..10_000_000u64 {
-            if i % 64 == 0 {
+            if i.is_multiple_of(64) {
                 match script.next_u64() % 100 {
                     0..=69 => {}
                     70..=89 => ms += 1,
@@ -343,7 +443,7 @@ fn monotonic_over_ten_million_ids_per_profile() {
                     95..=98 => ms += script.next_u64() % 100,
                     _ => clock.fail(),
                 }
-                if clock.0.get().is_some() || script.next_u64() % 2 == 0 {
+                if clock.0.get().is_some() || script.next_u64().is_multiple_of(2) {
                     clock.set_ms(ms);
                 }
             }
@@ -363,13 +463,20 @@ fn shared_generator_is_strictly_increasing_across_threads() {
     let handles: Vec<_> = (0..2)
         .map(|_| {
             let g = g.clone();
-            std::thread::spawn(move || (0..1_000_000).map(|_| g.generate().unwrap()).collect::<Vec<_>>())
+            std::thread::spawn(move || {
+                (0..1_000_000)
+                    .map(|_| g.generate().unwrap())
+                    .collect::<Vec<_>>()
+            })
         })
         .collect();
     let mut all = Vec::new();
     for h in handles {
         let ids = h.join().unwrap();
-        assert!(ids.windows(2).all(|w| w[0] < w[1]), "each thread sees increasing values");
+        assert!(
+            ids.windows(2).all(|w| w[0] < w[1]),
+            "each thread sees increasing values"
+        );
         all.extend(ids);
     }
     let n = all.len();
