@@ -24,6 +24,10 @@ pub(crate) struct Layout {
     /// Fixed shift plus this instance's spread shift, in ms.
     pub shift_ms: i64,
     pub masking: Option<(u64, u64, u64)>, // (period_ms, max_ms, key)
+    /// One counter step in the 122-bit payload: `1 << (74 - f - c)`.
+    pub counter_unit: u128,
+    /// The random tail's bits in the payload.
+    pub random_mask: u128,
 }
 
 impl Layout {
@@ -47,11 +51,22 @@ impl Layout {
             masking: config
                 .masking
                 .map(|m| (m.period_ms, m.max_ms, rng.next_u64())),
+            counter_unit: 1u128 << (74 - config.fraction_bits - config.counter_bits),
+            random_mask: mask(config.random_bits() as u32),
         })
     }
 
     /// Ticks (1/2^F ms) of a clock reading, with every configured shift.
+    #[inline]
     pub fn tick_of(&self, unix_ns: u64) -> Result<u64, GenError> {
+        if self.f == 0 && self.masking.is_none() && self.clock == ClockMode::System {
+            // The common case: whole milliseconds, one multiply-shift.
+            let shifted = (unix_ns / 1_000_000) as i64 + self.shift_ms;
+            if (0..=MAX_UNIX_MS as i64).contains(&shifted) {
+                return Ok(shifted as u64);
+            }
+            return Err(GenError::TimestampOutOfRange { unix_ms: shifted });
+        }
         let (ms, ns_in_ms) = match self.clock {
             ClockMode::System => (unix_ns / 1_000_000, unix_ns % 1_000_000),
             // µs >> 10: a 1.024 ms unit; the fraction is of that unit.
@@ -109,16 +124,35 @@ impl Layout {
         }
     }
 
-    /// The UUID for a state and `random` (only its low `r` bits are used).
+    /// The 122 payload bits (all but version and variant) of a timestamp,
+    /// counter and segment, random bits zero.
     #[inline]
-    pub fn assemble(&self, tick: u64, counter: u128, segment: u64, random: u128) -> Uuid {
-        let ms = tick >> self.f;
+    pub fn head(&self, tick: u64, counter: u128, segment: u64) -> u128 {
+        let ms = (tick >> self.f) as u128;
         let fraction = (tick & mask(self.f) as u64) as u128;
-        let payload = (fraction << (74 - self.f))
+        (ms << 74)
+            | (fraction << (74 - self.f))
             | (counter << (74 - self.f - self.c))
             | ((segment as u128) << self.r)
-            | (random & mask(self.r));
-        crate::v7::from_fields_masked(ms, (payload >> 62) as u16, (payload & mask(62)) as u64)
+    }
+
+    /// The UUID of a payload head and `random` (only its low `r` bits are
+    /// used). Constant shifts only: this is the per-UUID path.
+    #[inline(always)]
+    pub fn finish(&self, head: u128, random: u128) -> Uuid {
+        let p = head | (random & self.random_mask);
+        let v = ((p >> 74) << 80)
+            | (0x7 << 76)
+            | (((p >> 62) & 0xfff) << 64)
+            | (0b10 << 62)
+            | (p & mask(62));
+        Uuid::from_u128(v)
+    }
+
+    /// The UUID for a state and `random`.
+    #[inline]
+    pub fn assemble(&self, tick: u64, counter: u128, segment: u64, random: u128) -> Uuid {
+        self.finish(self.head(tick, counter, segment), random)
     }
 
     /// Random bits for the tail of one UUID.
@@ -147,6 +181,8 @@ pub(crate) struct State {
     pub segment: u64,
     /// The last real clock reading, in ticks; `None` before the first.
     pub last_real: Option<u64>,
+    /// [`Layout::head`] of the three fields above, kept up to date.
+    pub head: u128,
 }
 
 /// What [`State::advance`] decided.
@@ -162,6 +198,7 @@ impl State {
     /// clock failed). Compares against the last *real* reading, so a bumped
     /// timestamp never keeps drifting: as soon as the clock passes it, the
     /// clock's value is used again.
+    #[inline]
     pub fn advance(
         &mut self,
         layout: &Layout,
@@ -218,8 +255,10 @@ impl State {
         self.tick = tick;
         self.counter = layout.init_counter(rng);
         self.segment = layout.init_segment(rng);
+        self.head = layout.head(tick, self.counter, self.segment);
     }
 
+    #[inline]
     fn count_on(
         &mut self,
         layout: &Layout,
@@ -227,6 +266,7 @@ impl State {
         telemetry: &mut Telemetry,
     ) -> Result<Advance, GenError> {
         if let Some(c) = layout.next_counter(self.counter, rng) {
+            self.head += (c - self.counter) * layout.counter_unit;
             self.counter = c;
             return Ok(Advance::Ready);
         }

@@ -35,7 +35,7 @@ pub use config::{
 pub use keyed::{v7_from, v7_from_ordered, TimestampHider};
 pub use other::{ShardGenerator, ShardLayout, V6Generator, V8DraftGenerator};
 pub use shared::{global, v7, SharedGenerator};
-pub use source::{InsecureFastRng, OsChaCha, RandSource, SystemClock, TimeSource};
+pub use source::{Buffered, InsecureFastRng, OsChaCha, RandSource, SystemClock, TimeSource};
 
 use engine::{Advance, Layout, State};
 use source::ConfiguredRng;
@@ -136,7 +136,7 @@ const MAX_STALL_READS: u64 = 1 << 28;
 /// let b = g.generate().unwrap();
 /// assert!(a < b);
 /// ```
-pub struct V7Generator<T: TimeSource = SystemClock, R: RandSource = ConfiguredRng> {
+pub struct V7Generator<T: TimeSource = SystemClock, R: RandSource = Buffered<ConfiguredRng>> {
     layout: Layout,
     state: State,
     clock: T,
@@ -147,7 +147,7 @@ pub struct V7Generator<T: TimeSource = SystemClock, R: RandSource = ConfiguredRn
 impl V7Generator {
     /// A generator with the system clock and the configured random source.
     pub fn new(config: GeneratorConfig) -> Result<Self, GenError> {
-        let rng = ConfiguredRng::new(config.randomness);
+        let rng = Buffered::new(ConfiguredRng::new(config.randomness));
         V7Generator::with_sources(config, SystemClock, rng)
     }
 }
@@ -171,6 +171,9 @@ impl<T: TimeSource, R: RandSource> V7Generator<T, R> {
     pub fn resume_after(&mut self, unix_ms: u64) {
         let tick = (unix_ms.min(crate::v7::MAX_UNIX_MS) + 1) << self.layout.f;
         self.state.tick = self.state.tick.max(tick);
+        self.state.head = self
+            .layout
+            .head(self.state.tick, self.state.counter, self.state.segment);
     }
 
     /// The next UUID, under the configured overflow and rollback policies.
@@ -210,36 +213,57 @@ impl<T: TimeSource, R: RandSource> V7Generator<T, R> {
     }
 
     /// Fills `out` with strictly increasing UUIDs, reading the clock once and
-    /// drawing the random tails in bulk (B11).
+    /// drawing the random tails in bulk (B11). Within one tick, a Method 1
+    /// counter runs in a tight loop that only adds the counter step.
     pub fn fill(&mut self, out: &mut [Uuid]) -> Result<(), GenError> {
         const CHUNK: usize = 256;
-        let mut random = [0u8; CHUNK * 16];
-        let per = if self.layout.r > 64 { 16 } else { 8 };
+        let per = if self.layout.r > 64 { 2 } else { 1 };
+        let mut bytes = [0u8; CHUNK * 16];
         let real = match self.clock.now_unix_ns() {
             Some(ns) => Some(self.layout.tick_of(ns)?),
             None => None,
         };
+        let plus_one = matches!(self.layout.increment, Increment::One);
         for chunk in out.chunks_mut(CHUNK) {
-            let bytes = &mut random[..chunk.len() * per];
+            let random = &mut bytes[..chunk.len() * per * 8];
             if self.layout.r > 0 {
-                self.rng.fill(bytes);
+                self.rng.fill(random);
             }
-            for (i, slot) in chunk.iter_mut().enumerate() {
+            let word = |i: usize| -> u128 {
+                let at = i * per * 8;
+                let lo =
+                    u64::from_le_bytes(random[at..at + 8].try_into().expect("8 bytes")) as u128;
+                if per == 2 {
+                    lo | (u64::from_le_bytes(random[at + 8..at + 16].try_into().expect("8 bytes"))
+                        as u128)
+                        << 64
+                } else {
+                    lo
+                }
+            };
+            let mut i = 0;
+            while i < chunk.len() {
                 let step =
                     self.state
                         .advance(&self.layout, real, &mut self.rng, &mut self.telemetry)?;
                 if let Advance::Stall = step {
-                    // A stall needs the clock to move: the per-UUID path
-                    // reads it.
+                    // A stall needs the clock to move: the per-UUID path reads it.
                     self.advance()?;
                 }
-                let r = &bytes[i * per..(i + 1) * per];
-                let tail = if per == 8 {
-                    u64::from_le_bytes(r.try_into().expect("8 bytes")) as u128
-                } else {
-                    u128::from_le_bytes(r.try_into().expect("16 bytes"))
-                };
-                *slot = self.current(tail);
+                chunk[i] = self.current(word(i));
+                i += 1;
+                if plus_one {
+                    let room = (self.layout.max_counter() - self.state.counter)
+                        .min((chunk.len() - i) as u128) as usize;
+                    let mut head = self.state.head;
+                    for (k, slot) in chunk[i..i + room].iter_mut().enumerate() {
+                        head += self.layout.counter_unit;
+                        *slot = self.layout.finish(head, word(i + k));
+                    }
+                    self.state.head = head;
+                    self.state.counter += room as u128;
+                    i += room;
+                }
             }
         }
         Ok(())

@@ -27,8 +27,8 @@ pub struct SharedGenerator {
     randomness: Randomness,
     /// `tick << c | counter`; zero before the first UUID.
     word: AtomicU128,
-    /// Last real clock reading in ticks, for rollback detection (`u64::MAX`:
-    /// none yet).
+    /// Last real clock reading in ticks, for rollback detection (0: none
+    /// yet).
     last_real: AtomicU64,
     /// Telemetry from the retry loops (rare events only, so a mutex costs
     /// nothing on the fast path).
@@ -50,7 +50,7 @@ impl SharedGenerator {
             layout,
             randomness: config.randomness,
             word: AtomicU128::new(0),
-            last_real: AtomicU64::new(u64::MAX),
+            last_real: AtomicU64::new(0),
             telemetry: Mutex::new(Telemetry::default()),
         })
     }
@@ -61,11 +61,11 @@ impl SharedGenerator {
             tick: (word >> c) as u64,
             counter: word & crate::bits::mask(c),
             segment: 0,
-            // Before the first reading is published, a non-zero word still
+            head: 0,
+            // Zero means no reading published yet; a non-zero word still
             // means "started": never restart its counter.
             last_real: match self.last_real.load(Ordering::Relaxed) {
-                u64::MAX if word == 0 => None,
-                u64::MAX => Some(0),
+                0 if word == 0 => None,
                 t => Some(t),
             },
         }
@@ -82,16 +82,26 @@ impl SharedGenerator {
         with_rng(self.randomness, |rng| {
             let mut local = Telemetry::default();
             let mut reads = 0u64;
+            // The clock is read once per attempt that sees the clock matter:
+            // a failed swap retries with the same reading (still valid, the
+            // state only moved forward), so contended retries stay short.
+            let mut real = match clock.now_unix_ns() {
+                Some(ns) => Some(self.layout.tick_of(ns)?),
+                None => None,
+            };
+            let mut old = self.word.load(Ordering::Acquire);
             let state = loop {
                 reads += 1;
-                let real = match clock.now_unix_ns() {
-                    Some(ns) => Some(self.layout.tick_of(ns)?),
-                    None => None,
-                };
-                let old = self.word.load(Ordering::Acquire);
                 let mut state = self.unpack(old);
                 match state.advance(&self.layout, real, rng, &mut local)? {
-                    Advance::Stall if reads < MAX_STALL_READS => continue,
+                    Advance::Stall if reads < MAX_STALL_READS => {
+                        real = match clock.now_unix_ns() {
+                            Some(ns) => Some(self.layout.tick_of(ns)?),
+                            None => None,
+                        };
+                        old = self.word.load(Ordering::Acquire);
+                        continue;
+                    }
                     Advance::Stall => {
                         return Err(GenError::CounterOverflow {
                             unix_ms: state.tick >> self.layout.f,
@@ -99,20 +109,23 @@ impl SharedGenerator {
                     }
                     Advance::Ready => {}
                 }
-                if self
-                    .word
-                    .compare_exchange_weak(
-                        old,
-                        self.pack(&state),
-                        Ordering::AcqRel,
-                        Ordering::Acquire,
-                    )
-                    .is_ok()
-                {
-                    if let Some(r) = real {
-                        self.last_real.fetch_max(r, Ordering::Relaxed);
+                match self.word.compare_exchange_weak(
+                    old,
+                    self.pack(&state),
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                ) {
+                    Ok(_) => {
+                        // Skip the write when it would not change anything, so
+                        // threads do not contend on this line too.
+                        if let Some(r) =
+                            real.filter(|&r| self.last_real.load(Ordering::Relaxed) < r)
+                        {
+                            self.last_real.fetch_max(r, Ordering::Relaxed);
+                        }
+                        break state;
                     }
-                    break state;
+                    Err(current) => old = current,
                 }
             };
             if local != Telemetry::default() {

@@ -19,10 +19,28 @@ pub struct SystemClock;
 impl TimeSource for SystemClock {
     #[inline]
     fn now_unix_ns(&mut self) -> Option<u64> {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .ok()
-            .map(|d| d.as_nanos() as u64)
+        #[cfg(unix)]
+        {
+            // clock_gettime directly: the same vDSO call as SystemTime::now,
+            // without its Duration arithmetic on the hot path.
+            let mut ts = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: `ts` is a valid timespec to write to.
+            let rc = unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+            if rc != 0 || ts.tv_sec < 0 {
+                return None;
+            }
+            Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
+        }
+        #[cfg(not(unix))]
+        {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .ok()
+                .map(|d| d.as_nanos() as u64)
+        }
     }
 }
 
@@ -183,6 +201,62 @@ impl RandSource for InsecureFastRng {
         self.state = self.state.wrapping_add(0xa076_1d64_78bd_642f);
         let t = (self.state as u128).wrapping_mul((self.state ^ 0xe703_7ed1_a0b4_28db) as u128);
         ((t >> 64) ^ t) as u64
+    }
+}
+
+/// Random words drawn in bulk from another source and handed out one by one
+/// (RFC 9562 §6.3 buffering, B11). The buffer is discarded after `fork()`,
+/// so a child never reuses words its parent drew.
+pub struct Buffered<R: RandSource> {
+    inner: R,
+    words: [u64; 64],
+    next: usize,
+    epoch: u64,
+}
+
+impl<R: RandSource> Buffered<R> {
+    /// Buffers `inner`.
+    pub fn new(inner: R) -> Buffered<R> {
+        Buffered {
+            inner,
+            words: [0; 64],
+            next: 64,
+            epoch: FORK_EPOCH.load(Ordering::Relaxed),
+        }
+    }
+
+    #[cold]
+    fn refill(&mut self) {
+        let mut bytes = [0u8; 512];
+        self.inner.fill(&mut bytes);
+        for (w, b) in self.words.iter_mut().zip(bytes.chunks_exact(8)) {
+            *w = u64::from_le_bytes(b.try_into().expect("8 bytes"));
+        }
+        self.next = 0;
+        self.epoch = FORK_EPOCH.load(Ordering::Relaxed);
+    }
+}
+
+impl<R: RandSource> RandSource for Buffered<R> {
+    #[inline]
+    fn next_u64(&mut self) -> u64 {
+        if self.next == self.words.len() || FORK_EPOCH.load(Ordering::Relaxed) != self.epoch {
+            self.refill();
+        }
+        let w = self.words[self.next];
+        self.next += 1;
+        w
+    }
+
+    fn fill(&mut self, dst: &mut [u8]) {
+        if FORK_EPOCH.load(Ordering::Relaxed) != self.epoch {
+            self.next = self.words.len();
+        }
+        self.inner.fill(dst);
+    }
+
+    fn reseeds(&self) -> u64 {
+        self.inner.reseeds()
     }
 }
 
