@@ -27,6 +27,14 @@ fn one_thread(c: &mut Criterion) {
     g.bench_function("uuidforge_owned", |b| {
         b.iter(|| black_box(owned.generate().unwrap()))
     });
+    let tsc = GeneratorConfig {
+        clock: uuidforge::generator::ClockMode::Tsc,
+        ..GeneratorConfig::default()
+    };
+    let mut owned_tsc = V7Generator::new(tsc).unwrap();
+    g.bench_function("uuidforge_owned_tsc", |b| {
+        b.iter(|| black_box(owned_tsc.generate().unwrap()))
+    });
     let mut theirs = uuid7_chacha();
     g.bench_function("uuid7_generator", |b| {
         b.iter(|| black_box(theirs.generate()))

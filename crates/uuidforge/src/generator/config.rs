@@ -71,10 +71,17 @@ pub enum ClockMode {
     /// Unix milliseconds: nanoseconds / 10^6.
     System,
     /// Microseconds >> 10: a "millisecond" of 1.024 ms, so the clock runs
-    /// 2.34% slow (1 − 1000/1024) and reads about 39 years behind today
-    /// (2.34% of ~56 years). RFC 9562 §6.1 allows such alterations; it saves
-    /// a division.
+    /// 2.34% slow (1 − 1000/1024) and, since 1970, reads about 1.3 years
+    /// behind (2.34% of ~56 years). RFC 9562 §6.1 allows such alterations;
+    /// it saves a division.
     Fast,
+    /// Unix milliseconds from the system clock read at most about once per
+    /// millisecond: in between, the CPU's time-stamp counter tells whether
+    /// the same millisecond is still running (x86_64 with an invariant TSC;
+    /// elsewhere the same as `system`). A millisecond boundary is seen up to
+    /// ~1% of a millisecond late and a clock step up to 1 ms late; order is
+    /// kept either way. Halves the cost of reading the time.
+    Tsc,
 }
 
 /// Which random source fills the bits (B10).

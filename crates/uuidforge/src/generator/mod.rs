@@ -35,7 +35,10 @@ pub use config::{
 pub use keyed::{v7_from, v7_from_ordered, TimestampHider};
 pub use other::{ShardGenerator, ShardLayout, V6Generator, V8DraftGenerator};
 pub use shared::{global, v7, SharedGenerator};
-pub use source::{Buffered, InsecureFastRng, OsChaCha, RandSource, SystemClock, TimeSource};
+pub use source::{
+    Buffered, ConfiguredClock, InsecureFastRng, OsChaCha, RandSource, SystemClock, TimeSource,
+    TscClock,
+};
 
 use engine::{Advance, Layout, State};
 use source::ConfiguredRng;
@@ -136,7 +139,7 @@ const MAX_STALL_READS: u64 = 1 << 28;
 /// let b = g.generate().unwrap();
 /// assert!(a < b);
 /// ```
-pub struct V7Generator<T: TimeSource = SystemClock, R: RandSource = Buffered<ConfiguredRng>> {
+pub struct V7Generator<T: TimeSource = ConfiguredClock, R: RandSource = Buffered<ConfiguredRng>> {
     layout: Layout,
     state: State,
     clock: T,
@@ -145,10 +148,11 @@ pub struct V7Generator<T: TimeSource = SystemClock, R: RandSource = Buffered<Con
 }
 
 impl V7Generator {
-    /// A generator with the system clock and the configured random source.
+    /// A generator with the configured clock and random source.
     pub fn new(config: GeneratorConfig) -> Result<Self, GenError> {
         let rng = Buffered::new(ConfiguredRng::new(config.randomness));
-        V7Generator::with_sources(config, SystemClock, rng)
+        let clock = ConfiguredClock::new(config.clock);
+        V7Generator::with_sources(config, clock, rng)
     }
 }
 

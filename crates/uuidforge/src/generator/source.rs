@@ -44,6 +44,128 @@ impl TimeSource for SystemClock {
     }
 }
 
+/// The system clock read at most about once per millisecond
+/// ([`super::ClockMode::Tsc`]): after a real reading it computes, from the
+/// time-stamp counter's measured rate, the counter value at which the
+/// current millisecond ends (1% early, to absorb rate error), and until then
+/// answers from the counter alone.
+#[derive(Debug, Default)]
+pub struct TscClock {
+    system: SystemClock,
+    /// (tsc, ns) of the first reading, the base of the rate measurement.
+    first: Option<(u64, u64)>,
+    base_tsc: u64,
+    base_ns: u64,
+    /// Nanoseconds per counter tick, Q32 fixed point; 0 until measured.
+    ns_per_tick_q32: u64,
+    deadline_tsc: u64,
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn tsc() -> Option<u64> {
+    // SAFETY: RDTSC exists on every x86_64 CPU.
+    Some(unsafe { core::arch::x86_64::_rdtsc() })
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn tsc() -> Option<u64> {
+    None
+}
+
+fn invariant_tsc() -> bool {
+    static INVARIANT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *INVARIANT.get_or_init(|| {
+        cfg!(target_arch = "x86_64")
+            && std::fs::read_to_string("/proc/cpuinfo")
+                .map(|c| {
+                    c.lines().find(|l| l.starts_with("flags")).is_some_and(|l| {
+                        l.split_whitespace().any(|f| f == "constant_tsc")
+                            && l.split_whitespace().any(|f| f == "nonstop_tsc")
+                    })
+                })
+                .unwrap_or(false)
+    })
+}
+
+impl TscClock {
+    /// A new clock (reads the system clock until the counter's rate is
+    /// measured, about a millisecond).
+    pub fn new() -> TscClock {
+        TscClock::default()
+    }
+
+    #[cold]
+    fn sync(&mut self) -> Option<u64> {
+        let ns = self.system.now_unix_ns()?;
+        let Some(t) = tsc().filter(|_| invariant_tsc()) else {
+            self.deadline_tsc = 0;
+            return Some(ns);
+        };
+        match self.first {
+            None => self.first = Some((t, ns)),
+            Some((t0, n0)) if t > t0 + (1 << 20) && ns > n0 => {
+                self.ns_per_tick_q32 =
+                    (((ns - n0) as u128) << 32).div_euclid((t - t0) as u128) as u64;
+            }
+            Some(_) => {}
+        }
+        self.base_tsc = t;
+        self.base_ns = ns;
+        self.deadline_tsc = if self.ns_per_tick_q32 == 0 {
+            t
+        } else {
+            let left_ns = 1_000_000 - ns % 1_000_000;
+            let ticks = ((left_ns as u128) << 32) / self.ns_per_tick_q32 as u128;
+            t + (ticks * 99 / 100) as u64
+        };
+        Some(ns)
+    }
+}
+
+impl TimeSource for TscClock {
+    #[inline]
+    fn now_unix_ns(&mut self) -> Option<u64> {
+        if let Some(t) = tsc() {
+            if t >= self.base_tsc && t < self.deadline_tsc {
+                let dt = ((t - self.base_tsc) as u128 * self.ns_per_tick_q32 as u128) >> 32;
+                return Some(self.base_ns + dt as u64);
+            }
+        }
+        self.sync()
+    }
+}
+
+/// Either clock, chosen by [`super::ClockMode`].
+#[derive(Debug)]
+pub enum ConfiguredClock {
+    /// `clock_gettime` on every reading.
+    System(SystemClock),
+    /// The counter-assisted clock.
+    Tsc(TscClock),
+}
+
+impl ConfiguredClock {
+    /// The clock a mode asks for.
+    pub fn new(mode: super::ClockMode) -> ConfiguredClock {
+        match mode {
+            super::ClockMode::Tsc => ConfiguredClock::Tsc(TscClock::new()),
+            _ => ConfiguredClock::System(SystemClock),
+        }
+    }
+}
+
+impl TimeSource for ConfiguredClock {
+    #[inline]
+    fn now_unix_ns(&mut self) -> Option<u64> {
+        match self {
+            ConfiguredClock::System(c) => c.now_unix_ns(),
+            ConfiguredClock::Tsc(c) => c.now_unix_ns(),
+        }
+    }
+}
+
 impl<F: FnMut() -> Option<u64>> TimeSource for F {
     fn now_unix_ns(&mut self) -> Option<u64> {
         self()

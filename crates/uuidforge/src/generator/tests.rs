@@ -513,3 +513,30 @@ fn the_global_generator_and_telemetry() {
     let t = global().telemetry();
     assert!(t.ahead_ms < 60_000, "{t:?}");
 }
+
+#[test]
+fn tsc_clock_tracks_the_system_clock() {
+    let mut tsc = TscClock::new();
+    let mut sys = SystemClock;
+    let mut last_ms = 0;
+    for _ in 0..300_000 {
+        let before = sys.now_unix_ns().unwrap();
+        let t = tsc.now_unix_ns().unwrap();
+        let after = sys.now_unix_ns().unwrap();
+        // Within the millisecond window it answers from the counter: never
+        // more than a millisecond off, and never going back a millisecond.
+        assert!(
+            t + 1_000_000 >= before && t <= after + 1_000_000,
+            "{before} {t} {after}"
+        );
+        assert!(t / 1_000_000 >= last_ms);
+        last_ms = t / 1_000_000;
+    }
+    let c = GeneratorConfig {
+        clock: ClockMode::Tsc,
+        ..config("default")
+    };
+    let mut g = V7Generator::new(c).unwrap();
+    let ids: Vec<Uuid> = (0..100_000).map(|_| g.generate().unwrap()).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+}
