@@ -143,10 +143,10 @@ impl<T: TimeSource, R: RandSource> V8DraftGenerator<T, R> {
 /// let mut g = layout.generator(513).unwrap();
 /// let id = g.generate().unwrap();
 /// assert_eq!(layout.shard_of(&id), 513);
-/// // 1024 generators on distinct shards never collide while each stays within
-/// // its 2^13 ids per millisecond; on random shards the estimate says how rare it is.
+/// // With distinct shard ids no two generators can collide. With random ids,
+/// // 1000 generators at 100 ids/ms for a year: about 0.8%.
 /// let p = layout.collision_probability(1000, 100, 365.0 * 86_400_000.0);
-/// assert!(p < 1e-6, "{p}");
+/// assert!(p > 0.001 && p < 0.01, "{p}");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ShardLayout {
