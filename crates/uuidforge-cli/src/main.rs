@@ -3,16 +3,23 @@
 //! Thin by design: parsing arguments, reading lines, printing. Everything a
 //! value means is computed by the library.
 
+mod args;
+mod bounds;
 mod convert;
+mod gen;
 mod input;
 mod inspect;
+mod profile;
+mod settings;
+mod validate;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
 
-/// UUIDv7 toolkit: inspect and convert UUIDs in every RFC 9562 and draft layout.
+/// UUIDv7 toolkit: generate, inspect, convert and validate UUIDs in every
+/// RFC 9562 and draft layout.
 #[derive(Parser)]
-#[command(name = "uuidforge", version, about, propagate_version = true)]
+#[command(name = "uuidforge", version, about)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -20,25 +27,109 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Generate UUIDs (v7 by default).
+    Gen(gen::Args),
     /// Decode values: version, variant, timestamp at its encoded precision,
     /// fields, likely generator of a v7, draft-01 / v8 / UUID_192 readings.
     Inspect(inspect::Args),
     /// Rewrite values in another form (one per line).
     Convert(convert::Args),
+    /// Check values: exit 0 if all are valid, 1 otherwise, with a reason per
+    /// bad value on standard error.
+    Validate(validate::Args),
+    /// Half-open UUIDv7 bounds of a time range and an SQL predicate.
+    Bounds(bounds::BoundsArgs),
+    /// Partition keys (left bits of a UUIDv7) and their CREATE TABLE
+    /// statements for a time range.
+    Partition(bounds::PartitionArgs),
+    /// Generator profiles.
+    #[command(subcommand)]
+    Profile(profile::Command),
+    /// Print shell completions.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff).
+    Man,
+}
+
+/// A failure of the command as a whole: bad input (exit 2, nothing more on
+/// standard output) or an I/O error.
+pub enum UsageError {
+    /// A message for standard error.
+    Plain(String),
+    /// Writing or reading failed.
+    Io(std::io::Error),
+}
+
+impl UsageError {
+    pub fn plain(message: impl Into<String>) -> UsageError {
+        UsageError::Plain(message.into())
+    }
+}
+
+impl From<std::io::Error> for UsageError {
+    fn from(e: std::io::Error) -> Self {
+        UsageError::Io(e)
+    }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Inspect(args) => inspect::run(args),
-        Command::Convert(args) => convert::run(args),
+    let result: Result<ExitCode, UsageError> = match cli.command {
+        Command::Gen(args) => gen::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Inspect(args) => inspect::run(args)
+            .map(|o| o.exit_code())
+            .map_err(UsageError::Io),
+        Command::Convert(args) => convert::run(args)
+            .map(|o| o.exit_code())
+            .map_err(UsageError::Io),
+        Command::Validate(args) => validate::run(args)
+            .map(|ok| {
+                if ok {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::from(1)
+                }
+            })
+            .map_err(UsageError::Io),
+        Command::Bounds(args) => bounds::bounds(args).map(|()| ExitCode::SUCCESS),
+        Command::Partition(args) => bounds::partition(args).map(|()| ExitCode::SUCCESS),
+        Command::Profile(c) => profile::run(c).map(|()| ExitCode::SUCCESS),
+        Command::Completions { shell } => {
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "uuidforge",
+                &mut std::io::stdout(),
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man => clap_mangen::Man::new(Cli::command())
+            .render(&mut std::io::stdout())
+            .map(|()| ExitCode::SUCCESS)
+            .map_err(UsageError::Io),
     };
     match result {
-        Ok(outcome) => outcome.exit_code(),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-        Err(e) => {
+        Ok(code) => code,
+        Err(UsageError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(UsageError::Io(e)) => {
             eprintln!("uuidforge: {e}");
             ExitCode::from(1)
         }
+        Err(UsageError::Plain(message)) => {
+            eprintln!("uuidforge: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
     }
 }

@@ -46,6 +46,7 @@ pub mod gregorian;
 pub mod inspect;
 pub mod layout;
 pub mod parser;
+pub mod plausible;
 pub mod sortorder;
 pub mod timestamp;
 pub mod uuid192;

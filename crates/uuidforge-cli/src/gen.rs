@@ -1,0 +1,338 @@
+//! `uuidforge gen`.
+
+use crate::args::{load_profile, parse_duration, parse_time};
+use crate::input::stdout;
+use crate::settings::resolve;
+use crate::UsageError;
+use std::io::{self, IsTerminal, Write};
+use uuid::Uuid;
+use uuidforge::fmt::Format;
+use uuidforge::generator::{
+    Buffered, OsChaCha, RandSource, SystemClock, V6Generator, V7Generator, V8DraftGenerator,
+};
+use uuidforge::uuid192::{SegmentFields, Uuid192};
+
+fn parse_version(text: &str) -> Result<u8, String> {
+    match text.parse::<u8>() {
+        Ok(v @ (1 | 3 | 4 | 5 | 6 | 7 | 8)) => Ok(v),
+        _ => Err("expected 1, 3, 4, 5, 6, 7 or 8".into()),
+    }
+}
+
+/// Arguments of `gen`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// How many UUIDs.
+    #[arg(short = 'n', long = "count", default_value_t = 1)]
+    count: u64,
+    /// UUID version: 1, 3, 4, 5, 6, 7 or 8.
+    #[arg(long, default_value = "7", value_parser = parse_version)]
+    version: u8,
+    /// v7 generator profile: default, counter42, pg18, random, or a JSON
+    /// file (else $UUIDFORGE_PROFILE, else the config file).
+    #[arg(long)]
+    profile: Option<String>,
+    /// Output form: canonical, simple, braced, urn, base32, base32-check,
+    /// binary, uuid192 (else $UUIDFORGE_FORMAT, else the config file).
+    #[arg(long)]
+    format: Option<String>,
+    /// Upper-case hex digits.
+    #[arg(long)]
+    upper: bool,
+    /// Shift v7 timestamps by a signed duration (e.g. -1h, 30d, 500ms).
+    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
+    shift: Option<i64>,
+    /// Make v7 values for this time instead of now (backfill): RFC 3339 or
+    /// Unix milliseconds. Values stay strictly increasing from that instant.
+    #[arg(long, value_parser = parse_time)]
+    at: Option<i64>,
+    /// Namespace of name-based versions (3, 5, 8): dns, url, oid, x500 or a UUID.
+    #[arg(long)]
+    namespace: Option<String>,
+    /// Name for versions 3, 5 and 8 (repeat for several UUIDs).
+    #[arg(long)]
+    name: Vec<String>,
+    /// One JSON object per line with the decoded fields.
+    #[arg(long)]
+    json: bool,
+}
+
+enum Output {
+    Form(Format),
+    Uuid192,
+}
+
+/// Values are made and written in chunks of this size.
+const CHUNK: usize = 8192;
+
+pub fn run(args: Args) -> Result<(), UsageError> {
+    let format = resolve(
+        args.format.as_deref(),
+        "format",
+        "UUIDFORGE_FORMAT",
+        "canonical",
+    )
+    .map_err(UsageError::plain)?;
+    let output = match format.value.as_str() {
+        "uuid192" => Output::Uuid192,
+        name => Output::Form(Format::from_name(name).ok_or_else(|| {
+            UsageError::plain(format!(
+                "invalid value '{}' for the output format (from {}): expected canonical, simple, braced, urn, base32, base32-check, binary or uuid192",
+                name, format.source
+            ))
+        })?),
+    };
+    if args.json && matches!(output, Output::Form(Format::Binary)) {
+        return Err(UsageError::plain(
+            "--json cannot carry --format binary: choose a text format".to_string(),
+        ));
+    }
+    let name_based = matches!(args.version, 3 | 5) || (args.version == 8 && !args.name.is_empty());
+    if name_based {
+        if args.name.is_empty() {
+            return Err(UsageError::plain(format!(
+                "--name is required for --version {}",
+                args.version
+            )));
+        }
+        if args.count != 1 {
+            return Err(UsageError::plain(format!(
+                "invalid value '{}' for '--count': name-based UUIDs are deterministic, expected 1 (give several --name instead)",
+                args.count
+            )));
+        }
+    } else if !args.name.is_empty() || args.namespace.is_some() {
+        return Err(UsageError::plain(format!(
+            "--name and --namespace apply to versions 3, 5 and 8, not --version {}",
+            args.version
+        )));
+    }
+    for (given, flag) in [
+        (args.shift.is_some(), "--shift"),
+        (args.at.is_some(), "--at"),
+        (args.profile.is_some(), "--profile"),
+    ] {
+        if given && args.version != 7 {
+            return Err(UsageError::plain(format!(
+                "{flag} applies to --version 7, not --version {}",
+                args.version
+            )));
+        }
+    }
+    let mut source = make_source(&args, name_based)?;
+    // Name-based: one UUID per --name.
+    let count = if name_based {
+        args.name.len() as u64
+    } else {
+        args.count
+    };
+    write_all(&args, count, &output, &mut *source).map_err(UsageError::Io)
+}
+
+/// A source of UUIDs in chunks.
+type Source = Box<dyn FnMut(&mut [Uuid]) -> Result<(), String>>;
+
+fn make_source(args: &Args, name_based: bool) -> Result<Source, UsageError> {
+    if name_based {
+        let ns =
+            namespace(args.namespace.as_deref().unwrap_or("dns")).map_err(UsageError::plain)?;
+        let version = args.version;
+        let names = args.name.clone();
+        let mut next = 0usize;
+        return Ok(Box::new(move |out: &mut [Uuid]| {
+            for slot in out {
+                let name = names[next % names.len()].as_bytes();
+                next += 1;
+                *slot = match version {
+                    3 => Uuid::new_v3(&ns, name),
+                    5 => Uuid::new_v5(&ns, name),
+                    _ => uuidforge::v8::sha256_name(&ns, name),
+                };
+            }
+            Ok(())
+        }));
+    }
+    Ok(match args.version {
+        7 => {
+            let profile = resolve(
+                args.profile.as_deref(),
+                "profile",
+                "UUIDFORGE_PROFILE",
+                "default",
+            )
+            .map_err(UsageError::plain)?;
+            let mut config = load_profile(&profile.value).map_err(|e| {
+                UsageError::plain(format!(
+                    "invalid value '{}' for the profile (from {}): {e}",
+                    profile.value, profile.source
+                ))
+            })?;
+            config.shift_ms += args.shift.unwrap_or(0);
+            config
+                .validate()
+                .map_err(|e| UsageError::plain(format!("--shift: {e}")))?;
+            let shifted = args.at.unwrap_or_else(crate::args::now_ms) + config.shift_ms;
+            if !(0..=uuidforge::v7::MAX_UNIX_MS as i64).contains(&shifted) {
+                return Err(UsageError::plain(format!(
+                    "invalid value '{} ms' for '--shift': it moves the timestamp to {shifted} ms, expected a time from 1970 to 10889 AD",
+                    args.shift.unwrap_or(0)
+                )));
+            }
+            match args.at {
+                Some(at) => {
+                    if !(0..=uuidforge::v7::MAX_UNIX_MS as i64).contains(&at) {
+                        return Err(UsageError::plain(format!(
+                            "invalid value '{at}' for '--at': expected a time from 1970 to 10889 AD"
+                        )));
+                    }
+                    let ns = at as u64 * 1_000_000;
+                    let rng = Buffered::new(uuidforge::generator::source::ConfiguredRng::new(
+                        config.randomness,
+                    ));
+                    let mut g = V7Generator::with_sources(config, move || Some(ns), rng)
+                        .map_err(|e| UsageError::plain(e.to_string()))?;
+                    Box::new(move |out: &mut [Uuid]| g.fill(out).map_err(|e| e.to_string()))
+                }
+                None => {
+                    let mut g =
+                        V7Generator::new(config).map_err(|e| UsageError::plain(e.to_string()))?;
+                    Box::new(move |out: &mut [Uuid]| g.fill(out).map_err(|e| e.to_string()))
+                }
+            }
+        }
+        4 => {
+            let mut rng = OsChaCha::new();
+            Box::new(move |out: &mut [Uuid]| {
+                let mut bytes = [0u8; 16];
+                for slot in out {
+                    rng.fill(&mut bytes);
+                    *slot = uuid::Builder::from_random_bytes(bytes).into_uuid();
+                }
+                Ok(())
+            })
+        }
+        1 => {
+            let mut rng = OsChaCha::new();
+            let mut node = rng.next_u64().to_be_bytes();
+            node[2] |= 1; // multicast bit: a random node, RFC 9562 §6.10
+            let node: [u8; 6] = node[2..].try_into().expect("6 bytes");
+            Box::new(move |out: &mut [Uuid]| {
+                for slot in out {
+                    *slot = Uuid::now_v1(&node);
+                }
+                Ok(())
+            })
+        }
+        6 => {
+            let mut g = V6Generator::new(SystemClock, OsChaCha::new());
+            Box::new(move |out: &mut [Uuid]| {
+                for slot in out {
+                    *slot = g.generate().map_err(|e| e.to_string())?;
+                }
+                Ok(())
+            })
+        }
+        _ => {
+            let mut g = V8DraftGenerator::new(
+                uuidforge::v8::DraftLayout::Ts60,
+                SystemClock,
+                OsChaCha::new(),
+            );
+            Box::new(move |out: &mut [Uuid]| {
+                for slot in out {
+                    *slot = g.generate().map_err(|e| e.to_string())?;
+                }
+                Ok(())
+            })
+        }
+    })
+}
+
+fn namespace(text: &str) -> Result<Uuid, String> {
+    Ok(match text.to_ascii_lowercase().as_str() {
+        "dns" => Uuid::NAMESPACE_DNS,
+        "url" => Uuid::NAMESPACE_URL,
+        "oid" => Uuid::NAMESPACE_OID,
+        "x500" => Uuid::NAMESPACE_X500,
+        _ => uuidforge::parser::parse(text)
+            .map_err(|e| format!("invalid value '{text}' for '--namespace': expected dns, url, oid, x500 or a UUID ({e})"))?,
+    })
+}
+
+fn write_all(
+    args: &Args,
+    count: u64,
+    output: &Output,
+    source: &mut dyn FnMut(&mut [Uuid]) -> Result<(), String>,
+) -> io::Result<()> {
+    let mut out = stdout();
+    let progress = (count >= 1_000_000 && io::stderr().is_terminal()).then(|| {
+        let bar = indicatif::ProgressBar::new(count);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} UUIDs, {per_sec}, eta {eta}",
+            )
+            .expect("a valid template"),
+        );
+        bar
+    });
+    let mut chunk = vec![Uuid::nil(); CHUNK];
+    let mut text = Vec::with_capacity(CHUNK * 48);
+    let mut left = count;
+    while left > 0 {
+        let n = left.min(CHUNK as u64) as usize;
+        source(&mut chunk[..n]).map_err(io::Error::other)?;
+        text.clear();
+        for id in &chunk[..n] {
+            write_one(args, output, id, &mut text);
+        }
+        out.write_all(&text)?;
+        left -= n as u64;
+        if let Some(bar) = &progress {
+            bar.inc(n as u64);
+        }
+    }
+    if let Some(bar) = progress {
+        bar.finish_and_clear();
+    }
+    out.flush()
+}
+
+fn write_one(args: &Args, output: &Output, id: &Uuid, text: &mut Vec<u8>) {
+    let start = text.len();
+    match output {
+        Output::Uuid192 => {
+            let key = Uuid192::new(*id, SegmentFields::Raw { payload: 0 }).expect("payload 0 fits");
+            text.extend_from_slice(key.to_string().as_bytes());
+        }
+        Output::Form(f) => f.write(id, text),
+    }
+    let hex_from = match output {
+        Output::Form(Format::Urn) => Some(start + 9),
+        Output::Form(Format::Canonical | Format::Simple | Format::Braced) | Output::Uuid192 => {
+            Some(start)
+        }
+        _ => None,
+    };
+    if let (true, Some(from)) = (args.upper, hex_from) {
+        text[from..].make_ascii_uppercase();
+    }
+    if args.json {
+        let value = String::from_utf8_lossy(&text[start..]).into_owned();
+        text.truncate(start);
+        let report = uuidforge::inspect::inspect(id);
+        let mut j = serde_json::json!({
+            "uuid": value,
+            "canonical": uuidforge::fmt::to_canonical_string(id),
+            "version": report.version,
+            "variant": report.variant,
+        });
+        if let Some(t) = report.timestamp {
+            j["timestamp"] = serde_json::to_value(t).expect("serialisable");
+        }
+        serde_json::to_writer(&mut *text, &j).expect("writing to a Vec");
+        text.push(b'\n');
+    } else if !matches!(output, Output::Form(Format::Binary)) {
+        text.push(b'\n');
+    }
+}
