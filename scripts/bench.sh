@@ -25,16 +25,17 @@ rows = [
     ("v7_one_thread", "uuidforge_global", "uuid_now_v7", 1, 1/3),
     ("v7_two_threads", "uuidforge_global", "uuid_now_v7", 1, 1.0),
     ("v7_one_thread", "uuidforge_owned", "system_time_now", 1, 1.5),
-    ("v7_one_thread", "uuidforge_owned_tsc", "system_time_now", 1, 1.5),
+    ("v7_one_thread", "uuidforge_owned_system_clock", "system_time_now", 1, None),
     ("v7_one_thread", "uuidforge_owned", "uuid7_generator", 1, 1.0),
 ]
-print(f"\n{'group':<16}{'ours':>18}{'ns/op':>8}{'peer':>17}{'ns/op':>8}{'ratio':>8}  target")
+print(f"\n{'group':<16}{'ours':>28}{'ns/op':>8}{'peer':>17}{'ns/op':>8}{'ratio':>8}  target")
 for group, ours, peer, per, target in rows:
     a, b = ns(group, ours, per), ns(group, peer, per)
     if a is None or b is None:
         continue
     r = a / b
-    print(f"{group:<16}{ours:>18}{a:>8.2f}{peer:>17}{b:>8.2f}{r:>8.3f}  <= {target:.3f} {'ok' if r <= target else 'MISSED'}")
+    verdict = "(for information)" if target is None else f"<= {target:.3f} {'ok' if r <= target else 'MISSED'}"
+    print(f"{group:<16}{ours:>28}{a:>8.2f}{peer:>17}{b:>8.2f}{r:>8.3f}  {verdict}")
 fill = ns("v7_fill", "uuidforge_fill_1024", 1024)
 if fill is not None:
     print(f"{'v7_fill':<16}{'uuidforge_fill':>18}{fill:>8.2f}{'':>17}{'':>8}{'':>8}  <= 8 ns {'ok' if fill <= 8 else 'MISSED'}")

@@ -68,7 +68,7 @@ pub enum RollbackPolicy {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ClockMode {
-    /// Unix milliseconds: nanoseconds / 10^6.
+    /// Unix milliseconds from `clock_gettime` on every reading.
     System,
     /// Microseconds >> 10: a "millisecond" of 1.024 ms, so the clock runs
     /// 2.34% slow (1 − 1000/1024) and, since 1970, reads about 1.3 years
@@ -80,7 +80,7 @@ pub enum ClockMode {
     /// the same millisecond is still running (x86_64 with an invariant TSC;
     /// elsewhere the same as `system`). A millisecond boundary is seen up to
     /// ~1% of a millisecond late and a clock step up to 1 ms late; order is
-    /// kept either way. Halves the cost of reading the time.
+    /// kept either way. Halves the cost of reading the time. Default.
     Tsc,
 }
 
@@ -171,7 +171,7 @@ impl Default for GeneratorConfig {
             guard_bits: 1,
             increment: Increment::One,
             segment_bits: 0,
-            clock: ClockMode::System,
+            clock: ClockMode::Tsc,
             shift_ms: 0,
             spread: None,
             masking: None,

@@ -57,7 +57,7 @@ impl Layout {
     }
 
     /// Ticks (1/2^F ms) of a clock reading, with every configured shift.
-    #[inline]
+    #[inline(always)]
     pub fn tick_of(&self, unix_ns: u64) -> Result<u64, GenError> {
         if self.f == 0 && self.masking.is_none() && self.clock != ClockMode::Fast {
             // The common case: whole milliseconds, one multiply-shift.
@@ -223,7 +223,7 @@ impl State {
     /// clock failed). Compares against the last *real* reading, so a bumped
     /// timestamp never keeps drifting: as soon as the clock passes it, the
     /// clock's value is used again.
-    #[inline]
+    #[inline(always)]
     pub fn advance(
         &mut self,
         layout: &Layout,
@@ -283,7 +283,7 @@ impl State {
         self.head = layout.head(tick, self.counter, self.segment);
     }
 
-    #[inline]
+    #[inline(always)]
     fn count_on(
         &mut self,
         layout: &Layout,

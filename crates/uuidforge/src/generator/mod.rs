@@ -181,12 +181,14 @@ impl<T: TimeSource, R: RandSource> V7Generator<T, R> {
     }
 
     /// The next UUID, under the configured overflow and rollback policies.
+    #[inline(always)]
     pub fn generate(&mut self) -> Result<Uuid, GenError> {
         self.advance()?;
         let random = self.layout.random_tail(&mut self.rng);
         Ok(self.current(random))
     }
 
+    #[inline(always)]
     fn advance(&mut self) -> Result<(), GenError> {
         for _ in 0..MAX_STALL_READS {
             let real = match self.clock.now_unix_ns() {
