@@ -45,9 +45,9 @@ fn a_million_v7_are_strictly_increasing_and_dated_now() {
     let ids: Vec<Uuid> = lines(&out).iter().map(|l| l.parse().unwrap()).collect();
     assert_eq!(ids.len(), 1_000_000);
     assert!(ids.windows(2).all(|w| w[0] < w[1]));
-    for id in [ids[0], ids[ids.len() / 2], ids[ids.len() - 1]] {
+    for id in &ids {
         assert_eq!(id.get_version_num(), 7);
-        let ms = uuidforge::v7::unix_ms(&id);
+        let ms = uuidforge::v7::unix_ms(id);
         // Bumps on counter overflow may run a little ahead of the clock.
         assert!(
             ms >= before && ms <= after + 1_000,
