@@ -1,15 +1,11 @@
 //! Runs the built `uuidforge` binary.
 
-use assert_cmd::Command;
 use predicates::prelude::*;
-use std::io::{Read, Write};
-use std::process::Stdio;
 
 const A6: &str = "017F22E2-79B0-7CC3-98C4-DC0C0C07398F";
 
-fn uuidforge() -> Command {
-    Command::cargo_bin("uuidforge").unwrap()
-}
+mod common;
+use common::uuidforge;
 
 fn json_lines(out: &[u8]) -> Vec<serde_json::Value> {
     std::str::from_utf8(out)
@@ -314,35 +310,8 @@ fn unknown_format_is_a_usage_error() {
 
 #[test]
 fn broken_pipe_ends_quietly() {
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("uuidforge"))
-        .args(["convert", "--to", "base32"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || {
-        let line = format!("{A6}\n");
-        for _ in 0..200_000 {
-            if stdin.write_all(line.as_bytes()).is_err() {
-                break;
-            }
-        }
-    });
-    let mut stdout = child.stdout.take().unwrap();
-    let mut first = [0u8; 27];
-    stdout.read_exact(&mut first).unwrap();
-    drop(stdout);
-    let status = child.wait().unwrap();
-    writer.join().unwrap();
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let (first, status, err) =
+        common::read_then_close(&["convert", "--to", "base32"], Some(A6), 27);
     assert_eq!(&first, b"01FWHE4YDGFK1SHH6W1G60EECF\n");
     assert!(status.success(), "{status:?}, stderr: {err}");
     assert_eq!(err, "");

@@ -3,18 +3,10 @@
 
 use assert_cmd::Command;
 use predicates::prelude::*;
-use std::io::Read;
-use std::process::Stdio;
 use uuid::Uuid;
 
-fn uuidforge() -> Command {
-    let mut c = Command::cargo_bin("uuidforge").unwrap();
-    // Tests must not pick up the developer's settings.
-    c.env_remove("UUIDFORGE_PROFILE")
-        .env_remove("UUIDFORGE_FORMAT")
-        .env("XDG_CONFIG_HOME", "/nonexistent-uuidforge-test");
-    c
-}
+mod common;
+use common::uuidforge;
 
 fn lines(out: &[u8]) -> Vec<String> {
     String::from_utf8(out.to_vec())
@@ -331,28 +323,7 @@ fn bad_input_is_one_line_exit_2_and_no_output() {
 
 #[test]
 fn broken_pipe_on_gen_ends_quietly() {
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("uuidforge"))
-        .args(["gen", "-n", "5000000"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = [0u8; 37];
-    child
-        .stdout
-        .as_mut()
-        .unwrap()
-        .read_exact(&mut first)
-        .unwrap();
-    drop(child.stdout.take());
-    let status = child.wait().unwrap();
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let (_, status, err) = common::read_then_close(&["gen", "-n", "5000000"], None, 37);
     assert!(status.success(), "{status:?} {err}");
     assert_eq!(err, "", "no progress bar or error when piped");
 }

@@ -1,0 +1,62 @@
+//! Helpers shared by the CLI integration tests.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::process::{ExitStatus, Stdio};
+
+/// The built binary, isolated from the developer's settings.
+pub fn uuidforge() -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::cargo_bin("uuidforge").unwrap();
+    c.env_remove("UUIDFORGE_PROFILE")
+        .env_remove("UUIDFORGE_FORMAT")
+        .env("XDG_CONFIG_HOME", "/nonexistent-uuidforge-test");
+    c
+}
+
+/// Runs the binary with `args` (feeding `stdin_line` many times if given),
+/// reads the first `n` bytes of its output, then closes the pipe: returns
+/// those bytes, the exit status and what it wrote on standard error.
+pub fn read_then_close(
+    args: &[&str],
+    stdin_line: Option<&str>,
+    n: usize,
+) -> (Vec<u8>, ExitStatus, String) {
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("uuidforge"))
+        .args(args)
+        .stdin(if stdin_line.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let writer = stdin_line.map(|line| {
+        let mut stdin = child.stdin.take().unwrap();
+        let line = format!("{line}\n");
+        std::thread::spawn(move || {
+            for _ in 0..200_000 {
+                if stdin.write_all(line.as_bytes()).is_err() {
+                    break;
+                }
+            }
+        })
+    });
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = vec![0u8; n];
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout);
+    let status = child.wait().unwrap();
+    if let Some(w) = writer {
+        w.join().unwrap();
+    }
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    (first, status, err)
+}
