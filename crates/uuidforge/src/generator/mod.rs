@@ -21,6 +21,7 @@
 mod checkpoint;
 mod config;
 mod engine;
+pub mod experiment;
 mod keyed;
 mod other;
 mod shared;
