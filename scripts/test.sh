@@ -25,6 +25,9 @@ cargo fmt --all --check
 step "cargo clippy"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 
+step "rustdoc (broken links are errors)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p uuidforge --all-features --quiet
+
 step "conformance vectors match their independent generator"
 python3 conformance/generate.py | diff -u conformance/vectors.json - \
   || { echo "conformance/vectors.json is stale: run python3 conformance/generate.py > conformance/vectors.json"; exit 1; }

@@ -21,7 +21,7 @@
 //! |---|---|---|
 //! | [`fmt`], [`parser`], [`base32`] | §4 | text and binary forms |
 //! | [`gregorian`] | §5.1, §5.6 | v1, v6 and conversion |
-//! | [`v7`] | §5.7, §6.2 | v7 fields, Method 3 fraction |
+//! | [`v7`](mod@v7) | §5.7, §6.2 | v7 fields, Method 3 fraction |
 //! | [`v8`] | §5.8, App. B | draft time layouts, B.1, B.2 |
 //! | [`draft01`] | (draft §4.4) | the 2021 v7 layout |
 //! | [`layout`] | §6.2 | generator-aware decoding and guessing |
@@ -29,6 +29,8 @@
 //! | [`uuid192`] | — | 128-bit UUID + 64-bit segment |
 //! | [`bounds`] | §6.11 | boundary values, partition keys, DDL |
 //! | [`sortorder`] | §6.11 | SQL Server, .NET, MySQL adapters |
+//! | [`generator`] | §5.6–§5.8, §6.1–§6.3, §6.9 | UUIDv7 (and v6, v8) generators, profiles, policies |
+//! | [`plausible`] | — | plausibility checks for client-supplied UUIDs |
 #![deny(missing_docs)]
 
 mod bits;
