@@ -543,3 +543,31 @@ fn completions_and_man_page_come_from_the_same_definition() {
         .success()
         .stdout(predicate::str::contains(".TH uuidforge").and(predicate::str::contains("gen")));
 }
+
+#[test]
+fn progress_bar_only_on_a_terminal() {
+    // `script` (util-linux, in every Debian) gives the command a terminal.
+    let bin = assert_cmd::cargo::cargo_bin("uuidforge");
+    let out = std::process::Command::new("script")
+        .args([
+            "-qec",
+            &format!("{} gen -n 3000000 > /dev/null", bin.display()),
+            "/dev/null",
+        ])
+        .env_remove("UUIDFORGE_FORMAT")
+        .env_remove("UUIDFORGE_PROFILE")
+        .output()
+        .expect("script(1) runs");
+    assert!(out.status.success());
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        screen.contains("/3000000 UUIDs"),
+        "no progress bar on a terminal: {screen:?}"
+    );
+    // Piped, there is none (see broken_pipe_on_gen_ends_quietly too).
+    uuidforge()
+        .args(["gen", "-n", "1500000"])
+        .assert()
+        .success()
+        .stderr("");
+}
