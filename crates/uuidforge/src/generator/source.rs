@@ -74,18 +74,22 @@ fn tsc() -> Option<u64> {
     None
 }
 
+/// Whether the CPU declares an invariant TSC (CPUID 0x8000_0007, EDX bit 8:
+/// constant rate, counting through sleep states), asked once.
 fn invariant_tsc() -> bool {
     static INVARIANT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *INVARIANT.get_or_init(|| {
-        cfg!(target_arch = "x86_64")
-            && std::fs::read_to_string("/proc/cpuinfo")
-                .map(|c| {
-                    c.lines().find(|l| l.starts_with("flags")).is_some_and(|l| {
-                        l.split_whitespace().any(|f| f == "constant_tsc")
-                            && l.split_whitespace().any(|f| f == "nonstop_tsc")
-                    })
-                })
-                .unwrap_or(false)
+        #[cfg(target_arch = "x86_64")]
+        {
+            use core::arch::x86_64::__cpuid;
+            // CPUID is available on every x86_64 CPU.
+            let max_extended = __cpuid(0x8000_0000).eax;
+            max_extended >= 0x8000_0007 && __cpuid(0x8000_0007).edx & (1 << 8) != 0
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
     })
 }
 
