@@ -425,34 +425,43 @@ fn shifts_fast_clock_spread_and_masking() {
     assert!(shifts.len() > 10, "the shift changes with the period");
 }
 
-#[test]
-fn monotonic_over_ten_million_ids_per_profile() {
-    // A scripted clock that stands still, steps, jumps and goes back.
-    for name in PROFILES {
-        let clock = SimClock::at_ms(T0);
-        let mut g = sim(config(name), &clock, ScriptRng::seeded(12345));
-        let mut script = ScriptRng::seeded(99);
-        let mut ms = T0;
-        let mut last = Uuid::nil();
-        for i in 0..10_000_000u64 {
-            if i.is_multiple_of(64) {
-                match script.next_u64() % 100 {
-                    0..=69 => {}
-                    70..=89 => ms += 1,
-                    90..=94 => ms -= script.next_u64() % 5,
-                    95..=98 => ms += script.next_u64() % 100,
-                    _ => clock.fail(),
-                }
-                if clock.0.get().is_some() || script.next_u64().is_multiple_of(2) {
-                    clock.set_ms(ms);
-                }
+/// Runs `n` UUIDs of a profile under a clock script drawn from `seed`: the
+/// clock stands still, steps, jumps forward, goes back and fails.
+fn run_clock_script(name: &str, seed: u64, n: u64) -> Telemetry {
+    let clock = SimClock::at_ms(T0);
+    let mut g = sim(config(name), &clock, ScriptRng::seeded(seed ^ 0x5eed));
+    let mut script = ScriptRng::seeded(seed);
+    let mut ms = T0;
+    let mut last = Uuid::nil();
+    for i in 0..n {
+        if i.is_multiple_of(64) {
+            match script.next_u64() % 100 {
+                0..=69 => {}
+                70..=89 => ms += 1,
+                90..=94 => ms -= script.next_u64() % 5,
+                95..=98 => ms += script.next_u64() % 100,
+                _ => clock.fail(),
             }
-            let id = g.generate().unwrap();
-            assert!(id > last, "{name}: step {i}");
-            last = id;
+            if clock.0.get().is_some() || script.next_u64().is_multiple_of(2) {
+                clock.set_ms(ms);
+            }
         }
-        let t = g.telemetry();
-        assert!(t.rollbacks > 0 && t.clock_failures > 0, "{name}: {t:?}");
+        let id = g.generate().unwrap();
+        assert!(id > last, "{name}: seed {seed}, step {i}");
+        last = id;
+    }
+    g.telemetry()
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4))]
+    /// 4 cases × 2.5 × 10^6 = 10^7 ids per profile, each case its own clock script.
+    #[test]
+    fn monotonic_over_ten_million_ids_per_profile(seed in 1u64..u64::MAX) {
+        for name in PROFILES {
+            let t = run_clock_script(name, seed, 2_500_000);
+            proptest::prop_assert!(t.rollbacks > 0 && t.clock_failures > 0, "{}: {:?}", name, t);
+        }
     }
 }
 
@@ -485,7 +494,9 @@ fn shared_generator_is_strictly_increasing_across_threads() {
     assert_eq!(all.len(), n, "no duplicates");
 
     // Hand-out order: a value handed out after another (here: after it was
-    // published under a lock) is larger, whichever thread takes it.
+    // published under a lock) is larger, whichever thread takes it; also for
+    // a separately configured shared generator.
+    let g = std::sync::Arc::new(SharedGenerator::new(config("counter42")).unwrap());
     let last = std::sync::Arc::new(std::sync::Mutex::new(Uuid::nil()));
     let handles: Vec<_> = (0..2)
         .map(|_| {
