@@ -5,15 +5,7 @@ use predicates::prelude::*;
 const A6: &str = "017F22E2-79B0-7CC3-98C4-DC0C0C07398F";
 
 mod common;
-use common::uuidforge;
-
-fn json_lines(out: &[u8]) -> Vec<serde_json::Value> {
-    std::str::from_utf8(out)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
+use common::{json_lines, uuidforge};
 
 #[test]
 fn inspect_prints_rfc_vectors_with_their_precision() {
@@ -40,19 +32,13 @@ fn inspect_prints_rfc_vectors_with_their_precision() {
 
 #[test]
 fn inspect_json_has_one_object_per_value() {
-    let out = uuidforge()
-        .args([
-            "inspect",
-            "--json",
-            A6,
-            "2489E9AD-2EE2-8E00-8EC9-32D5F69181C0",
-            "01FWHE4YDGFK1SHH6W1G60EECF",
-        ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = common::ok_stdout(&[
+        "inspect",
+        "--json",
+        A6,
+        "2489E9AD-2EE2-8E00-8EC9-32D5F69181C0",
+        "01FWHE4YDGFK1SHH6W1G60EECF",
+    ]);
     let lines = json_lines(&out);
     assert_eq!(lines.len(), 3);
     assert_eq!(lines[0]["timestamp"]["iso8601"], "2022-02-22T19:22:22.000Z");
@@ -79,13 +65,7 @@ fn inspect_reads_draft01_values_as_the_draft() {
     };
     let id =
         uuidforge::draft01::encode(uuidforge::draft01::Draft01Precision::Microsecond, f).unwrap();
-    let out = uuidforge()
-        .args(["inspect", "--json", &id.to_string()])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = common::ok_stdout(&["inspect", "--json", &id.to_string()]);
     let j = &json_lines(&out)[0];
     assert_eq!(j["layout_guess"]["layout"], "draft01");
     assert_eq!(j["draft01"]["us"]["iso8601"], "2022-02-22T19:22:22.123456Z");
@@ -181,13 +161,7 @@ fn convert_writes_every_form_and_they_parse_back() {
             .success()
             .stdout(format!("{}\n", forms[0].1));
     }
-    let check = uuidforge()
-        .args(["convert", "--to", "base32-check", A6])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let check = common::ok_stdout(&["convert", "--to", "base32-check", A6]);
     let check = String::from_utf8(check).unwrap();
     assert_eq!(check.trim().len(), 27);
     uuidforge()
@@ -199,13 +173,7 @@ fn convert_writes_every_form_and_they_parse_back() {
         .assert()
         .success()
         .stdout("urn:uuid:017F22E2-79B0-7CC3-98C4-DC0C0C07398F\n");
-    let bin = uuidforge()
-        .args(["convert", "--to", "binary", A6, A6])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let bin = common::ok_stdout(&["convert", "--to", "binary", A6, A6]);
     assert_eq!(bin.len(), 32);
     assert_eq!(
         &bin[..16],
@@ -284,13 +252,7 @@ fn convert_uuid192_keeps_or_refuses_to_drop_the_segment() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("checksum"));
-    let out = uuidforge()
-        .args(["inspect", "--json", &text])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = common::ok_stdout(&["inspect", "--json", &text]);
     let j = &json_lines(&out)[0];
     assert_eq!(j["uuid192"]["fields"]["structure"], "raw");
     assert_eq!(j["uuid192"]["fields"]["payload"], 99);

@@ -26,13 +26,7 @@ fn now_ms() -> u64 {
 #[test]
 fn a_million_v7_are_strictly_increasing_and_dated_now() {
     let before = now_ms();
-    let out = uuidforge()
-        .args(["gen", "-n", "1000000"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = common::ok_stdout(&["gen", "-n", "1000000"]);
     let after = now_ms();
     let ids: Vec<Uuid> = lines(&out).iter().map(|l| l.parse().unwrap()).collect();
     assert_eq!(ids.len(), 1_000_000);
@@ -51,13 +45,7 @@ fn a_million_v7_are_strictly_increasing_and_dated_now() {
 #[test]
 fn every_version_and_format() {
     for version in ["1", "4", "6", "7", "8"] {
-        let out = uuidforge()
-            .args(["gen", "--version", version, "-n", "5"])
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
+        let out = common::ok_stdout(&["gen", "--version", version, "-n", "5"]);
         let ids: Vec<Uuid> = lines(&out).iter().map(|l| l.parse().unwrap()).collect();
         assert_eq!(ids.len(), 5);
         assert!(
@@ -78,13 +66,7 @@ fn every_version_and_format() {
         ("base32-check", 27),
         ("uuid192", 53),
     ] {
-        let out = uuidforge()
-            .args(["gen", "--format", format, "-n", "3"])
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
+        let out = common::ok_stdout(&["gen", "--format", format, "-n", "3"]);
         let l = lines(&out);
         assert_eq!(l.len(), 3);
         assert!(l.iter().all(|x| x.len() == len), "{format}: {l:?}");
@@ -93,21 +75,9 @@ fn every_version_and_format() {
             .assert()
             .success();
     }
-    let bin = uuidforge()
-        .args(["gen", "--format", "binary", "-n", "4"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let bin = common::ok_stdout(&["gen", "--format", "binary", "-n", "4"]);
     assert_eq!(bin.len(), 64);
-    let upper = uuidforge()
-        .args(["gen", "--upper", "--format", "urn"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let upper = common::ok_stdout(&["gen", "--upper", "--format", "urn"]);
     let upper = String::from_utf8(upper).unwrap();
     assert!(
         upper.starts_with("urn:uuid:") && upper[9..].trim() == upper[9..].trim().to_uppercase()
@@ -153,57 +123,27 @@ fn name_based_versions() {
 
 #[test]
 fn shift_at_profile_and_json() {
-    let at = uuidforge()
-        .args(["gen", "--at", "2024-05-01T12:00:00Z", "-n", "3"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let at = common::ok_stdout(&["gen", "--at", "2024-05-01T12:00:00Z", "-n", "3"]);
     let ids: Vec<Uuid> = lines(&at).iter().map(|l| l.parse().unwrap()).collect();
     assert!(ids
         .iter()
         .all(|u| uuidforge::v7::unix_ms(u) == 1_714_564_800_000));
     assert!(ids.windows(2).all(|w| w[0] < w[1]));
-    let at_ms = uuidforge()
-        .args(["gen", "--at", "1714564800000"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let at_ms = common::ok_stdout(&["gen", "--at", "1714564800000"]);
     assert!(String::from_utf8(at_ms)
         .unwrap()
         .starts_with("018f3406-9e00-7"));
 
-    let shifted = uuidforge()
-        .args(["gen", "--shift", "-1d"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let shifted = common::ok_stdout(&["gen", "--shift", "-1d"]);
     let ms = uuidforge::v7::unix_ms(&String::from_utf8(shifted).unwrap().trim().parse().unwrap());
     let expected = now_ms() - 86_400_000;
     assert!(ms.abs_diff(expected) < 5_000, "{ms} vs {expected}");
 
-    let pg18 = uuidforge()
-        .args(["gen", "--profile", "pg18", "-n", "1000"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let pg18 = common::ok_stdout(&["gen", "--profile", "pg18", "-n", "1000"]);
     let ids: Vec<Uuid> = lines(&pg18).iter().map(|l| l.parse().unwrap()).collect();
     assert!(ids.windows(2).all(|w| w[0] < w[1]));
 
-    let json = uuidforge()
-        .args(["gen", "--json", "-n", "2", "--format", "base32"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let json = common::ok_stdout(&["gen", "--json", "-n", "2", "--format", "base32"]);
     for l in lines(&json) {
         let j: serde_json::Value = serde_json::from_str(&l).unwrap();
         assert_eq!(j["version"], 7);
@@ -338,13 +278,7 @@ fn bounds_and_partition() {
         .stdout(predicate::str::contains(
             "predicate \"order id\" >= '018cc251-f400-7000-8000-000000000000' AND \"order id\" < '018d61f7-1800-7000-8000-000000000000'",
         ));
-    let j = uuidforge()
-        .args(["bounds", "--from", "0", "--to", "1", "--json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let j = common::ok_stdout(&["bounds", "--from", "0", "--to", "1", "--json"]);
     let j: serde_json::Value = serde_json::from_slice(&j).unwrap();
     assert_eq!(j["end"], "00000000-0001-7000-8000-000000000000");
     uuidforge()
@@ -359,21 +293,9 @@ fn bounds_and_partition() {
 
 #[test]
 fn validate_exit_codes_and_reasons() {
-    let now = uuidforge()
-        .args(["gen"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let now = common::ok_stdout(&["gen"]);
     let now = String::from_utf8(now).unwrap().trim().to_string();
-    let future = uuidforge()
-        .args(["gen", "--shift", "1h"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let future = common::ok_stdout(&["gen", "--shift", "1h"]);
     let future = String::from_utf8(future).unwrap().trim().to_string();
     uuidforge()
         .args(["validate", "--version", "7", "--max-skew", "5s", &now])
@@ -417,13 +339,7 @@ fn profiles_list_show_check() {
             "default    unix_ts_ms 48 | ver 4 | guard 1 | counter 17",
         ))
         .stdout(predicate::str::contains("pg18"));
-    let shown = uuidforge()
-        .args(["profile", "show", "counter42"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let shown = common::ok_stdout(&["profile", "show", "counter42"]);
     let text = String::from_utf8(shown).unwrap();
     let json: String = text
         .lines()
@@ -446,13 +362,7 @@ fn profiles_list_show_check() {
         .assert()
         .success()
         .stdout(predicate::str::contains("valid profile 'mine'"));
-    let out = uuidforge()
-        .args(["gen", "--profile", good.to_str().unwrap(), "-n", "100"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = common::ok_stdout(&["gen", "--profile", good.to_str().unwrap(), "-n", "100"]);
     assert_eq!(lines(&out).len(), 100);
     let bad = dir.join("bad.json");
     std::fs::write(&bad, r#"{"counter_bits": 80}"#).unwrap();

@@ -216,34 +216,25 @@ mod tests {
 
     #[test]
     fn ranges_are_checked() {
-        let f = Draft01Fields {
-            unix_seconds: 1 << 36,
-            subsec_nanos: 0,
-            seq: 0,
-            random: 0,
+        let rejected_field = |layout, unix_seconds, subsec_nanos, seq| {
+            let f = Draft01Fields {
+                unix_seconds,
+                subsec_nanos,
+                seq,
+                random: 0,
+            };
+            encode(layout, f).unwrap_err().field
         };
         assert_eq!(
-            encode(Draft01Precision::Millisecond, f).unwrap_err().field,
+            rejected_field(Draft01Precision::Millisecond, 1 << 36, 0, 0),
             "unix_seconds"
         );
-        let f = Draft01Fields {
-            unix_seconds: 0,
-            subsec_nanos: 0,
-            seq: 1 << 12,
-            random: 0,
-        };
         assert_eq!(
-            encode(Draft01Precision::Millisecond, f).unwrap_err().field,
+            rejected_field(Draft01Precision::Millisecond, 0, 0, 1 << 12),
             "seq"
         );
-        let f = Draft01Fields {
-            unix_seconds: 0,
-            subsec_nanos: 1_000_000_000,
-            seq: 0,
-            random: 0,
-        };
         assert_eq!(
-            encode(Draft01Precision::Nanosecond, f).unwrap_err().field,
+            rejected_field(Draft01Precision::Nanosecond, 0, 1_000_000_000, 0),
             "subsec_nanos"
         );
     }

@@ -60,3 +60,23 @@ pub fn read_then_close(
         .unwrap();
     (first, status, err)
 }
+
+/// Standard output of a run that must succeed.
+pub fn ok_stdout(args: &[&str]) -> Vec<u8> {
+    uuidforge()
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone()
+}
+
+/// The JSON objects of NDJSON output, one per line.
+pub fn json_lines(out: &[u8]) -> Vec<serde_json::Value> {
+    std::str::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
