@@ -140,13 +140,25 @@ impl Layout {
     /// used). Constant shifts only: this is the per-UUID path.
     #[inline(always)]
     pub fn finish(&self, head: u128, random: u128) -> Uuid {
-        let p = head | (random & self.random_mask);
-        let v = ((p >> 74) << 80)
-            | (0x7 << 76)
-            | (((p >> 62) & 0xfff) << 64)
-            | (0b10 << 62)
-            | (p & mask(62));
-        uuid_from_u128(v)
+        uuid_of_payload(self.payload(head, random))
+    }
+
+    /// A payload head with its random tail filled in.
+    #[inline(always)]
+    pub fn payload(&self, head: u128, random: u128) -> u128 {
+        head | (random & self.random_mask)
+    }
+
+    /// Tick and counter as this layout reads them from any v7 payload, so a
+    /// generator can continue after a value another layout wrote: the next
+    /// value's prefix is larger, hence the UUID is.
+    #[inline(always)]
+    pub fn read_payload(&self, payload: u128) -> (u64, u128) {
+        let below = 74 - self.f - self.c;
+        (
+            (payload >> (74 - self.f)) as u64,
+            (payload >> below) & mask(self.c),
+        )
     }
 
     /// The UUID for a state and `random`.
@@ -164,6 +176,17 @@ impl Layout {
             _ => ((rng.next_u64() as u128) << 64) | rng.next_u64() as u128,
         }
     }
+}
+
+/// The UUIDv7 of 122 payload bits (everything but version and variant).
+#[inline(always)]
+pub(crate) fn uuid_of_payload(p: u128) -> Uuid {
+    let v = ((p >> 74) << 80)
+        | (0x7 << 76)
+        | (((p >> 62) & 0xfff) << 64)
+        | (0b10 << 62)
+        | (p & mask(62));
+    uuid_from_u128(v)
 }
 
 /// `Uuid::from_u128` through one 16-byte vector store: built from two

@@ -1,13 +1,16 @@
 //! The process-wide generator: lock-free, strictly increasing across threads
-//! in the order values are handed out (B14, E1).
+//! in the order values are handed out (B14, E1) — and across processes when
+//! its state lives in shared memory (E2).
 //!
-//! The timestamp and counter are packed into one 128-bit word,
-//! `tick << counter_bits | counter`, which itself increases with every UUID;
-//! each UUID is one compare-and-swap of that word (`cmpxchg16b` on x86_64).
-//! The random tail is drawn after the swap, outside the critical section,
-//! from a per-thread CSPRNG that reseeds after `fork()`.
+//! The state is a [`GeneratorCell`]: the payload of the last UUID handed out,
+//! in one 128-bit word. Each UUID is one compare-and-swap of that word
+//! (`cmpxchg16b` on x86_64) from the last value to the new one. Because the
+//! cell holds the whole last value, not a layout's own counter, a generator
+//! of any profile continues correctly after a value of any other profile:
+//! it reads its timestamp and counter out of the last value's leading bits,
+//! and a larger prefix makes a larger UUID.
 
-use super::engine::{Advance, Layout, State};
+use super::engine::{uuid_of_payload, Advance, Layout, State};
 use super::source::{ConfiguredRng, RandSource, SystemClock, TimeSource};
 use super::{GenError, GeneratorConfig, Randomness, Telemetry, MAX_STALL_READS};
 use portable_atomic::AtomicU128;
@@ -21,15 +24,73 @@ thread_local! {
     static FAST_RNG: RefCell<ConfiguredRng> = RefCell::new(ConfiguredRng::new(Randomness::InsecureFast));
 }
 
+/// Clock readings are kept in 2^-12 ms units whatever the layout's fraction
+/// (at most 12 bits), so layouts with different fractions share a cell.
+const REAL_UNIT_BITS: u32 = 12;
+
+/// The state of a [`SharedGenerator`]: the last UUID handed out and the last
+/// clock reading.
+///
+/// It holds no pointers and all-zero bytes are its initial state, so it may
+/// be placed in memory shared by processes — a database server's shared
+/// memory, for one — and then every process that generates through it with
+/// [`SharedGenerator::generate_in`] gets values strictly greater than every
+/// value handed out before, in any process (E2). That needs a lock-free
+/// 16-byte compare-and-swap: check [`GeneratorCell::is_lock_free`] first.
+///
+/// ```text
+/// offset 0   last: u128   payload of the last UUID (122 bits; 0 = none yet)
+/// offset 16  real: u64    last clock reading, 2^-12 ms units (0 = none yet)
+/// ```
+///
+/// ```
+/// use uuidforge::generator::{GeneratorCell, GeneratorConfig, SharedGenerator};
+/// let cell = GeneratorCell::new();
+/// let default = SharedGenerator::new(GeneratorConfig::profile("default").unwrap()).unwrap();
+/// let pg18 = SharedGenerator::new(GeneratorConfig::profile("pg18").unwrap()).unwrap();
+/// let a = default.generate_in(&cell).unwrap();
+/// let b = pg18.generate_in(&cell).unwrap(); // another layout, same cell
+/// assert!(a < b);
+/// assert_eq!(cell.last(), Some(b));
+/// ```
+#[repr(C)]
+#[derive(Debug, Default)]
+pub struct GeneratorCell {
+    last: AtomicU128,
+    real: AtomicU64,
+}
+
+impl GeneratorCell {
+    /// A cell before its first UUID.
+    pub const fn new() -> GeneratorCell {
+        GeneratorCell {
+            last: AtomicU128::new(0),
+            real: AtomicU64::new(0),
+        }
+    }
+
+    /// Whether the 16-byte compare-and-swap is a CPU instruction here. When
+    /// it is not, the atomic falls back to a lock inside this process, which
+    /// does not order other processes: do not share a cell between processes
+    /// then.
+    pub fn is_lock_free() -> bool {
+        AtomicU128::is_lock_free()
+    }
+
+    /// The last UUID handed out through this cell, if any.
+    pub fn last(&self) -> Option<Uuid> {
+        match self.last.load(Ordering::Acquire) {
+            0 => None,
+            p => Some(uuid_of_payload(p)),
+        }
+    }
+}
+
 /// A generator shared by threads (see the module documentation).
 pub struct SharedGenerator {
     layout: Layout,
     randomness: Randomness,
-    /// `tick << c | counter`; zero before the first UUID.
-    word: AtomicU128,
-    /// Last real clock reading in ticks, for rollback detection (0: none
-    /// yet).
-    last_real: AtomicU64,
+    cell: GeneratorCell,
     /// Telemetry from the retry loops (rare events only, so a mutex costs
     /// nothing on the fast path).
     telemetry: Mutex<Telemetry>,
@@ -49,57 +110,62 @@ impl SharedGenerator {
         Ok(SharedGenerator {
             layout,
             randomness: config.randomness,
-            word: AtomicU128::new(0),
-            last_real: AtomicU64::new(0),
+            cell: GeneratorCell::new(),
             telemetry: Mutex::new(Telemetry::default()),
         })
     }
 
-    fn unpack(&self, word: u128) -> State {
-        let c = self.layout.c;
+    fn unpack(&self, last: u128, real: u64) -> State {
+        let (tick, counter) = self.layout.read_payload(last);
         State {
-            tick: (word >> c) as u64,
-            counter: word & crate::bits::mask(c),
+            tick,
+            counter,
             segment: 0,
             head: 0,
-            // Zero means no reading published yet; a non-zero word still
+            // Zero means no reading published yet; a non-zero value still
             // means "started": never restart its counter.
-            last_real: match self.last_real.load(Ordering::Relaxed) {
-                0 if word == 0 => None,
-                t => Some(t),
+            last_real: match real {
+                0 if last == 0 => None,
+                t => Some(t >> (REAL_UNIT_BITS - self.layout.f)),
             },
         }
     }
 
-    fn pack(&self, s: &State) -> u128 {
-        ((s.tick as u128) << self.layout.c) | s.counter
+    fn read_clock(&self, clock: &mut impl TimeSource) -> Result<Option<u64>, GenError> {
+        match clock.now_unix_ns() {
+            Some(ns) => Ok(Some(self.layout.tick_of(ns)?)),
+            None => Ok(None),
+        }
     }
 
     /// The next UUID: strictly greater than every UUID this generator handed
     /// out before it, in any thread.
     pub fn generate(&self) -> Result<Uuid, GenError> {
+        self.generate_in(&self.cell)
+    }
+
+    /// The next UUID through an outside cell (for example one in shared
+    /// memory): strictly greater than every UUID handed out through `cell`
+    /// before it, by any generator, thread or process.
+    pub fn generate_in(&self, cell: &GeneratorCell) -> Result<Uuid, GenError> {
         let mut clock = SystemClock;
         with_rng(self.randomness, |rng| {
             let mut local = Telemetry::default();
             let mut reads = 0u64;
-            // The clock is read once per attempt that sees the clock matter:
-            // a failed swap retries with the same reading (still valid, the
-            // state only moved forward), so contended retries stay short.
-            let mut real = match clock.now_unix_ns() {
-                Some(ns) => Some(self.layout.tick_of(ns)?),
-                None => None,
-            };
-            let mut old = self.word.load(Ordering::Acquire);
-            let state = loop {
+            // Drawn before the swap: the cell stores whole values. A failed
+            // swap keeps them (still unused) and, with the same clock
+            // reading (still valid, the state only moved forward), retries.
+            let segment = self.layout.init_segment(rng);
+            let random = self.layout.random_tail(rng);
+            let mut real = self.read_clock(&mut clock)?;
+            let mut old = cell.last.load(Ordering::Acquire);
+            let payload = loop {
                 reads += 1;
-                let mut state = self.unpack(old);
+                let mut state = self.unpack(old, cell.real.load(Ordering::Relaxed));
                 match state.advance(&self.layout, real, rng, &mut local)? {
                     Advance::Stall if reads < MAX_STALL_READS => {
-                        real = match clock.now_unix_ns() {
-                            Some(ns) => Some(self.layout.tick_of(ns)?),
-                            None => None,
-                        };
-                        old = self.word.load(Ordering::Acquire);
+                        real = self.read_clock(&mut clock)?;
+                        old = cell.last.load(Ordering::Acquire);
                         continue;
                     }
                     Advance::Stall => {
@@ -109,21 +175,23 @@ impl SharedGenerator {
                     }
                     Advance::Ready => {}
                 }
-                match self.word.compare_exchange_weak(
-                    old,
-                    self.pack(&state),
-                    Ordering::AcqRel,
-                    Ordering::Acquire,
-                ) {
+                let new = self
+                    .layout
+                    .payload(self.layout.head(state.tick, state.counter, segment), random);
+                match cell
+                    .last
+                    .compare_exchange_weak(old, new, Ordering::AcqRel, Ordering::Acquire)
+                {
                     Ok(_) => {
-                        // Skip the write when it would not change anything, so
-                        // threads do not contend on this line too.
-                        if let Some(r) =
-                            real.filter(|&r| self.last_real.load(Ordering::Relaxed) < r)
-                        {
-                            self.last_real.fetch_max(r, Ordering::Relaxed);
+                        if let Some(r) = real {
+                            let r = r << (REAL_UNIT_BITS - self.layout.f);
+                            // Skip the write when it would not change
+                            // anything, so threads do not contend on it too.
+                            if cell.real.load(Ordering::Relaxed) < r {
+                                cell.real.fetch_max(r, Ordering::Relaxed);
+                            }
                         }
-                        break state;
+                        break new;
                     }
                     Err(current) => old = current,
                 }
@@ -131,17 +199,7 @@ impl SharedGenerator {
             if local != Telemetry::default() {
                 self.record(local);
             }
-            // The segment is per thread, drawn when the thread sees a new
-            // tick: it cannot break order, the counter already decides it.
-            let segment = if self.layout.s == 0 {
-                0
-            } else {
-                self.layout.init_segment(rng)
-            };
-            let random = self.layout.random_tail(rng);
-            Ok(self
-                .layout
-                .assemble(state.tick, state.counter, segment, random))
+            Ok(uuid_of_payload(payload))
         })
     }
 
@@ -164,10 +222,44 @@ impl SharedGenerator {
             .now_unix_ns()
             .and_then(|ns| self.layout.tick_of(ns).ok());
         if let Some(now) = now {
-            let tick = (self.word.load(Ordering::Relaxed) >> self.layout.c) as u64;
+            let (tick, _) = self
+                .layout
+                .read_payload(self.cell.last.load(Ordering::Relaxed));
             t.ahead_ms = tick.saturating_sub(now) >> self.layout.f;
         }
         t
+    }
+
+    /// A UUID from the last value in `cell` onward without reading the
+    /// clock: for when the clock gives no valid timestamp. Still strictly
+    /// increasing; at the very end of the timestamp range it returns the
+    /// largest v7 value.
+    #[cold]
+    pub fn generate_without_clock_in(&self, cell: &GeneratorCell) -> Uuid {
+        with_rng(self.randomness, |rng| loop {
+            let old = cell.last.load(Ordering::Acquire);
+            let mut state = self.unpack(old, 0);
+            state.last_real = Some(state.tick);
+            let mut t = Telemetry::default();
+            if state.advance(&self.layout, None, rng, &mut t).is_err() {
+                return crate::v7::from_fields_masked(
+                    crate::v7::MAX_UNIX_MS,
+                    0xfff,
+                    crate::v7::MAX_RAND_B,
+                );
+            }
+            let random = self.layout.random_tail(rng);
+            let new = self
+                .layout
+                .payload(self.layout.head(state.tick, state.counter, 0), random);
+            if cell
+                .last
+                .compare_exchange_weak(old, new, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                return uuid_of_payload(new);
+            }
+        })
     }
 }
 
@@ -188,33 +280,9 @@ pub fn global() -> &'static SharedGenerator {
 /// timestamp; then the value is built from the last timestamp (or zero),
 /// still in order.
 pub fn v7() -> Uuid {
-    match global().generate() {
+    let g = global();
+    match g.generate() {
         Ok(u) => u,
-        Err(_) => fallback(global()),
+        Err(_) => g.generate_without_clock_in(&g.cell),
     }
-}
-
-#[cold]
-fn fallback(g: &SharedGenerator) -> Uuid {
-    // Count on from the last state without a clock.
-    with_rng(g.randomness, |rng| loop {
-        let old = g.word.load(Ordering::Acquire);
-        let mut state = g.unpack(old);
-        state.last_real = Some(state.tick);
-        let mut t = Telemetry::default();
-        if state.advance(&g.layout, None, rng, &mut t).is_err() {
-            return crate::v7::from_fields_masked(
-                crate::v7::MAX_UNIX_MS,
-                0xfff,
-                crate::v7::MAX_RAND_B,
-            );
-        }
-        if g.word
-            .compare_exchange_weak(old, g.pack(&state), Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
-        {
-            let random = g.layout.random_tail(rng);
-            return g.layout.assemble(state.tick, state.counter, 0, random);
-        }
-    })
 }

@@ -551,3 +551,117 @@ fn tsc_clock_tracks_the_system_clock() {
     let ids: Vec<Uuid> = (0..100_000).map(|_| g.generate().unwrap()).collect();
     assert!(ids.windows(2).all(|w| w[0] < w[1]));
 }
+
+#[test]
+fn one_cell_orders_every_profile_after_every_other() {
+    // A cell written by one layout and continued by another (E2 with a
+    // per-session profile setting): each value is above the last, whichever
+    // profile made either. The tails are random, so the counter-less pg18
+    // and the 74-bit random profile read counters out of random bits.
+    let cell = GeneratorCell::new();
+    let gens: Vec<SharedGenerator> = PROFILES
+        .iter()
+        .map(|p| SharedGenerator::new(config(p)).unwrap())
+        .collect();
+    let mut rng = InsecureFastRng::new();
+    let mut last = Uuid::nil();
+    for i in 0..400_000 {
+        let g = &gens[(rng.next_u64() % gens.len() as u64) as usize];
+        let id = g.generate_in(&cell).unwrap();
+        assert!(id > last, "value {i}: {id} after {last}");
+        assert_eq!(cell.last(), Some(id));
+        assert_eq!(id.get_version_num(), 7);
+        last = id;
+    }
+    let fallback = gens[0].generate_without_clock_in(&cell);
+    assert!(fallback > last);
+}
+
+#[test]
+fn a_cell_in_shared_memory_orders_values_across_processes() {
+    // E2 for real: two forked processes generate through one cell in a
+    // MAP_SHARED mapping. Before each call a process reads the cell's last
+    // value (everything handed out so far, by anyone); the value it gets
+    // must be above it. Each child also reports its values through a pipe
+    // so the parent checks that no value was handed out twice.
+    assert!(GeneratorCell::is_lock_free(), "this CPU has cmpxchg16b");
+    const PER_CHILD: usize = 200_000;
+    // SAFETY: an anonymous shared mapping, sized and aligned (page) for the
+    // cell, zero-filled, which is the cell's initial state.
+    let cell: &GeneratorCell = unsafe {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            std::mem::size_of::<GeneratorCell>(),
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        );
+        assert_ne!(p, libc::MAP_FAILED);
+        &*(p as *const GeneratorCell)
+    };
+    let mut children = Vec::new();
+    for profile in ["default", "counter42"] {
+        let mut fds = [0; 2];
+        // SAFETY: plain pipe(2) and fork(2); the child only generates,
+        // writes to its pipe and _exits.
+        unsafe {
+            assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
+            let pid = libc::fork();
+            assert!(pid >= 0);
+            if pid == 0 {
+                libc::close(fds[0]);
+                let g = SharedGenerator::new(config(profile)).unwrap();
+                let mut out = Vec::with_capacity(PER_CHILD * 16);
+                let mut ok = true;
+                for _ in 0..PER_CHILD {
+                    let before = cell.last().unwrap_or(Uuid::nil());
+                    let id = g.generate_in(cell).unwrap();
+                    ok &= id > before;
+                    out.extend_from_slice(id.as_bytes());
+                }
+                let mut written = 0;
+                while written < out.len() {
+                    let n =
+                        libc::write(fds[1], out[written..].as_ptr().cast(), out.len() - written);
+                    if n <= 0 {
+                        libc::_exit(3);
+                    }
+                    written += n as usize;
+                }
+                libc::_exit(if ok { 0 } else { 1 });
+            }
+            libc::close(fds[1]);
+            children.push((pid, fds[0]));
+        }
+    }
+    let mut all = Vec::new();
+    for (pid, fd) in children {
+        use std::io::Read;
+        // SAFETY: the read end is ours alone from here on.
+        let mut f = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+        let mut bytes = Vec::new();
+        f.read_to_end(&mut bytes).unwrap();
+        let mut status = 0;
+        // SAFETY: waiting for our own child.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert!(libc::WIFEXITED(status), "child {pid} crashed");
+        assert_eq!(
+            libc::WEXITSTATUS(status),
+            0,
+            "child {pid}: a value was not above the cell's last"
+        );
+        let ids: Vec<Uuid> = bytes
+            .chunks_exact(16)
+            .map(|c| Uuid::from_slice(c).unwrap())
+            .collect();
+        assert_eq!(ids.len(), PER_CHILD);
+        assert!(ids.windows(2).all(|w| w[0] < w[1]));
+        all.extend(ids);
+    }
+    let n = all.len();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), n, "no value handed out twice");
+    assert_eq!(cell.last(), all.last().copied());
+}
