@@ -1,0 +1,39 @@
+//! # uuidforge — the PostgreSQL extension
+//!
+//! UUIDv7 keys in PostgreSQL 15 (and later): a server-wide monotonic
+//! `uuidv7()` (shared memory when preloaded, E2), PostgreSQL 18's UUID
+//! functions, backfill, boundaries and partition keys (C3, E7),
+//! plausibility checks for `CHECK` constraints (E9), the `uuid192` type
+//! (C1) and the `uuidv7_gen` column type with `uuid_v7_last(table)` (C2).
+//! Every function is a thin SQL face of the `uuidforge` library.
+//!
+//! | module | what |
+//! |---|---|
+//! | [`state`] | `uuidforge.profile`, the shared-memory generator cell |
+//! | [`generate`] | `uuidv7()`, `uuidv7(shift)`, `uuidv7_at`, `uuidv6`, `uuidv4`, `uuidv7_next`, `uuid_v7_last` |
+//! | [`extract`] | `uuid_extract_timestamp`, `uuid_extract_version`, Base32 |
+//! | [`bounds`] | `uuidv7_boundary`, `uuidv7_range_lower/upper`, `uuidv7_partition_key` |
+//! | [`plausible`] | `uuidv7_is_plausible`, `uuidv7_implausibility` |
+//! | [`uuid192`] | the `uuid192` type, operators, opclasses, fields |
+//! | [`column`] | the `uuidv7_gen` domain and its event trigger |
+
+use pgrx::prelude::*;
+
+pub mod bounds;
+pub mod column;
+mod errors;
+pub mod extract;
+pub mod generate;
+pub mod plausible;
+pub mod state;
+mod time;
+pub mod uuid192;
+
+::pgrx::pg_module_magic!(name, version);
+
+/// Registers the settings and, under `shared_preload_libraries`, the
+/// shared-memory cell.
+#[pg_guard]
+pub extern "C-unwind" fn _PG_init() {
+    state::init();
+}

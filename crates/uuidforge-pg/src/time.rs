@@ -1,0 +1,54 @@
+//! Conversions between PostgreSQL's `timestamptz` (µs since 2000-01-01) and
+//! Unix time, and the current time as PostgreSQL arithmetic sees it.
+
+use pgrx::prelude::*;
+
+/// Microseconds from 1970-01-01 to 2000-01-01.
+const PG_EPOCH_UNIX_US: i64 = 946_684_800_000_000;
+
+/// Unix microseconds of a finite `timestamptz` (`None` for ±infinity).
+pub fn unix_us(ts: TimestampWithTimeZone) -> Option<i64> {
+    ts.is_finite()
+        .then(|| i64::from(ts).saturating_add(PG_EPOCH_UNIX_US))
+}
+
+/// The `timestamptz` of Unix microseconds, if PostgreSQL can represent it.
+pub fn from_unix_us(us: i64) -> Option<TimestampWithTimeZone> {
+    TimestampWithTimeZone::try_from(us.checked_sub(PG_EPOCH_UNIX_US)?).ok()
+}
+
+/// The current time as Unix microseconds, from the system clock (not the
+/// transaction start: a long transaction must not make fresh UUIDs look
+/// like they come from the future).
+pub fn now_unix_us() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
+}
+
+/// `ts + shift` with PostgreSQL's calendar arithmetic (months and days in
+/// the session time zone). Raises 22008 itself when the sum overflows.
+pub fn plus_interval(ts: TimestampWithTimeZone, shift: Interval) -> TimestampWithTimeZone {
+    // SAFETY: timestamptz_pl_interval is a strict built-in taking
+    // (timestamptz, interval); both datums are valid for the call.
+    unsafe {
+        pgrx::direct_function_call::<TimestampWithTimeZone>(
+            pg_sys::timestamptz_pl_interval,
+            &[ts.into_datum(), shift.into_datum()],
+        )
+    }
+    .expect("timestamptz + interval is never NULL for non-NULL arguments")
+}
+
+/// The length of `shift` applied to the current time, in microseconds.
+pub fn interval_from_now_us(shift: Interval) -> i64 {
+    let now_us = now_unix_us();
+    let now = from_unix_us(now_us).expect("the system clock is within timestamptz range");
+    let then = plus_interval(now, shift);
+    unix_us(then).unwrap_or(if shift.is_negative() {
+        i64::MIN
+    } else {
+        i64::MAX
+    }) - now_us
+}
