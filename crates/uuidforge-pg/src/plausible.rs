@@ -39,23 +39,24 @@ fn reason(
 /// Whether `id` is a UUIDv7 of the RFC variant whose time is at most
 /// `max_skew` ahead of the clock and, if given, not before `not_before`.
 /// Volatile (it reads the clock), which a `CHECK` constraint allows:
-/// `CHECK (uuidv7_is_plausible(id, '5 seconds'))`.
+/// `CHECK (uuidv7_is_plausible(id, '5 seconds'))`. NULL for a NULL `id` or
+/// `max_skew` (a `CHECK` lets NULL pass; `NOT NULL` is the column's job).
 #[pg_extern(volatile, parallel_safe)]
 fn uuidv7_is_plausible(
-    id: pgrx::Uuid,
-    max_skew: Interval,
+    id: Option<pgrx::Uuid>,
+    max_skew: Option<Interval>,
     not_before: default!(Option<TimestampWithTimeZone>, "NULL"),
-) -> bool {
-    reason(id, max_skew, not_before, "uuidv7_is_plausible").is_none()
+) -> Option<bool> {
+    Some(reason(id?, max_skew?, not_before, "uuidv7_is_plausible").is_none())
 }
 
 /// Why `id` fails `uuidv7_is_plausible` (for flagging rather than
-/// rejecting), or NULL when it passes.
+/// rejecting), or NULL when it passes (or an argument is NULL).
 #[pg_extern(volatile, parallel_safe)]
 fn uuidv7_implausibility(
-    id: pgrx::Uuid,
-    max_skew: Interval,
+    id: Option<pgrx::Uuid>,
+    max_skew: Option<Interval>,
     not_before: default!(Option<TimestampWithTimeZone>, "NULL"),
 ) -> Option<String> {
-    reason(id, max_skew, not_before, "uuidv7_implausibility")
+    reason(id?, max_skew?, not_before, "uuidv7_implausibility")
 }
