@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Sets up what the tests need on a fresh machine, then runs all of them:
 # formatting, lints, the conformance file check, unit/property/integration
-# tests, and a short fuzzing run of every parser.
+# tests, the PostgreSQL extension against the real server (regression suite
+# and concurrent writers, with and without shared_preload_libraries), and a
+# short fuzzing run of every parser.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +21,9 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
   cargo install cargo-fuzz --locked
 fi
 
+step "PostgreSQL 15, cargo-pgrx and the extension (scripts/pg-setup.sh)"
+./scripts/pg-setup.sh
+
 step "cargo fmt --check"
 cargo fmt --all --check
 
@@ -33,7 +38,12 @@ python3 conformance/generate.py | diff -u conformance/vectors.json - \
   || { echo "conformance/vectors.json is stale: run python3 conformance/generate.py > conformance/vectors.json"; exit 1; }
 
 step "cargo test"
-cargo test --workspace --all-features
+# The extension links against the server's symbols: it is tested inside
+# the server below, not by a test binary.
+cargo test --workspace --exclude uuidforge-pg --all-features
+
+step "PostgreSQL extension: regression suite and concurrent writers"
+./crates/uuidforge-pg/tests/run.sh
 
 step "fuzz every parser for ${FUZZ_SECONDS}s each"
 (
