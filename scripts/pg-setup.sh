@@ -68,6 +68,13 @@ if ! pg_lsclusters -h | awk '$1 == 15 && $2 == "main" && $4 == "online"' | grep 
   pg_ctlcluster 15 main start
 fi
 
+if [ "$build" = 1 ] && [ "$(as_postgres psql -XAtqc "SHOW shared_preload_libraries")" = uuidforge ]; then
+  # The postmaster holds the preloaded library and every backend inherits
+  # it: a new build takes effect only after a restart.
+  say "restarting to load the new build (preloaded)"
+  pg_ctlcluster 15 main restart
+fi
+
 if [ -n "$preload" ]; then
   current=$(as_postgres psql -XAtqc "SHOW shared_preload_libraries")
   if [ "$preload" = on ] && [ "$current" != uuidforge ]; then

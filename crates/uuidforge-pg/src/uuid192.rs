@@ -303,69 +303,34 @@ fn uuid192_payload(v: Uuid192Datum) -> Option<i64> {
     }
 }
 
-/// Module or microservice id (general structure; NULL otherwise).
-#[pg_extern(immutable, strict, parallel_safe, requires = ["uuid192_type"])]
-fn uuid192_module(v: Uuid192Datum) -> Option<i32> {
-    general(v).map(|g| g.module as i32)
+/// Accessors of the general structure's fields: NULL for other structures.
+macro_rules! general_field {
+    ($(#[doc = $doc:literal] $name:ident -> $ty:ty = |$g:ident| $value:expr;)*) => {$(
+        #[doc = $doc]
+        #[pg_extern(immutable, strict, parallel_safe, requires = ["uuid192_type"])]
+        fn $name(v: Uuid192Datum) -> Option<$ty> {
+            general(v).map(|$g| $value)
+        }
+    )*};
 }
 
-/// Hub or anchor table id (general structure; NULL otherwise).
-#[pg_extern(immutable, strict, parallel_safe, requires = ["uuid192_type"])]
-fn uuid192_hub(v: Uuid192Datum) -> Option<i32> {
-    general(v).map(|g| g.table as i32)
-}
-
-/// Source system id (general structure; NULL otherwise).
-#[pg_extern(immutable, strict, parallel_safe, requires = ["uuid192_type"])]
-fn uuid192_source(v: Uuid192Datum) -> Option<i32> {
-    general(v).map(|g| g.source as i32)
-}
-
-/// Operation type name (general structure; NULL otherwise).
-#[pg_extern(immutable, strict, parallel_safe, requires = ["uuid192_type"])]
-fn uuid192_operation(v: Uuid192Datum) -> Option<String> {
-    general(v).map(|g| operation_name(g.operation).to_owned())
-}
-
-/// Message type (general structure; NULL otherwise).
-#[pg_extern(immutable, strict, parallel_safe, requires = ["uuid192_type"])]
-fn uuid192_message(v: Uuid192Datum) -> Option<i32> {
-    general(v).map(|g| g.message as i32)
-}
-
-/// Shard or partition (general structure; NULL otherwise).
-#[pg_extern(immutable, strict, parallel_safe, requires = ["uuid192_type"])]
-fn uuid192_shard(v: Uuid192Datum) -> Option<i32> {
-    general(v).map(|g| g.shard as i32)
-}
-
-/// The archived mark (general structure; NULL otherwise).
-#[pg_extern(immutable, strict, parallel_safe, requires = ["uuid192_type"])]
-fn uuid192_archived(v: Uuid192Datum) -> Option<bool> {
-    general(v).map(|g| g.archived)
-}
-
-/// The deleted mark (general structure; NULL otherwise).
-#[pg_extern(immutable, strict, parallel_safe, requires = ["uuid192_type"])]
-fn uuid192_deleted(v: Uuid192Datum) -> Option<bool> {
-    general(v).map(|g| g.deleted)
-}
-
-const OPERATIONS: [Operation; 8] = [
-    Operation::None,
-    Operation::Insert,
-    Operation::Update,
-    Operation::Delete,
-    Operation::Merge,
-    Operation::Read,
-    Operation::Archive,
-    Operation::Restore,
-];
-
-fn operation_name(op: Operation) -> &'static str {
-    [
-        "none", "insert", "update", "delete", "merge", "read", "archive", "restore",
-    ][op as usize]
+general_field! {
+    /// Module or microservice id.
+    uuid192_module -> i32 = |g| g.module as i32;
+    /// Hub or anchor table id.
+    uuid192_hub -> i32 = |g| g.table as i32;
+    /// Source system id.
+    uuid192_source -> i32 = |g| g.source as i32;
+    /// Operation type name.
+    uuid192_operation -> String = |g| g.operation.name().to_owned();
+    /// Message type.
+    uuid192_message -> i32 = |g| g.message as i32;
+    /// Shard or partition.
+    uuid192_shard -> i32 = |g| g.shard as i32;
+    /// The archived mark.
+    uuid192_archived -> bool = |g| g.archived;
+    /// The deleted mark.
+    uuid192_deleted -> bool = |g| g.deleted;
 }
 
 // Constructors.
@@ -419,10 +384,7 @@ fn uuid192_general(
         }
         value as u32
     };
-    let Some(op) = OPERATIONS
-        .into_iter()
-        .find(|&o| operation_name(o).eq_ignore_ascii_case(operation))
-    else {
+    let Some(op) = Operation::from_name(operation) else {
         invalid_argument(
             "uuid192",
             "operation",

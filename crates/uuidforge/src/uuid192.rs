@@ -77,7 +77,8 @@ pub enum Operation {
 }
 
 impl Operation {
-    const ALL: [Operation; 8] = [
+    /// Every operation, in code order.
+    pub const ALL: [Operation; 8] = [
         Operation::None,
         Operation::Insert,
         Operation::Update,
@@ -91,6 +92,26 @@ impl Operation {
     /// The operation of a 3-bit code.
     pub const fn from_code(code: u8) -> Operation {
         Operation::ALL[(code & 7) as usize]
+    }
+
+    /// The lower-case name, as in JSON.
+    ///
+    /// ```
+    /// use uuidforge::uuid192::Operation;
+    /// assert_eq!(Operation::Merge.name(), "merge");
+    /// assert_eq!(Operation::from_name("MERGE"), Some(Operation::Merge));
+    /// ```
+    pub const fn name(self) -> &'static str {
+        [
+            "none", "insert", "update", "delete", "merge", "read", "archive", "restore",
+        ][self as usize]
+    }
+
+    /// The operation of a name, case-insensitive.
+    pub fn from_name(name: &str) -> Option<Operation> {
+        Operation::ALL
+            .into_iter()
+            .find(|o| o.name().eq_ignore_ascii_case(name))
     }
 }
 
