@@ -13,8 +13,11 @@ extension_sql!(
 CREATE DOMAIN uuidv7_gen AS uuid DEFAULT uuidv7();
 COMMENT ON DOMAIN uuidv7_gen IS 'a uuid column filled with strictly increasing UUIDv7 (like serial); uuid_v7_last(table) reads the session''s last value';
 
+-- It runs for every CREATE/ALTER TABLE of the database: everything in it is
+-- schema-qualified and its search_path pinned, so a session's search_path
+-- can neither break other DDL nor redirect it.
 CREATE FUNCTION uuidv7_gen_set_defaults() RETURNS event_trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
 DECLARE
     command record;
     col record;
@@ -29,7 +32,7 @@ BEGIN
             JOIN pg_class c ON c.oid = a.attrelid
             WHERE a.attrelid = command.objid
               AND c.relkind IN ('r', 'p')
-              AND a.atttypid = 'uuidv7_gen'::regtype
+              AND a.atttypid = '@extschema@.uuidv7_gen'::regtype
               AND a.attnum > 0 AND NOT a.attisdropped
               AND NOT a.atthasdef
         LOOP

@@ -43,5 +43,13 @@ CREATE TABLE parted (id uuidv7_gen, PRIMARY KEY (id)) PARTITION BY RANGE (id);
 CREATE TABLE parted_all PARTITION OF parted FOR VALUES FROM (MINVALUE) TO (MAXVALUE);
 INSERT INTO parted DEFAULT VALUES;
 SELECT uuid_v7_last('parted') = (SELECT id FROM parted) AS partitioned_last;
+-- A session whose search_path lacks the extension's schema can still
+-- create tables, and its uuidv7_gen columns still get the default.
+SET search_path = pg_catalog;
+CREATE TABLE public.plain_table (x int);
+CREATE TABLE public.elsewhere (id public.uuidv7_gen);
+RESET search_path;
+SELECT pg_get_expr(adbin, adrelid) AS elsewhere_default FROM pg_attrdef WHERE adrelid = 'elsewhere'::regclass;
+DROP TABLE plain_table, elsewhere;
 DROP TABLE events, "Other Schema".renamed, later, own_default, copied, parted;
 DROP SCHEMA "Other Schema";
