@@ -46,9 +46,12 @@ pub fn interval_from_now_us(shift: Interval) -> i64 {
     let now_us = now_unix_us();
     let now = from_unix_us(now_us).expect("the system clock is within timestamptz range");
     let then = plus_interval(now, shift);
-    unix_us(then).unwrap_or(if shift.is_negative() {
+    // PostgreSQL raises 22008 rather than returning an infinite sum; should
+    // that change, saturate instead of wrapping into a wrong-signed shift.
+    let then_us = unix_us(then).unwrap_or(if shift.is_negative() {
         i64::MIN
     } else {
         i64::MAX
-    }) - now_us
+    });
+    then_us.saturating_sub(now_us)
 }
