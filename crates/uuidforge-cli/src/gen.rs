@@ -6,10 +6,8 @@ use crate::settings::resolve;
 use crate::UsageError;
 use std::io::{self, IsTerminal, Write};
 use uuid::Uuid;
+use uuidforge::batch::BatchSpec;
 use uuidforge::fmt::Format;
-use uuidforge::generator::{
-    Buffered, OsChaCha, RandSource, SystemClock, V6Generator, V7Generator, V8DraftGenerator,
-};
 use uuidforge::uuid192::{SegmentFields, Uuid192};
 
 fn parse_version(text: &str) -> Result<u8, String> {
@@ -107,18 +105,6 @@ pub fn run(args: Args) -> Result<(), UsageError> {
             args.version
         )));
     }
-    for (given, flag) in [
-        (args.shift.is_some(), "--shift"),
-        (args.at.is_some(), "--at"),
-        (args.profile.is_some(), "--profile"),
-    ] {
-        if given && args.version != 7 {
-            return Err(UsageError::plain(format!(
-                "{flag} applies to --version 7, not --version {}",
-                args.version
-            )));
-        }
-    }
     let mut source = make_source(&args, name_based)?;
     // Name-based: one UUID per --name.
     let count = if name_based {
@@ -152,99 +138,39 @@ fn make_source(args: &Args, name_based: bool) -> Result<Source, UsageError> {
             Ok(())
         }));
     }
-    Ok(match args.version {
-        7 => {
-            let profile = resolve(
-                args.profile.as_deref(),
-                "profile",
-                "UUIDFORGE_PROFILE",
-                "default",
-            )
-            .map_err(UsageError::plain)?;
-            let mut config = load_profile(&profile.value).map_err(|e| {
-                UsageError::plain(format!(
-                    "invalid value '{}' for the profile (from {}): {e}",
-                    profile.value, profile.source
-                ))
-            })?;
-            config.shift_ms += args.shift.unwrap_or(0);
-            config
-                .validate()
-                .map_err(|e| UsageError::plain(format!("--shift: {e}")))?;
-            let shifted = args.at.unwrap_or_else(crate::args::now_ms) + config.shift_ms;
-            if !(0..=uuidforge::v7::MAX_UNIX_MS as i64).contains(&shifted) {
-                return Err(UsageError::plain(format!(
-                    "invalid value '{} ms' for '--shift': it moves the timestamp to {shifted} ms, expected a time from 1970 to 10889 AD",
-                    args.shift.unwrap_or(0)
-                )));
-            }
-            match args.at {
-                Some(at) => {
-                    if !(0..=uuidforge::v7::MAX_UNIX_MS as i64).contains(&at) {
-                        return Err(UsageError::plain(format!(
-                            "invalid value '{at}' for '--at': expected a time from 1970 to 10889 AD"
-                        )));
-                    }
-                    let ns = at as u64 * 1_000_000;
-                    let rng = Buffered::new(uuidforge::generator::source::ConfiguredRng::new(
-                        config.randomness,
-                    ));
-                    let mut g = V7Generator::with_sources(config, move || Some(ns), rng)
-                        .map_err(|e| UsageError::plain(e.to_string()))?;
-                    Box::new(move |out: &mut [Uuid]| g.fill(out).map_err(|e| e.to_string()))
-                }
-                None => {
-                    let mut g =
-                        V7Generator::new(config).map_err(|e| UsageError::plain(e.to_string()))?;
-                    Box::new(move |out: &mut [Uuid]| g.fill(out).map_err(|e| e.to_string()))
-                }
-            }
-        }
-        4 => {
-            let mut rng = OsChaCha::new();
-            Box::new(move |out: &mut [Uuid]| {
-                let mut bytes = [0u8; 16];
-                for slot in out {
-                    rng.fill(&mut bytes);
-                    *slot = uuid::Builder::from_random_bytes(bytes).into_uuid();
-                }
-                Ok(())
-            })
-        }
-        1 => {
-            let mut rng = OsChaCha::new();
-            let mut node = rng.next_u64().to_be_bytes();
-            node[2] |= 1; // multicast bit: a random node, RFC 9562 §6.10
-            let node: [u8; 6] = node[2..].try_into().expect("6 bytes");
-            Box::new(move |out: &mut [Uuid]| {
-                for slot in out {
-                    *slot = Uuid::now_v1(&node);
-                }
-                Ok(())
-            })
-        }
-        6 => {
-            let mut g = V6Generator::new(SystemClock, OsChaCha::new());
-            Box::new(move |out: &mut [Uuid]| {
-                for slot in out {
-                    *slot = g.generate().map_err(|e| e.to_string())?;
-                }
-                Ok(())
-            })
-        }
-        _ => {
-            let mut g = V8DraftGenerator::new(
-                uuidforge::v8::DraftLayout::Ts60,
-                SystemClock,
-                OsChaCha::new(),
-            );
-            Box::new(move |out: &mut [Uuid]| {
-                for slot in out {
-                    *slot = g.generate().map_err(|e| e.to_string())?;
-                }
-                Ok(())
-            })
-        }
+    let config = if args.profile.is_some() || args.version == 7 {
+        Some(resolve_profile(args)?)
+    } else {
+        None
+    };
+    let spec = BatchSpec::new(args.version, config, args.shift, args.at).map_err(|e| {
+        UsageError::plain(format!(
+            "invalid value '{}' for '--{}': expected {}",
+            e.value, e.field, e.expected
+        ))
+    })?;
+    let mut source = spec
+        .owned_source()
+        .map_err(|e| UsageError::plain(e.to_string()))?;
+    Ok(Box::new(move |out: &mut [Uuid]| {
+        source.fill(out).map_err(|e| e.to_string())
+    }))
+}
+
+/// The v7 profile: `--profile`, else the environment, else the config file.
+fn resolve_profile(args: &Args) -> Result<uuidforge::generator::GeneratorConfig, UsageError> {
+    let profile = resolve(
+        args.profile.as_deref(),
+        "profile",
+        "UUIDFORGE_PROFILE",
+        "default",
+    )
+    .map_err(UsageError::plain)?;
+    load_profile(&profile.value).map_err(|e| {
+        UsageError::plain(format!(
+            "invalid value '{}' for the profile (from {}): {e}",
+            profile.value, profile.source
+        ))
     })
 }
 

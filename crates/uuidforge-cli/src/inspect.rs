@@ -1,14 +1,11 @@
 //! `uuidforge inspect`.
 
 use crate::input::{for_each_value, stdout, Outcome};
-use serde_json::json;
-use std::collections::VecDeque;
 use std::io::{self, Write};
-use uuid::Uuid;
-use uuidforge::inspect::{inspect_in_context, Report};
+use uuidforge::inspect::{value_json, Inspector, Report};
 use uuidforge::layout::{read_v7, V7Layout};
 use uuidforge::parser::Value;
-use uuidforge::uuid192::{SegmentFields, Uuid192};
+use uuidforge::uuid192::SegmentFields;
 
 /// Arguments of `inspect`.
 #[derive(clap::Args)]
@@ -34,26 +31,14 @@ fn parse_layout(name: &str) -> Result<V7Layout, String> {
     })
 }
 
-/// v7 values kept to guess the layout of the next one: consecutive values
-/// of one generator show its counter or fraction.
-const CONTEXT: usize = 8;
-
 pub fn run(args: Args) -> io::Result<Outcome> {
     let mut out = stdout();
-    let mut previous: VecDeque<Uuid> = VecDeque::with_capacity(CONTEXT);
+    let mut inspector = Inspector::default();
     let outcome = for_each_value(&args.values, |_origin, text, value| {
-        let uuid = value.uuid();
-        let context: Vec<Uuid> = previous.iter().copied().collect();
-        let report = inspect_in_context(&uuid, &context);
-        if uuid.get_version_num() == 7 {
-            if previous.len() == CONTEXT {
-                previous.pop_front();
-            }
-            previous.push_back(uuid);
-        }
+        let report = inspector.next(&value.uuid());
         let input = String::from_utf8_lossy(text);
         if args.json {
-            serde_json::to_writer(&mut out, &to_json(&input, value, &report, args.layout))?;
+            serde_json::to_writer(&mut out, &value_json(&input, value, &report, args.layout))?;
             out.write_all(b"\n")?;
         } else {
             write_text(&mut out, &input, value, &report, args.layout)?;
@@ -62,46 +47,6 @@ pub fn run(args: Args) -> io::Result<Outcome> {
     })?;
     out.flush()?;
     Ok(outcome)
-}
-
-fn form_name(value: Value) -> &'static str {
-    match value {
-        Value::Uuid(_, f) => f.name(),
-        Value::Uuid192(_) => "uuid192",
-    }
-}
-
-fn to_json(
-    input: &str,
-    value: Value,
-    report: &Report,
-    layout: Option<V7Layout>,
-) -> serde_json::Value {
-    let mut j = serde_json::to_value(report).expect("a report serialises");
-    j["input"] = json!(input);
-    j["form"] = json!(form_name(value));
-    if let Value::Uuid192(k) = value {
-        j["uuid192"] = uuid192_json(&k);
-    }
-    if let Some(l) = layout.filter(|_| report.version == 7) {
-        let r = read_v7(&report.uuid, l);
-        j["layout_reading"] = json!({
-            "layout": l.name(), "written_by": l.written_by(), "timestamp": r.timestamp, "counter": r.counter,
-        });
-    }
-    j
-}
-
-fn uuid192_json(k: &Uuid192) -> serde_json::Value {
-    json!({
-        "text": k.to_string(),
-        "base32": k.to_base32(),
-        "segment": format!("{:016x}", k.segment().0),
-        "structure_code": k.segment().structure_code(),
-        "checksum": format!("{:04x}", k.segment().checksum()),
-        "checksum_valid": true,
-        "fields": k.fields().ok(),
-    })
 }
 
 fn write_text(
@@ -114,7 +59,7 @@ fn write_text(
     writeln!(out, "{}", uuidforge::fmt::to_canonical_string(&r.uuid))?;
     let row =
         |out: &mut dyn Write, k: &str, v: &dyn std::fmt::Display| writeln!(out, "  {k:<16} {v}");
-    row(out, "input", &format!("{input} ({})", form_name(value)))?;
+    row(out, "input", &format!("{input} ({})", value.form_name()))?;
     if let Some(s) = r.special {
         row(out, "special", &s)?;
     }

@@ -181,7 +181,7 @@ fn bad_input_is_one_line_exit_2_and_no_output() {
         ),
         (
             &["gen", "--version", "4", "--at", "now"],
-            "--at applies to --version 7",
+            "for '--at': expected no at with version 4: only version 7 takes it",
         ),
         (
             &["gen", "--version", "5"],
@@ -213,7 +213,7 @@ fn bad_input_is_one_line_exit_2_and_no_output() {
         ),
         (
             &["gen", "--shift", "-100000w"],
-            "for '--shift': it moves the timestamp to",
+            "for '--shift': expected a shift that keeps the timestamp from 1970 to 10889 AD (it moves it to",
         ),
         (
             &[

@@ -378,3 +378,79 @@ mod tests {
         assert_eq!(json["layout_guess"]["layout"], "draft01");
     }
 }
+
+/// v7 values kept to guess the layout of the next one: consecutive values
+/// of one generator show its counter or fraction.
+const CONTEXT: usize = 8;
+
+/// Inspects a sequence of values, each with the v7 values just before it as
+/// context ([`inspect_in_context`]): what a list of values pasted from one
+/// generator needs.
+///
+/// ```
+/// let mut inspector = uuidforge::inspect::Inspector::default();
+/// let a = inspector.next(&uuidforge::v7());
+/// assert_eq!(a.version, 7);
+/// ```
+#[derive(Debug, Default, Clone)]
+pub struct Inspector {
+    previous: std::collections::VecDeque<Uuid>,
+}
+
+impl Inspector {
+    /// The report of the next value of the sequence.
+    pub fn next(&mut self, uuid: &Uuid) -> Report {
+        let context: Vec<Uuid> = self.previous.iter().copied().collect();
+        let report = inspect_in_context(uuid, &context);
+        if uuid.get_version_num() == 7 {
+            if self.previous.len() == CONTEXT {
+                self.previous.pop_front();
+            }
+            self.previous.push_back(*uuid);
+        }
+        report
+    }
+}
+
+/// The JSON form of a parsed value's report: the [`Report`] fields plus
+/// `input`, `form` (the text form it was read in), `uuid192` (segment and
+/// fields) for a UUID_192, and `layout_reading` when `layout` is given for
+/// a v7.
+///
+/// ```
+/// use uuidforge::inspect::{inspect, value_json};
+/// let v = uuidforge::parser::parse_value(b"01FWHE4YDGFK1SHH6W1G60EECF").unwrap();
+/// let j = value_json("01FWHE4YDGFK1SHH6W1G60EECF", v, &inspect(&v.uuid()), None);
+/// assert_eq!(j["form"], "base32");
+/// assert_eq!(j["version"], 7);
+/// ```
+pub fn value_json(
+    input: &str,
+    value: crate::parser::Value,
+    report: &Report,
+    layout: Option<V7Layout>,
+) -> serde_json::Value {
+    use crate::parser::Value;
+    use serde_json::json;
+    let mut j = serde_json::to_value(report).expect("a report serialises");
+    j["input"] = json!(input);
+    j["form"] = json!(value.form_name());
+    if let Value::Uuid192(k) = value {
+        j["uuid192"] = json!({
+            "text": k.to_string(),
+            "base32": k.to_base32(),
+            "segment": format!("{:016x}", k.segment().0),
+            "structure_code": k.segment().structure_code(),
+            "checksum": format!("{:04x}", k.segment().checksum()),
+            "checksum_valid": true,
+            "fields": k.fields().ok(),
+        });
+    }
+    if let Some(l) = layout.filter(|_| report.version == 7) {
+        let r = layout::read_v7(&report.uuid, l);
+        j["layout_reading"] = json!({
+            "layout": l.name(), "written_by": l.written_by(), "timestamp": r.timestamp, "counter": r.counter,
+        });
+    }
+    j
+}

@@ -39,7 +39,9 @@ mod hex;
 mod x86;
 
 pub mod base32;
+pub mod batch;
 pub mod bounds;
+pub mod convert;
 pub mod draft01;
 pub mod error;
 pub mod fmt;

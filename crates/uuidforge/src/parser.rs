@@ -28,6 +28,20 @@ impl Value {
             Value::Uuid192(k) => k.uuid(),
         }
     }
+
+    /// The name of the form it was written in: a [`Format`] name, or
+    /// `uuid192`.
+    ///
+    /// ```
+    /// let v = uuidforge::parser::parse_value(b"{017f22e2-79b0-7cc3-98c4-dc0c0c07398f}").unwrap();
+    /// assert_eq!(v.form_name(), "braced");
+    /// ```
+    pub const fn form_name(&self) -> &'static str {
+        match self {
+            Value::Uuid(_, f) => f.name(),
+            Value::Uuid192(_) => "uuid192",
+        }
+    }
 }
 
 /// Parses any UUID form or a UUID_192 (53-character text or 39-character

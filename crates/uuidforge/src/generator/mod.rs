@@ -35,7 +35,7 @@ pub use config::{
 };
 pub use keyed::{v7_from, v7_from_ordered, TimestampHider};
 pub use other::{ShardGenerator, ShardLayout, V6Generator, V8DraftGenerator};
-pub use shared::{global, v7, GeneratorCell, SharedGenerator};
+pub use shared::{global, global_profile, v7, GeneratorCell, SharedGenerator};
 pub use source::{
     Buffered, ConfiguredClock, InsecureFastRng, OsChaCha, RandSource, SystemClock, TimeSource,
     TscClock,

@@ -90,11 +90,22 @@ impl GeneratorCell {
 pub struct SharedGenerator {
     layout: Layout,
     randomness: Randomness,
-    cell: GeneratorCell,
+    cell: CellSlot,
     /// Telemetry from the retry loops (rare events only, so a mutex costs
     /// nothing on the fast path).
     telemetry: Mutex<Telemetry>,
 }
+
+/// A generator's own cell, or the process-wide one that the built-in
+/// profiles of [`global_profile`] share.
+enum CellSlot {
+    Own(GeneratorCell),
+    Process(&'static GeneratorCell),
+}
+
+/// The cell of every process-wide generator: [`v7`] and all of
+/// [`global_profile`]'s generators hand out values in one strict order.
+static PROCESS_CELL: GeneratorCell = GeneratorCell::new();
 
 fn with_rng<T>(randomness: Randomness, f: impl FnOnce(&mut ConfiguredRng) -> T) -> T {
     match randomness {
@@ -106,13 +117,24 @@ fn with_rng<T>(randomness: Randomness, f: impl FnOnce(&mut ConfiguredRng) -> T) 
 impl SharedGenerator {
     /// A shared generator with the given settings.
     pub fn new(config: GeneratorConfig) -> Result<SharedGenerator, GenError> {
+        SharedGenerator::with_cell(config, CellSlot::Own(GeneratorCell::new()))
+    }
+
+    fn with_cell(config: GeneratorConfig, cell: CellSlot) -> Result<SharedGenerator, GenError> {
         let layout = with_rng(config.randomness, |rng| Layout::new(&config, rng))?;
         Ok(SharedGenerator {
             layout,
             randomness: config.randomness,
-            cell: GeneratorCell::new(),
+            cell,
             telemetry: Mutex::new(Telemetry::default()),
         })
+    }
+
+    fn cell(&self) -> &GeneratorCell {
+        match &self.cell {
+            CellSlot::Own(c) => c,
+            CellSlot::Process(c) => c,
+        }
     }
 
     fn unpack(&self, last: u128, real: u64) -> State {
@@ -141,7 +163,16 @@ impl SharedGenerator {
     /// The next UUID: strictly greater than every UUID this generator handed
     /// out before it, in any thread.
     pub fn generate(&self) -> Result<Uuid, GenError> {
-        self.generate_in(&self.cell)
+        self.generate_in(self.cell())
+    }
+
+    /// The next UUID, or when the clock gives no valid timestamp, one built
+    /// from the last value (see [`v7`]): it cannot fail.
+    pub fn generate_or_continue(&self) -> Uuid {
+        match self.generate() {
+            Ok(u) => u,
+            Err(_) => self.generate_without_clock_in(self.cell()),
+        }
     }
 
     /// The next UUID through an outside cell (for example one in shared
@@ -224,7 +255,7 @@ impl SharedGenerator {
         if let Some(now) = now {
             let (tick, _) = self
                 .layout
-                .read_payload(self.cell.last.load(Ordering::Relaxed));
+                .read_payload(self.cell().last.load(Ordering::Relaxed));
             t.ahead_ms = tick.saturating_sub(now) >> self.layout.f;
         }
         t
@@ -265,10 +296,37 @@ impl SharedGenerator {
 
 /// The process-wide generator with the `default` profile.
 pub fn global() -> &'static SharedGenerator {
-    static GLOBAL: OnceLock<SharedGenerator> = OnceLock::new();
-    GLOBAL.get_or_init(|| {
-        SharedGenerator::new(GeneratorConfig::default()).expect("the default profile is valid")
-    })
+    global_profile("default").expect("a built-in profile")
+}
+
+/// The process-wide generator of a built-in profile ([`super::PROFILES`]),
+/// or `None` for another name. All of them and [`v7`] share one cell, so
+/// values of every profile interleave in one strictly increasing order
+/// (E1): a server answering requests for several profiles at once still
+/// hands out increasing values.
+///
+/// ```
+/// use uuidforge::generator::global_profile;
+/// let a = global_profile("pg18").unwrap().generate_or_continue();
+/// let b = uuidforge::v7();
+/// let c = global_profile("counter42").unwrap().generate_or_continue();
+/// assert!(a < b && b < c);
+/// assert!(global_profile("nope").is_none());
+/// ```
+pub fn global_profile(name: &str) -> Option<&'static SharedGenerator> {
+    static GENERATORS: OnceLock<Vec<SharedGenerator>> = OnceLock::new();
+    let all = GENERATORS.get_or_init(|| {
+        super::PROFILES
+            .iter()
+            .map(|p| {
+                let config = GeneratorConfig::profile(p).expect("a built-in profile");
+                SharedGenerator::with_cell(config, CellSlot::Process(&PROCESS_CELL))
+                    .expect("built-in profiles are valid")
+            })
+            .collect()
+    });
+    let index = super::PROFILES.iter().position(|p| *p == name)?;
+    Some(&all[index])
 }
 
 /// A UUIDv7 from the process-wide generator (`default` profile): strictly
@@ -280,9 +338,5 @@ pub fn global() -> &'static SharedGenerator {
 /// timestamp; then the value is built from the last timestamp (or zero),
 /// still in order.
 pub fn v7() -> Uuid {
-    let g = global();
-    match g.generate() {
-        Ok(u) => u,
-        Err(_) => g.generate_without_clock_in(&g.cell),
-    }
+    global().generate_or_continue()
 }
