@@ -10,6 +10,7 @@ mod gen;
 mod input;
 mod inspect;
 mod profile;
+mod serve;
 mod settings;
 mod validate;
 
@@ -45,6 +46,8 @@ enum Command {
     /// Generator profiles.
     #[command(subcommand)]
     Profile(profile::Command),
+    /// Serve the HTTP API and the web page (batch generator, UUID chips).
+    Serve(serve::Args),
     /// Print shell completions.
     Completions {
         /// The shell.
@@ -97,6 +100,7 @@ fn main() -> ExitCode {
         Command::Bounds(args) => bounds::bounds(args).map(|()| ExitCode::SUCCESS),
         Command::Partition(args) => bounds::partition(args).map(|()| ExitCode::SUCCESS),
         Command::Profile(c) => profile::run(c).map(|()| ExitCode::SUCCESS),
+        Command::Serve(args) => serve::run(args).map(|()| ExitCode::SUCCESS),
         Command::Completions { shell } => {
             clap_complete::generate(
                 shell,

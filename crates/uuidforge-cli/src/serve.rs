@@ -1,0 +1,44 @@
+//! `uuidforge serve`: the HTTP API and web page of `uuidforge-server`.
+
+use crate::UsageError;
+use std::net::SocketAddr;
+use uuidforge_server::names::NamesDb;
+use uuidforge_server::Config;
+
+/// Arguments of `serve`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Address to listen on. Loopback by default: give 0.0.0.0:PORT
+    /// explicitly to serve other machines.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    bind: SocketAddr,
+    /// Where names for UUIDs are kept: a redb file (created when missing)
+    /// or a postgres://… URL (table uuidforge_names created when missing).
+    #[arg(
+        long,
+        default_value = "uuidforge-names.redb",
+        env = "UUIDFORGE_NAMES_DB"
+    )]
+    names_db: String,
+    /// Largest `count` of one batch request.
+    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    max_count: u64,
+    /// Largest number of values in one inspect or convert request.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    max_batch: u64,
+    /// Largest request body, bytes.
+    #[arg(long, default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(64..=(64 << 20)))]
+    max_body_bytes: u64,
+}
+
+pub fn run(args: Args) -> Result<(), UsageError> {
+    let config = Config {
+        bind: args.bind,
+        names_db: NamesDb::parse(&args.names_db),
+        max_count: args.max_count,
+        max_batch: args.max_batch as usize,
+        max_body_bytes: args.max_body_bytes as usize,
+        ..Config::default()
+    };
+    uuidforge_server::run(config).map_err(UsageError::plain)
+}

@@ -1,0 +1,248 @@
+//! uuidforge's HTTP service (D4, D7, D10, D11): the batch generator API,
+//! inspect and convert for batches, identicons, names for UUIDs, and the web
+//! page with its `<uuid-chip>` element — static assets embedded, nothing
+//! fetched from elsewhere.
+//!
+//! ```no_run
+//! let config = uuidforge_server::Config::default();
+//! uuidforge_server::run(config).unwrap(); // until SIGINT/SIGTERM
+//! ```
+#![deny(missing_docs)]
+
+pub mod api;
+mod assets;
+pub mod error;
+pub mod identicon;
+pub mod names;
+
+use axum::extract::Request;
+use axum::http::{StatusCode, Uri};
+use axum::middleware::Next;
+use axum::response::Response;
+use axum::routing::{get, post};
+use axum::Router;
+use error::ApiError;
+use names::{NameStore, NamesDb};
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Server settings; every request is bounded by them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Address to listen on (loopback by default).
+    pub bind: SocketAddr,
+    /// Where names for UUIDs are kept.
+    pub names_db: NamesDb,
+    /// Largest `count` of `GET /api/v1/uuids`.
+    pub max_count: u64,
+    /// Largest number of values in one inspect or convert request.
+    pub max_batch: usize,
+    /// Largest request body, bytes.
+    pub max_body_bytes: usize,
+    /// Requests handled at once; more wait.
+    pub max_concurrent: usize,
+    /// Time to produce a response's head.
+    pub request_timeout: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            bind: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            names_db: NamesDb::File("uuidforge-names.redb".into()),
+            max_count: 100_000,
+            max_batch: 10_000,
+            max_body_bytes: 1 << 20,
+            max_concurrent: 1024,
+            request_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct AppState {
+    /// The settings.
+    pub config: Arc<Config>,
+    /// The open names store.
+    pub names: NameStore,
+}
+
+/// Opens the names store and builds the router with every route and limit.
+pub async fn app(config: Config) -> Result<Router, names::StoreError> {
+    let names = NameStore::open(&config.names_db).await?;
+    Ok(router(AppState {
+        config: Arc::new(config),
+        names,
+    }))
+}
+
+/// The routes (kept in step with `api/openapi.json`, which a test checks).
+pub fn router(state: AppState) -> Router {
+    use tower_http::cors::{Any, CorsLayer};
+    let limits = tower::ServiceBuilder::new()
+        .layer(axum::error_handling::HandleErrorLayer::new(overloaded))
+        .layer(tower::limit::GlobalConcurrencyLimitLayer::new(
+            state.config.max_concurrent,
+        ))
+        .layer(tower::timeout::TimeoutLayer::new(
+            state.config.request_timeout,
+        ));
+    Router::new()
+        .route("/", get(assets::index))
+        .route("/static/{file}", get(assets::file))
+        .route("/healthz", get(api::healthz))
+        .route("/api/openapi.json", get(assets::openapi))
+        .route("/api/v1/uuids", get(api::uuids))
+        .route("/api/v1/inspect", post(api::inspect))
+        .route("/api/v1/convert", post(api::convert))
+        .route("/api/v1/profiles", get(api::profiles))
+        .route("/api/v1/identicon/{file}", get(api::identicon))
+        .route(
+            "/api/v1/names/{uuid}",
+            get(api::get_name)
+                .put(api::put_name)
+                .delete(api::delete_name),
+        )
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::extract::DefaultBodyLimit::max(
+            state.config.max_body_bytes,
+        ))
+        .layer(limits)
+        // Any page may show chips with names and identicons from here;
+        // only reads are allowed across origins.
+        .layer(
+            CorsLayer::new()
+                .allow_origin(Any)
+                .allow_methods([axum::http::Method::GET]),
+        )
+        .layer(axum::middleware::from_fn(log_request))
+        .with_state(state)
+}
+
+async fn overloaded(e: tower::BoxError) -> ApiError {
+    if e.is::<tower::timeout::error::Elapsed>() {
+        ApiError::with_status(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "request",
+            "timed out",
+            "a request answered within the server's time limit",
+        )
+    } else {
+        ApiError::with_status(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "request",
+            e.to_string(),
+            "a request the server can handle",
+        )
+    }
+}
+
+async fn not_found(uri: Uri) -> ApiError {
+    ApiError::with_status(
+        StatusCode::NOT_FOUND,
+        "path",
+        uri.path(),
+        "a route listed in /api/openapi.json",
+    )
+}
+
+async fn method_not_allowed(request: Request) -> ApiError {
+    ApiError::with_status(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method",
+        format!("{} {}", request.method(), request.uri().path()),
+        "a method listed for this route in /api/openapi.json",
+    )
+}
+
+/// One line per request at info level: method, path, status, time.
+async fn log_request(request: Request, next: Next) -> Response {
+    let start = Instant::now();
+    let method = request.method().clone();
+    let path = request.uri().path().to_string();
+    let response = next.run(request).await;
+    tracing::info!(
+        target: "uuidforge::http",
+        "{method} {path} {} {}µs",
+        response.status().as_u16(),
+        start.elapsed().as_micros()
+    );
+    response
+}
+
+/// Serves `router` on `listener` until `shutdown` completes, then finishes
+/// the requests in flight.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+/// Completes on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = interrupt => tracing::info!("SIGINT: shutting down"),
+        _ = terminate => tracing::info!("SIGTERM: shutting down"),
+    }
+}
+
+/// Runs the server with logging to standard error (`RUST_LOG` filters;
+/// info by default) until SIGINT or SIGTERM. Errors name the setting at
+/// fault (`--bind`, `--names-db`).
+pub fn run(config: Config) -> Result<(), String> {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    runtime.block_on(async move {
+        let bind = config.bind;
+        let listener = tokio::net::TcpListener::bind(bind)
+            .await
+            .map_err(|e| format!("invalid value '{bind}' for '--bind': {e}"))?;
+        let names_db = config.names_db.clone();
+        let router = app(config).await.map_err(|e| {
+            let shown = match &names_db {
+                NamesDb::File(p) => p.display().to_string(),
+                NamesDb::Postgres(_) => "(the PostgreSQL URL)".to_string(),
+            };
+            format!("invalid value '{shown}' for '--names-db': {e}")
+        })?;
+        let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        tracing::info!("listening on http://{addr}/");
+        serve(listener, router, shutdown_signal())
+            .await
+            .map_err(|e| format!("server error: {e}"))?;
+        tracing::info!("stopped");
+        Ok(())
+    })
+}

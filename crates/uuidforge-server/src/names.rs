@@ -1,0 +1,231 @@
+//! Human-readable names for UUIDs (D11), kept in an embedded redb file by
+//! default or in a PostgreSQL table when given a connection URL. Both keep
+//! names across restarts; a write is one transaction (one statement), so a
+//! failed request changes nothing.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use uuid::Uuid;
+
+/// Where names are kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NamesDb {
+    /// A redb database file (created when missing).
+    File(PathBuf),
+    /// A PostgreSQL connection URL (`postgres://…` or `postgresql://…`);
+    /// the table `uuidforge_names` is created when missing.
+    Postgres(String),
+}
+
+impl NamesDb {
+    /// `postgres://…`/`postgresql://…` is a database URL, anything else a
+    /// file path.
+    ///
+    /// ```
+    /// use uuidforge_server::names::NamesDb;
+    /// assert!(matches!(NamesDb::parse("postgres://u@localhost/db"), NamesDb::Postgres(_)));
+    /// assert!(matches!(NamesDb::parse("names.redb"), NamesDb::File(_)));
+    /// ```
+    pub fn parse(text: &str) -> NamesDb {
+        if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+            NamesDb::Postgres(text.to_string())
+        } else {
+            NamesDb::File(PathBuf::from(text))
+        }
+    }
+}
+
+/// The longest name accepted, in characters.
+pub const MAX_NAME_CHARS: usize = 200;
+
+/// Checks a name: 1 to [`MAX_NAME_CHARS`] characters, no control
+/// characters, not only spaces. Returns what was expected otherwise.
+pub fn check_name(name: &str) -> Result<(), String> {
+    let chars = name.chars().count();
+    if name.trim().is_empty() || chars > MAX_NAME_CHARS {
+        return Err(format!(
+            "1 to {MAX_NAME_CHARS} characters, not only spaces (got {chars})"
+        ));
+    }
+    if let Some(c) = name.chars().find(|c| c.is_control()) {
+        return Err(format!("no control characters (found U+{:04X})", c as u32));
+    }
+    Ok(())
+}
+
+const TABLE: redb::TableDefinition<u128, &str> = redb::TableDefinition::new("names");
+
+/// An open names store.
+#[derive(Clone)]
+pub enum NameStore {
+    /// redb, used from blocking threads.
+    File(Arc<redb::Database>),
+    /// PostgreSQL, one pipelining connection.
+    Postgres(Arc<tokio_postgres::Client>),
+}
+
+/// A store failure (5xx): the message names the store.
+#[derive(Debug)]
+pub struct StoreError(pub String);
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn file_error(e: impl std::fmt::Display) -> StoreError {
+    StoreError(format!("names file: {e}"))
+}
+
+fn pg_error(e: tokio_postgres::Error) -> StoreError {
+    StoreError(format!("names database: {e}"))
+}
+
+impl NameStore {
+    /// Opens (and creates when missing) the store.
+    pub async fn open(db: &NamesDb) -> Result<NameStore, StoreError> {
+        match db {
+            NamesDb::File(path) => {
+                let path = path.clone();
+                let db = tokio::task::spawn_blocking(move || -> Result<_, StoreError> {
+                    let db = redb::Database::create(&path)
+                        .map_err(|e| StoreError(format!("names file {}: {e}", path.display())))?;
+                    let tx = db.begin_write().map_err(file_error)?;
+                    tx.open_table(TABLE).map_err(file_error)?;
+                    tx.commit().map_err(file_error)?;
+                    Ok(db)
+                })
+                .await
+                .map_err(file_error)??;
+                Ok(NameStore::File(Arc::new(db)))
+            }
+            NamesDb::Postgres(url) => {
+                let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+                    .await
+                    .map_err(pg_error)?;
+                tokio::spawn(async move {
+                    if let Err(e) = connection.await {
+                        tracing::error!("names database connection closed: {e}");
+                    }
+                });
+                client
+                    .batch_execute(
+                        "CREATE TABLE IF NOT EXISTS uuidforge_names (\
+                           uuid uuid PRIMARY KEY, \
+                           name text NOT NULL, \
+                           updated_at timestamptz NOT NULL DEFAULT now())",
+                    )
+                    .await
+                    .map_err(pg_error)?;
+                Ok(NameStore::Postgres(Arc::new(client)))
+            }
+        }
+    }
+
+    /// The name of `uuid`, if one is registered.
+    pub async fn get(&self, uuid: Uuid) -> Result<Option<String>, StoreError> {
+        match self {
+            NameStore::File(db) => {
+                let db = db.clone();
+                tokio::task::spawn_blocking(move || {
+                    use redb::ReadableDatabase;
+                    let tx = db.begin_read().map_err(file_error)?;
+                    let table = tx.open_table(TABLE).map_err(file_error)?;
+                    let name = table.get(uuid.as_u128()).map_err(file_error)?;
+                    Ok(name.map(|n| n.value().to_string()))
+                })
+                .await
+                .map_err(file_error)?
+            }
+            NameStore::Postgres(client) => {
+                let row = client
+                    .query_opt("SELECT name FROM uuidforge_names WHERE uuid = $1", &[&uuid])
+                    .await
+                    .map_err(pg_error)?;
+                Ok(row.map(|r| r.get(0)))
+            }
+        }
+    }
+
+    /// Sets the name of `uuid`; returns whether it had one before.
+    pub async fn put(&self, uuid: Uuid, name: String) -> Result<bool, StoreError> {
+        match self {
+            NameStore::File(db) => {
+                let db = db.clone();
+                tokio::task::spawn_blocking(move || {
+                    let tx = db.begin_write().map_err(file_error)?;
+                    let existed = {
+                        let mut table = tx.open_table(TABLE).map_err(file_error)?;
+                        let old = table
+                            .insert(uuid.as_u128(), name.as_str())
+                            .map_err(file_error)?;
+                        old.is_some()
+                    };
+                    tx.commit().map_err(file_error)?;
+                    Ok(existed)
+                })
+                .await
+                .map_err(file_error)?
+            }
+            NameStore::Postgres(client) => {
+                // xmax = 0 only for a freshly inserted row.
+                let row = client
+                    .query_one(
+                        "INSERT INTO uuidforge_names (uuid, name) VALUES ($1, $2) \
+                         ON CONFLICT (uuid) DO UPDATE SET name = EXCLUDED.name, updated_at = now() \
+                         RETURNING xmax <> 0",
+                        &[&uuid, &name],
+                    )
+                    .await
+                    .map_err(pg_error)?;
+                Ok(row.get(0))
+            }
+        }
+    }
+
+    /// Removes the name of `uuid`; returns whether there was one.
+    pub async fn delete(&self, uuid: Uuid) -> Result<bool, StoreError> {
+        match self {
+            NameStore::File(db) => {
+                let db = db.clone();
+                tokio::task::spawn_blocking(move || {
+                    let tx = db.begin_write().map_err(file_error)?;
+                    let existed = {
+                        let mut table = tx.open_table(TABLE).map_err(file_error)?;
+                        let old = table.remove(uuid.as_u128()).map_err(file_error)?;
+                        old.is_some()
+                    };
+                    tx.commit().map_err(file_error)?;
+                    Ok(existed)
+                })
+                .await
+                .map_err(file_error)?
+            }
+            NameStore::Postgres(client) => {
+                let n = client
+                    .execute("DELETE FROM uuidforge_names WHERE uuid = $1", &[&uuid])
+                    .await
+                    .map_err(pg_error)?;
+                Ok(n > 0)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_checked() {
+        assert!(check_name("orders table, row 42").is_ok());
+        assert!(check_name("").unwrap_err().contains("1 to 200"));
+        assert!(check_name("   ").is_err());
+        assert!(check_name(&"é".repeat(201))
+            .unwrap_err()
+            .contains("got 201"));
+        assert!(check_name(&"é".repeat(200)).is_ok());
+        assert!(check_name("a\nb").unwrap_err().contains("U+000A"));
+    }
+}
