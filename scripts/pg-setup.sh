@@ -87,4 +87,14 @@ if [ -n "$preload" ]; then
     pg_ctlcluster 15 main restart
   fi
 fi
+# A login role and database for clients that connect over TCP with a
+# password (the HTTP server's names store and its tests): local test
+# credentials, not for production.
+if [ "$(as_postgres psql -XAtqc "SELECT 1 FROM pg_roles WHERE rolname = 'uuidforge'")" != 1 ]; then
+  say "creating role and database uuidforge (password uuidforge) for TCP clients"
+  as_postgres psql -Xqc "CREATE ROLE uuidforge LOGIN PASSWORD 'uuidforge'"
+fi
+if [ "$(as_postgres psql -XAtqc "SELECT 1 FROM pg_database WHERE datname = 'uuidforge'")" != 1 ]; then
+  as_postgres psql -Xqc "CREATE DATABASE uuidforge OWNER uuidforge"
+fi
 say "ready: $(as_postgres psql -XAtqc "SELECT version()" | cut -d' ' -f1-2), shared_preload_libraries = '$(as_postgres psql -XAtqc "SHOW shared_preload_libraries")'"

@@ -73,7 +73,10 @@ fn golden_vectors_match_the_rust_implementation() {
         std::fs::write(FILE, &expected).unwrap();
     }
     let stored = std::fs::read_to_string(FILE).expect("the golden vector file");
-    assert_eq!(stored, expected, "identicon or codec output changed: see {FILE}");
+    assert_eq!(
+        stored, expected,
+        "identicon or codec output changed: see {FILE}"
+    );
 }
 
 #[test]

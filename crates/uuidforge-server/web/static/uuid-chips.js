@@ -17,7 +17,7 @@
  *  - compact mode (attribute `compact` on a chip, or `data-uuid-compact` on
  *    an ancestor): only the last 4 characters and a button for the rest.
  *
- * Script attributes: data-api="https://host" (where names are read; default:
+ * Script attributes: data-api="(an origin)" (where names are read; default:
  * the script's origin), data-auto="false" (no scan at load; call
  * UuidChips.scan(root) yourself).
  *
