@@ -170,15 +170,13 @@ async fn an_unreachable_store_is_a_clear_start_up_error() {
     c.names_db = NamesDb::Postgres("postgres://nobody:wrong@127.0.0.1:1/none".into());
     let err = uuidforge_server::app(c)
         .await
-        .err()
-        .expect("no server on port 1");
+        .expect_err("no server on port 1");
     assert!(err.to_string().contains("names database"), "{err}");
     let mut c = config();
     c.names_db = NamesDb::File("/nonexistent-dir/names.redb".into());
     let err = uuidforge_server::app(c)
         .await
-        .err()
-        .expect("no such directory");
+        .expect_err("no such directory");
     assert!(
         err.to_string().contains("/nonexistent-dir/names.redb"),
         "{err}"
