@@ -318,7 +318,7 @@ fn check_batch(app: &AppState, values: &[String]) -> Result<(), ApiError> {
 }
 
 fn parse_item(i: usize, text: &str) -> Result<Value, ApiError> {
-    parse_value(text.trim().as_bytes())
+    parse_value(text.as_bytes())
         .map_err(|e| ApiError::bad(format!("values[{i}]"), text, e.to_string()))
 }
 
@@ -465,6 +465,38 @@ pub async fn get_name(
         Some(name) => Ok(Json(name_json(&uuid, &name))),
         None => Err(no_name(&uuid)),
     }
+}
+
+/// Most UUIDs one `GET /api/v1/names?uuids=` asks about.
+pub const MAX_NAME_LOOKUP: usize = 1000;
+
+/// `GET /api/v1/names?uuids=a,b,…`: the names of those that have one
+/// (always 200, so pages that show many UUIDs ask once, and log no 404s).
+pub async fn lookup_names(
+    State(app): State<AppState>,
+    RawQuery(query): RawQuery,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let params = query_params(query.as_deref(), &["uuids"])?;
+    let list = param(&params, "uuids").unwrap_or("");
+    let items: Vec<&str> = list.split(',').filter(|t| !t.trim().is_empty()).collect();
+    if items.is_empty() || items.len() > MAX_NAME_LOOKUP {
+        return Err(ApiError::bad(
+            "uuids",
+            list,
+            format!("1 to {MAX_NAME_LOOKUP} comma-separated UUIDs"),
+        ));
+    }
+    let uuids = items
+        .iter()
+        .enumerate()
+        .map(|(i, t)| path_uuid(&format!("uuids[{i}]"), t.trim()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let found = app.names.get_many(uuids).await.map_err(store_error)?;
+    let names: serde_json::Map<String, serde_json::Value> = found
+        .into_iter()
+        .map(|(u, n)| (uuidforge::fmt::to_canonical_string(&u), json!(n)))
+        .collect();
+    Ok(Json(json!({ "names": names })))
 }
 
 /// Body of `PUT /api/v1/names/{uuid}`.

@@ -100,6 +100,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/convert", post(api::convert))
         .route("/api/v1/profiles", get(api::profiles))
         .route("/api/v1/identicon/{file}", get(api::identicon))
+        .route("/api/v1/names", get(api::lookup_names))
         .route(
             "/api/v1/names/{uuid}",
             get(api::get_name)

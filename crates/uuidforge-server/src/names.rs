@@ -148,6 +148,39 @@ impl NameStore {
         }
     }
 
+    /// The names of those of `uuids` that have one, in one read.
+    pub async fn get_many(&self, uuids: Vec<Uuid>) -> Result<Vec<(Uuid, String)>, StoreError> {
+        match self {
+            NameStore::File(db) => {
+                let db = db.clone();
+                tokio::task::spawn_blocking(move || {
+                    use redb::ReadableDatabase;
+                    let tx = db.begin_read().map_err(file_error)?;
+                    let table = tx.open_table(TABLE).map_err(file_error)?;
+                    let mut found = Vec::new();
+                    for uuid in uuids {
+                        if let Some(name) = table.get(uuid.as_u128()).map_err(file_error)? {
+                            found.push((uuid, name.value().to_string()));
+                        }
+                    }
+                    Ok(found)
+                })
+                .await
+                .map_err(file_error)?
+            }
+            NameStore::Postgres(client) => {
+                let rows = client
+                    .query(
+                        "SELECT uuid, name FROM uuidforge_names WHERE uuid = ANY($1)",
+                        &[&uuids],
+                    )
+                    .await
+                    .map_err(pg_error)?;
+                Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+            }
+        }
+    }
+
     /// Sets the name of `uuid`; returns whether it had one before.
     pub async fn put(&self, uuid: Uuid, name: String) -> Result<bool, StoreError> {
         match self {

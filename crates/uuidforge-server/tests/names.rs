@@ -79,6 +79,44 @@ async fn exercise(names_db: NamesDb) {
         "refusals changed nothing"
     );
 
+    // Several at once: only those with a name, keyed by canonical text.
+    let unnamed = uuidforge::fmt::to_canonical_string(&uuidforge::v7());
+    let r = s
+        .client
+        .get(s.url(&format!(
+            "/api/v1/names?uuids={},{unnamed}",
+            canonical.to_uppercase()
+        )))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(
+        r.json::<Value>().await.unwrap(),
+        json!({"names": {canonical.clone(): "orders, row 42 (merged)"}})
+    );
+    for (query, field) in [
+        ("uuids=", "uuids"),
+        ("uuids=x", "uuids[0]"),
+        ("ids=1", "query"),
+    ] {
+        let r = s
+            .client
+            .get(s.url(&format!("/api/v1/names?{query}")))
+            .send()
+            .await
+            .unwrap();
+        assert_error(r, 400, field).await;
+    }
+    let many = vec![canonical.as_str(); 1001].join(",");
+    let r = s
+        .client
+        .get(s.url(&format!("/api/v1/names?uuids={many}")))
+        .send()
+        .await
+        .unwrap();
+    assert_error(r, 400, "uuids").await;
+
     let other = uuidforge::fmt::to_canonical_string(&uuidforge::v7());
     assert_eq!(
         put(other.clone(), json!({"name": "kept across restarts"}))

@@ -22,6 +22,10 @@ use crate::v7::MAX_UNIX_MS;
 use crate::FieldError;
 use uuid::Uuid;
 
+/// The longest duration or time text accepted: longer ones are not a
+/// typing mistake worth reading.
+pub const MAX_TEXT: usize = 40;
+
 /// What [`parse_duration_ms`] accepts, for messages.
 pub const DURATION_SYNTAX: &str =
     "a duration such as 500ms, 90s, -1h30m, 2d (units ms, s, m, h, d, w)";
@@ -38,6 +42,12 @@ pub const TIME_SYNTAX: &str = "RFC 3339 (e.g. 2024-05-01T12:00:00Z), Unix millis
 /// ```
 pub fn parse_duration_ms(text: &str) -> Result<i64, String> {
     let expected = || format!("expected {DURATION_SYNTAX}");
+    if text.len() > MAX_TEXT {
+        return Err(format!(
+            "{} characters, expected at most {MAX_TEXT}",
+            text.len()
+        ));
+    }
     let (sign, mut rest) = match text.strip_prefix('-') {
         Some(r) => (-1i64, r),
         None => (1, text.strip_prefix('+').unwrap_or(text)),
@@ -82,6 +92,12 @@ pub fn parse_duration_ms(text: &str) -> Result<i64, String> {
 /// assert_eq!(parse_time_ms("1714564800000"), Ok(1_714_564_800_000));
 /// ```
 pub fn parse_time_ms(text: &str) -> Result<i64, String> {
+    if text.len() > MAX_TEXT {
+        return Err(format!(
+            "{} characters, expected at most {MAX_TEXT}",
+            text.len()
+        ));
+    }
     if text == "now" {
         return Ok(now_unix_ms());
     }
@@ -343,6 +359,9 @@ mod tests {
         assert_eq!(parse_duration_ms("500ms"), Ok(500));
         assert_eq!(parse_duration_ms("-1h30m"), Ok(-5_400_000));
         assert_eq!(parse_duration_ms("2d"), Ok(172_800_000));
+        assert!(parse_duration_ms(&"0ms".repeat(14))
+            .unwrap_err()
+            .contains("at most 40"));
         for bad in ["1x", "", "-", "h", "1h-2m"] {
             assert!(parse_duration_ms(bad).is_err(), "{bad}");
         }

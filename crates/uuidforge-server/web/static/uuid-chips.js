@@ -190,7 +190,7 @@ uuid-chip.uc-copied{border-color:#16a34a;box-shadow:0 0 0 2px #16a34a55}
 uuid-chip.uc-found{background:var(--uc-found);color:#111}
 uuid-chip.uc-current{outline:2px solid #f97316;outline-offset:1px}
 uuid-chip .uc-more{font:inherit;font-size:.85em;border:0;background:none;color:inherit;cursor:pointer;padding:0 .1em;opacity:.75}
-uuid-chip.uc-compact:not(.uc-expanded) .uc-head{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
+uuid-chip.uc-compact:not(.uc-expanded) .uc-head{font-size:0}
 uuid-chip:not(.uc-compact) .uc-more,uuid-chip.uc-expanded .uc-more{display:none}
 .uc-menu{position:fixed;z-index:2147483647;min-width:15em;padding:.3em 0;border:1px solid #c9d1de;border-radius:.5em;
   background:#fff;color:#17202c;box-shadow:0 6px 24px #0003;font:14px system-ui,sans-serif}
@@ -248,8 +248,8 @@ uuid-chip:not(.uc-compact) .uc-more,uuid-chip.uc-expanded .uc-more{display:none}
     if (hit && Date.now() - hit.at < NAME_TTL_MS) return hit.name;
     let name = null;
     try {
-      const r = await fetch(`${apiBase}/api/v1/names/${value}`, { headers: { Accept: 'application/json' } });
-      if (r.ok) name = (await r.json()).name;
+      const r = await fetch(`${apiBase}/api/v1/names?uuids=${value}`, { headers: { Accept: 'application/json' } });
+      if (r.ok) name = (await r.json()).names[value] || null;
     } catch (_) { /* no server: no name */ }
     names.set(value, { name, at: Date.now() });
     return name;
@@ -403,7 +403,7 @@ uuid-chip:not(.uc-compact) .uc-more,uuid-chip.uc-expanded .uc-more{display:none}
     const r = menu.getBoundingClientRect();
     menu.style.left = `${Math.max(0, Math.min(x, innerWidth - r.width - 4))}px`;
     menu.style.top = `${Math.max(0, Math.min(y, innerHeight - r.height - 4))}px`;
-    menu.querySelector('button').focus();
+    menu.querySelector('button').focus({ preventScroll: true });
     readClipboard().then(({ text, from }) => {
       if (!menu || !status.isConnected) return;
       const other = text ? normalize(text) : null;
@@ -425,7 +425,6 @@ uuid-chip:not(.uc-compact) .uc-more,uuid-chip.uc-expanded .uc-more{display:none}
       finder.value = null;
     }
   });
-  window.addEventListener('scroll', () => closeMenu(), { passive: true });
 
   // ---- right click pastes into fields ------------------------------------------
   document.addEventListener('contextmenu', (e) => {

@@ -1,0 +1,179 @@
+// End-to-end test of the uuidforge page in headless Debian chromium, driven
+// by playwright-core (no browser download). Run by scripts/web-test.sh:
+//   node e2e.mjs http://127.0.0.1:PORT OUT_DIR
+import { chromium } from 'playwright-core';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const base = process.argv[2];
+const outDir = process.argv[3] || '.';
+assert.ok(base, 'usage: node e2e.mjs BASE_URL [OUT_DIR]');
+fs.mkdirSync(outDir, { recursive: true });
+
+const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'uuidforge-chromium-'));
+const context = await chromium.launchPersistentContext(userDataDir, {
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync'],
+  viewport: { width: 1280, height: 900 },
+});
+await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+const page = context.pages()[0] || await context.newPage();
+const problems = [];
+page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+page.on('console', (m) => { if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) problems.push(`console: ${m.text()}`); });
+page.on('response', (r) => { if (r.status() >= 400) problems.push(`${r.status()} from ${r.url()}`); });
+page.on('request', (r) => { if (!r.url().startsWith(base) && !r.url().startsWith('blob:') && !r.url().startsWith('data:')) problems.push(`request outside the server: ${r.url()}`); });
+
+const steps = [];
+async function step(name, fn) {
+  const t = Date.now();
+  await fn();
+  steps.push(`ok ${steps.length + 1} - ${name} (${Date.now() - t} ms)`);
+  console.log(steps[steps.length - 1]);
+}
+const clipboard = () => page.evaluate(() => navigator.clipboard.readText());
+
+try {
+  await step('the page loads with its profiles', async () => {
+    await page.goto(base + '/');
+    await page.waitForFunction(() => document.querySelectorAll('select[name=profile] option').length === 4);
+  });
+
+  let values;
+  await step('generating 100 UUIDs shows 100 chips, strictly increasing', async () => {
+    await page.fill('input[name=count]', '100');
+    await page.click('button[type=submit]');
+    await page.waitForFunction(() => document.querySelectorAll('#results uuid-chip').length === 100);
+    values = await page.$$eval('#results uuid-chip', (chips) => chips.map((c) => c.getAttribute('value')));
+    assert.equal(new Set(values).size, 100);
+    for (let i = 1; i < values.length; i++) assert.ok(values[i - 1] < values[i], `order at ${i}`);
+    assert.ok(values.every((v) => v[14] === '7'), 'v7');
+    const text = await page.innerText('#results');
+    for (const v of values) assert.ok(text.includes(v), 'the UUID text stays in the page');
+    const served = await (await fetch(`${base}/api/v1/identicon/${values[0]}.svg`)).text();
+    assert.equal(await page.evaluate((v) => UuidChips.identiconSvg(v), values[0]), served);
+    const same = await page.$eval('#results uuid-chip .uc-icon', (icon, svg) => {
+      const parsed = document.createElement('span');
+      parsed.innerHTML = svg;
+      return parsed.innerHTML === icon.innerHTML;
+    }, served);
+    assert.ok(same, 'the chip shows the server\'s identicon');
+  });
+
+  await step('a left click copies the whole value', async () => {
+    const chip = page.locator('#results uuid-chip').nth(41);
+    await chip.click();
+    assert.equal(await clipboard(), values[41]);
+    const selected = await page.evaluate(() => String(window.getSelection()));
+    assert.equal(selected, '', 'nothing had to be selected');
+  });
+
+  await step('right click in a textarea pastes the copied UUID unformatted', async () => {
+    await page.fill('#scratch', 'id: ');
+    await page.locator('#scratch').click();
+    await page.keyboard.press('End');
+    await page.locator('#scratch').click({ button: 'right' });
+    await page.waitForFunction(() => document.getElementById('scratch').value.length > 4);
+    assert.equal(await page.inputValue('#scratch'), `id: ${values[41]}`);
+  });
+
+  await step('a tooltip shows the name set through the API and the time', async () => {
+    const put = await fetch(`${base}/api/v1/names/${values[7]}`, {
+      method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'invoice 2026-0042' }),
+    });
+    assert.equal(put.status, 201);
+    const chip = page.locator('#results uuid-chip').nth(7);
+    await chip.hover();
+    await page.waitForFunction((v) => document.querySelector(`#results uuid-chip[value="${v}"]`).title.startsWith('invoice 2026-0042'), values[7]);
+    const title = await chip.getAttribute('title');
+    assert.match(title, /^invoice 2026-0042\nv7 · \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\n/);
+  });
+
+  await step('the chip menu tells whether it equals the clipboard, copies as Base32', async () => {
+    await page.locator('#results uuid-chip').nth(41).click({ button: 'right' });
+    await page.waitForSelector('.uc-menu[data-clipboard=same]');
+    await page.keyboard.press('Escape');
+    await page.locator('#results uuid-chip').nth(3).click({ button: 'right' });
+    await page.waitForSelector('.uc-menu[data-clipboard=different]');
+    await page.click('.uc-menu >> text=Copy as Base32');
+    const b32 = await clipboard();
+    const expected = await (await fetch(`${base}/api/v1/convert`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ values: [values[3]], to: 'base32' }),
+    })).json();
+    assert.equal(b32, expected.values[0]);
+    assert.equal(await page.locator('.uc-menu').count(), 0, 'the menu closes');
+  });
+
+  await step('compact mode shows the last 4 characters and a button for the rest', async () => {
+    await page.check('input[name=compact]');
+    await page.fill('input[name=count]', '5');
+    await page.click('button[type=submit]');
+    await page.waitForFunction(() => document.querySelectorAll('#results uuid-chip.uc-compact').length === 5);
+    const chip = page.locator('#results uuid-chip').first();
+    const value = await chip.getAttribute('value');
+    const visible = await chip.locator('.uc-tail').innerText();
+    assert.equal(visible, value.slice(-4));
+    assert.ok((await chip.locator('.uc-head').boundingBox()).width <= 1, 'the head is hidden');
+    assert.ok((await page.innerText('#results')).includes(value), 'but still in the text');
+    await page.screenshot({ path: path.join(outDir, 'compact.png') });
+    await chip.locator('.uc-more').click();
+    assert.ok((await chip.locator('.uc-head').boundingBox()).width > 50, 'the rest is shown');
+    await page.uncheck('input[name=compact]');
+  });
+
+  await step('in an ordinary page: text and text-less links become chips, find steps through them', async () => {
+    await page.goto(base + '/static/demo.html');
+    await page.waitForFunction(() => document.querySelectorAll('uuid-chip').length === 7);
+    const order = '017f22e2-79b0-7cc3-98c4-dc0c0c07398f';
+    assert.equal(await page.locator('a[href*="017f22e2"] uuid-chip').count(), 1, 'the text-less link has a chip');
+    assert.equal(await page.locator('code uuid-chip').count(), 0, 'opted-out text stays text');
+    assert.ok((await page.innerText('body')).includes('017F22E2-79B0-7CC3-98C4-DC0C0C07398F'), 'original text kept');
+    const same = await page.locator(`uuid-chip[value="${order}"]`).count();
+    assert.equal(same, 4);
+    await page.locator(`uuid-chip[value="${order}"]`).first().click({ button: 'right' });
+    const find = page.locator('.uc-menu button', { hasText: 'Find this UUID in the page' });
+    assert.equal(await find.innerText(), `Find this UUID in the page (${same})`);
+    await find.click();
+    assert.equal(await page.locator('uuid-chip.uc-found').count(), same);
+    assert.equal(await find.innerText(), `Find this UUID in the page (1/${same})`);
+    await find.click();
+    assert.equal(await find.innerText(), `Find this UUID in the page (2/${same})`);
+    const current = await page.$$eval('uuid-chip.uc-found', (cs) => cs.findIndex((c) => c.classList.contains('uc-current')));
+    assert.equal(current, 1);
+    const pair = await page.$$eval('li:first-child uuid-chip .uc-icon', (icons) => icons.map((i) => i.innerHTML));
+    assert.notEqual(pair[0], pair[1], 'one bit apart, different pictures');
+    await page.screenshot({ path: path.join(outDir, 'demo-find.png'), fullPage: true });
+    await page.keyboard.press('Escape');
+    assert.equal(await page.locator('uuid-chip.uc-found').count(), 0);
+  });
+
+  await step('dark theme follows prefers-color-scheme', async () => {
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.goto(base + '/');
+    const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    assert.equal(bg, 'rgb(17, 22, 30)');
+    await page.fill('input[name=count]', '100');
+    await page.click('button[type=submit]');
+    await page.waitForFunction(() => document.querySelectorAll('#results uuid-chip').length === 100);
+    await page.screenshot({ path: path.join(outDir, 'page-dark.png') });
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.screenshot({ path: path.join(outDir, 'page.png') });
+  });
+
+  assert.deepEqual(problems, [], 'no page errors and nothing fetched from elsewhere');
+  await step('a bad parameter shows the API\'s error', async () => {
+    await page.fill('input[name=shift]', '3 parsecs');
+    await page.click('button[type=submit]');
+    await page.waitForSelector('#error:not([hidden])');
+    assert.match(await page.innerText('#error'), /^shift: “3 parsecs” — expected/);
+  });
+
+  console.log(`# e2e: ${steps.length} steps passed; screenshots in ${outDir}`);
+} finally {
+  await context.close();
+  fs.rmSync(userDataDir, { recursive: true, force: true });
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Tests of the HTTP service and web page that need more than cargo:
+#   1. node --test: uuid-chips.js against the Rust golden vectors;
+#   2. the page end to end in headless Debian chromium (playwright-core);
+#   3. schemathesis (PyPI) against /api/openapi.json.
+# Installs what it needs (chromium from Debian, playwright-core from npm,
+# schemathesis into target/st-venv); downloads no browser. Called by
+# scripts/test.sh; usable alone after `cargo build -p uuidforge-cli`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+say() { echo "== web-test: $*"; }
+web=crates/uuidforge-server/web
+out=target/web-test
+mkdir -p "$out"
+
+if [ ! -x /usr/bin/chromium ]; then
+  say "installing chromium (Debian)"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+if [ ! -d "$web/e2e/node_modules/playwright-core" ]; then
+  say "installing playwright-core (npm ci)"
+  (cd "$web/e2e" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --silent)
+fi
+if [ ! -x target/st-venv/bin/st ]; then
+  say "installing schemathesis (PyPI) into target/st-venv"
+  python3 -m venv target/st-venv
+  target/st-venv/bin/pip install -q 'schemathesis==4.32.5'
+fi
+
+say "node --test (identicon golden vectors, UUIDs in text, Base32, times)"
+node --test --test-reporter=spec "$web/tests/"
+
+cargo build -q -p uuidforge-cli
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+base="http://127.0.0.1:$port"
+names="$out/names.redb"
+rm -f "$names"
+target/debug/uuidforge serve --bind "127.0.0.1:$port" --names-db "$names" 2>"$out/server.log" &
+server=$!
+trap 'kill $server 2>/dev/null || true' EXIT
+for _ in $(seq 100); do
+  curl -fs "$base/healthz" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+curl -fs "$base/healthz" >/dev/null || { cat "$out/server.log"; exit 1; }
+
+say "end to end in headless chromium"
+node "$web/e2e/e2e.mjs" "$base" "$out"
+
+say "schemathesis against $base/api/openapi.json"
+target/st-venv/bin/st --config-file crates/uuidforge-server/api/schemathesis.toml \
+  run "$base/api/openapi.json" --url "$base" \
+  --checks all --max-examples 60 --no-color \
+  --report junit --report-dir "$out/schemathesis" 2>&1 | tail -25
+status=${PIPESTATUS[0]}
+[ "$status" = 0 ] || { say "schemathesis found failures (exit $status)"; exit "$status"; }
+
+kill -TERM $server
+wait $server || { say "the server did not exit cleanly"; cat "$out/server.log"; exit 1; }
+trap - EXIT
+grep -q "SIGTERM: shutting down" "$out/server.log"
+say "passed; screenshots and logs in $out"
