@@ -2,7 +2,8 @@
 # Sets up what the tests need on a fresh machine, then runs all of them:
 # formatting, lints, the conformance file check, unit/property/integration
 # tests, the PostgreSQL extension against the real server (regression suite
-# and concurrent writers, with and without shared_preload_libraries), and a
+# and concurrent writers, with and without shared_preload_libraries), the
+# web page and API (node --test, headless chromium, schemathesis), and a
 # short fuzzing run of every parser.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +32,7 @@ step "cargo clippy"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 
 step "rustdoc (broken links are errors)"
-RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p uuidforge --all-features --quiet
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p uuidforge -p uuidforge-server --all-features --quiet
 
 step "conformance vectors match their independent generator"
 python3 conformance/generate.py | diff -u conformance/vectors.json - \
@@ -41,6 +42,9 @@ step "cargo test"
 # The extension links against the server's symbols: it is tested inside
 # the server below, not by a test binary.
 cargo test --workspace --exclude uuidforge-pg --all-features
+
+step "web page and API: node --test, headless chromium, schemathesis (scripts/web-test.sh)"
+./scripts/web-test.sh
 
 step "PostgreSQL extension: regression suite and concurrent writers"
 ./crates/uuidforge-pg/tests/run.sh
