@@ -82,6 +82,37 @@ fn pg_error(e: tokio_postgres::Error) -> StoreError {
     StoreError(format!("names database: {e}"))
 }
 
+/// Runs `f` on the redb database in a blocking thread.
+async fn on_file<T: Send + 'static>(
+    db: &Arc<redb::Database>,
+    f: impl FnOnce(&redb::Database) -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, StoreError> {
+    let db = db.clone();
+    tokio::task::spawn_blocking(move || f(&db))
+        .await
+        .map_err(file_error)?
+}
+
+/// Changes the names table in one write transaction; returns whether the
+/// key had a value before.
+async fn write_file(
+    db: &Arc<redb::Database>,
+    change: impl FnOnce(&mut redb::Table<u128, &str>) -> Result<bool, redb::StorageError>
+        + Send
+        + 'static,
+) -> Result<bool, StoreError> {
+    on_file(db, move |db| {
+        let tx = db.begin_write().map_err(file_error)?;
+        let existed = {
+            let mut table = tx.open_table(TABLE).map_err(file_error)?;
+            change(&mut table).map_err(file_error)?
+        };
+        tx.commit().map_err(file_error)?;
+        Ok(existed)
+    })
+    .await
+}
+
 impl NameStore {
     /// Opens (and creates when missing) the store.
     pub async fn open(db: &NamesDb) -> Result<NameStore, StoreError> {
@@ -125,35 +156,14 @@ impl NameStore {
 
     /// The name of `uuid`, if one is registered.
     pub async fn get(&self, uuid: Uuid) -> Result<Option<String>, StoreError> {
-        match self {
-            NameStore::File(db) => {
-                let db = db.clone();
-                tokio::task::spawn_blocking(move || {
-                    use redb::ReadableDatabase;
-                    let tx = db.begin_read().map_err(file_error)?;
-                    let table = tx.open_table(TABLE).map_err(file_error)?;
-                    let name = table.get(uuid.as_u128()).map_err(file_error)?;
-                    Ok(name.map(|n| n.value().to_string()))
-                })
-                .await
-                .map_err(file_error)?
-            }
-            NameStore::Postgres(client) => {
-                let row = client
-                    .query_opt("SELECT name FROM uuidforge_names WHERE uuid = $1", &[&uuid])
-                    .await
-                    .map_err(pg_error)?;
-                Ok(row.map(|r| r.get(0)))
-            }
-        }
+        Ok(self.get_many(vec![uuid]).await?.pop().map(|(_, name)| name))
     }
 
     /// The names of those of `uuids` that have one, in one read.
     pub async fn get_many(&self, uuids: Vec<Uuid>) -> Result<Vec<(Uuid, String)>, StoreError> {
         match self {
             NameStore::File(db) => {
-                let db = db.clone();
-                tokio::task::spawn_blocking(move || {
+                on_file(db, move |db| {
                     use redb::ReadableDatabase;
                     let tx = db.begin_read().map_err(file_error)?;
                     let table = tx.open_table(TABLE).map_err(file_error)?;
@@ -166,7 +176,6 @@ impl NameStore {
                     Ok(found)
                 })
                 .await
-                .map_err(file_error)?
             }
             NameStore::Postgres(client) => {
                 let rows = client
@@ -185,21 +194,10 @@ impl NameStore {
     pub async fn put(&self, uuid: Uuid, name: String) -> Result<bool, StoreError> {
         match self {
             NameStore::File(db) => {
-                let db = db.clone();
-                tokio::task::spawn_blocking(move || {
-                    let tx = db.begin_write().map_err(file_error)?;
-                    let existed = {
-                        let mut table = tx.open_table(TABLE).map_err(file_error)?;
-                        let old = table
-                            .insert(uuid.as_u128(), name.as_str())
-                            .map_err(file_error)?;
-                        old.is_some()
-                    };
-                    tx.commit().map_err(file_error)?;
-                    Ok(existed)
+                write_file(db, move |table| {
+                    Ok(table.insert(uuid.as_u128(), name.as_str())?.is_some())
                 })
                 .await
-                .map_err(file_error)?
             }
             NameStore::Postgres(client) => {
                 // xmax = 0 only for a freshly inserted row.
@@ -221,19 +219,7 @@ impl NameStore {
     pub async fn delete(&self, uuid: Uuid) -> Result<bool, StoreError> {
         match self {
             NameStore::File(db) => {
-                let db = db.clone();
-                tokio::task::spawn_blocking(move || {
-                    let tx = db.begin_write().map_err(file_error)?;
-                    let existed = {
-                        let mut table = tx.open_table(TABLE).map_err(file_error)?;
-                        let old = table.remove(uuid.as_u128()).map_err(file_error)?;
-                        old.is_some()
-                    };
-                    tx.commit().map_err(file_error)?;
-                    Ok(existed)
-                })
-                .await
-                .map_err(file_error)?
+                write_file(db, move |table| Ok(table.remove(uuid.as_u128())?.is_some())).await
             }
             NameStore::Postgres(client) => {
                 let n = client

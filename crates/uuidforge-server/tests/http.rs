@@ -314,38 +314,15 @@ async fn convert_batches_and_their_errors() {
         .await
         .unwrap();
     assert_eq!(body["values"][0], "017f22e2-79b0-7cc3-98c4-dc0c0c07398f");
-    assert_error(
-        post(json!({"values": ["017f22e2-79b0-7cc3-98c4-dc0c0c07398f"], "to": "binary"}))
-            .await
-            .unwrap(),
-        400,
-        "to",
-    )
-    .await;
-    assert_error(
-        post(json!({"values": ["017f22e2-79b0-7cc3-98c4-dc0c0c07398f"], "to": "hex"}))
-            .await
-            .unwrap(),
-        400,
-        "to",
-    )
-    .await;
-    assert_error(
-        post(json!({"values": ["nope"], "to": "simple"}))
-            .await
-            .unwrap(),
-        400,
-        "values[0]",
-    )
-    .await;
-    assert_error(
-        post(json!({"values": ["017f22e2-79b0-7cc3-98c4-dc0c0c07398f"]}))
-            .await
-            .unwrap(),
-        400,
-        "body",
-    )
-    .await;
+    let c = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f";
+    for (body, field) in [
+        (json!({"values": [c], "to": "binary"}), "to"),
+        (json!({"values": [c], "to": "hex"}), "to"),
+        (json!({"values": ["nope"], "to": "simple"}), "values[0]"),
+        (json!({"values": [c]}), "body"),
+    ] {
+        assert_error(post(body).await.unwrap(), 400, field).await;
+    }
     s.stop().await;
 }
 
