@@ -238,7 +238,7 @@ pub async fn uuids(
     // that refuses (a backfill at the end of time) is still a clean error.
     let first = match writer.next_chunk() {
         Some(Ok(bytes)) => bytes,
-        Some(Err(e)) => return Err(generation_error(e)),
+        Some(Err(e)) => return Err(generation_error(&spec, e)),
         None => Bytes::new(),
     };
     let body = if writer.left == 0 {
@@ -267,12 +267,20 @@ pub async fn uuids(
         .into_response())
 }
 
-fn generation_error(e: uuidforge::generator::GenError) -> ApiError {
-    ApiError::bad(
-        "at",
-        e.to_string(),
-        "a request whose values fit the generator's time range and policies",
-    )
+/// A generator that refused the first chunk: the request's time settings
+/// when it had some (400), else the server's clock (503).
+fn generation_error(spec: &BatchSpec, e: uuidforge::generator::GenError) -> ApiError {
+    let expected = "a request whose values fit the generator's time range and policies";
+    match (spec.at_unix_ms, spec.shift_ms) {
+        (Some(_), _) => ApiError::bad("at", e.to_string(), expected),
+        (None, Some(_)) => ApiError::bad("shift", e.to_string(), expected),
+        (None, None) => ApiError::with_status(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "clock",
+            e.to_string(),
+            "a system clock between 1970 and 10889 AD",
+        ),
+    }
 }
 
 /// Reads a JSON body, mapping every failure to an [`ApiError`] naming the
