@@ -62,7 +62,7 @@ impl Default for Config {
 }
 
 /// What every handler shares.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct AppState {
     /// The settings.
     pub config: Arc<Config>,
@@ -70,13 +70,15 @@ pub struct AppState {
     pub names: NameStore,
 }
 
-/// Opens the names store and builds the router with every route and limit.
-pub async fn app(config: Config) -> Result<Router, names::StoreError> {
-    let names = NameStore::open(&config.names_db).await?;
-    Ok(router(AppState {
-        config: Arc::new(config),
-        names,
-    }))
+impl AppState {
+    /// Opens the names store `config` names.
+    pub async fn open(config: Config) -> Result<AppState, names::StoreError> {
+        let names = NameStore::open(&config.names_db).await?;
+        Ok(AppState {
+            config: Arc::new(config),
+            names,
+        })
+    }
 }
 
 /// The routes (kept in step with `api/openapi.json`, which a test checks).
@@ -175,16 +177,29 @@ async fn log_request(request: Request, next: Next) -> Response {
     response
 }
 
-/// Serves `router` on `listener` until `shutdown` completes, then finishes
-/// the requests in flight.
+/// How long [`serve`] waits, after the last response, for the names store
+/// to close.
+const STORE_CLOSE_WAIT: Duration = Duration::from_secs(10);
+
+/// Serves [`router`]`(state)` on `listener` until `shutdown` completes, then
+/// finishes the requests in flight and closes the names store, so that the
+/// store can be opened again (by a restart in the same process, or another
+/// process) as soon as this returns.
 pub async fn serve(
     listener: tokio::net::TcpListener,
-    router: Router,
+    state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router)
+    let store = state.names.watch();
+    let served = axum::serve(listener, router(state))
         .with_graceful_shutdown(shutdown)
-        .await
+        .await;
+    // axum returns once each connection has said it is done, a moment
+    // before the connection's task drops its copy of the router.
+    if !store.released_within(STORE_CLOSE_WAIT).await {
+        tracing::warn!("names store still in use {STORE_CLOSE_WAIT:?} after shutdown");
+    }
+    served
 }
 
 /// Completes on SIGINT or SIGTERM.
@@ -231,7 +246,7 @@ pub fn run(config: Config) -> Result<(), String> {
             .await
             .map_err(|e| format!("invalid value '{bind}' for '--bind': {e}"))?;
         let names_db = config.names_db.clone();
-        let router = app(config).await.map_err(|e| {
+        let state = AppState::open(config).await.map_err(|e| {
             let shown = match &names_db {
                 NamesDb::File(p) => p.display().to_string(),
                 NamesDb::Postgres(_) => "(the PostgreSQL URL)".to_string(),
@@ -240,7 +255,7 @@ pub fn run(config: Config) -> Result<(), String> {
         })?;
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
         tracing::info!("listening on http://{addr}/");
-        serve(listener, router, shutdown_signal())
+        serve(listener, state, shutdown_signal())
             .await
             .map_err(|e| format!("server error: {e}"))?;
         tracing::info!("stopped");

@@ -64,6 +64,49 @@ pub enum NameStore {
     Postgres(Arc<tokio_postgres::Client>),
 }
 
+impl std::fmt::Debug for NameStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            NameStore::File(_) => "NameStore::File",
+            NameStore::Postgres(_) => "NameStore::Postgres",
+        })
+    }
+}
+
+/// Tells when every handle of a [`NameStore`] has been dropped, which is when
+/// redb lets another opener take its lock file.
+pub struct StoreWatch(StoreWeak);
+
+enum StoreWeak {
+    File(std::sync::Weak<redb::Database>),
+    Postgres(std::sync::Weak<tokio_postgres::Client>),
+}
+
+impl StoreWatch {
+    /// Whether the store is closed.
+    pub fn is_released(&self) -> bool {
+        match &self.0 {
+            StoreWeak::File(w) => w.strong_count() == 0,
+            StoreWeak::Postgres(w) => w.strong_count() == 0,
+        }
+    }
+
+    /// Waits until the store is closed, at most `within`; returns whether it
+    /// is. Polls: the last handles live in tasks that end on their own
+    /// (connection tasks after their final response, blocking store calls of
+    /// cancelled requests), so there is nothing to be notified by.
+    pub async fn released_within(&self, within: std::time::Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + within;
+        while !self.is_released() {
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+        true
+    }
+}
+
 /// A store failure (5xx): the message names the store.
 #[derive(Debug)]
 pub struct StoreError(pub String);
@@ -152,6 +195,14 @@ impl NameStore {
                 Ok(NameStore::Postgres(Arc::new(client)))
             }
         }
+    }
+
+    /// A watch on this store's closing (see [`StoreWatch`]).
+    pub fn watch(&self) -> StoreWatch {
+        StoreWatch(match self {
+            NameStore::File(db) => StoreWeak::File(Arc::downgrade(db)),
+            NameStore::Postgres(c) => StoreWeak::Postgres(Arc::downgrade(c)),
+        })
     }
 
     /// The name of `uuid`, if one is registered.

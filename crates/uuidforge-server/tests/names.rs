@@ -206,17 +206,45 @@ async fn names_in_postgresql() {
 async fn an_unreachable_store_is_a_clear_start_up_error() {
     let mut c = config();
     c.names_db = NamesDb::Postgres("postgres://nobody:wrong@127.0.0.1:1/none".into());
-    let err = uuidforge_server::app(c)
+    let err = uuidforge_server::AppState::open(c)
         .await
         .expect_err("no server on port 1");
     assert!(err.to_string().contains("names database"), "{err}");
     let mut c = config();
     c.names_db = NamesDb::File("/nonexistent-dir/names.redb".into());
-    let err = uuidforge_server::app(c)
+    let err = uuidforge_server::AppState::open(c)
         .await
         .expect_err("no such directory");
     assert!(
         err.to_string().contains("/nonexistent-dir/names.redb"),
         "{err}"
     );
+}
+
+/// When `serve` returns, the names file is closed: it opens again at once,
+/// however many keep-alive connections and writes the server had just seen.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stopped_server_has_released_its_names_file() {
+    let path = temp_names_file();
+    for round in 0..30 {
+        let mut c = config();
+        c.names_db = NamesDb::File(path.clone());
+        let s = start(c).await;
+        let writes = (0..16).map(|i| {
+            let url = s.url(&format!("/api/v1/names/{}", uuidforge::v7()));
+            s.client
+                .put(url)
+                .json(&json!({ "name": format!("round {round} writer {i}") }))
+                .send()
+        });
+        for r in futures_util::future::join_all(writes).await {
+            assert_eq!(r.unwrap().status().as_u16(), 201);
+        }
+        s.stop().await;
+        let mut c = config();
+        c.names_db = NamesDb::File(path.clone());
+        let reopened = uuidforge_server::AppState::open(c).await;
+        assert!(reopened.is_ok(), "round {round}: {reopened:?}");
+    }
+    let _ = std::fs::remove_file(path);
 }

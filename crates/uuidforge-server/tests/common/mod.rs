@@ -46,9 +46,9 @@ pub fn config() -> Config {
 pub async fn start(config: Config) -> Server {
     let listener = tokio::net::TcpListener::bind(config.bind).await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    let router = uuidforge_server::app(config).await.unwrap();
+    let state = uuidforge_server::AppState::open(config).await.unwrap();
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let done = tokio::spawn(uuidforge_server::serve(listener, router, async move {
+    let done = tokio::spawn(uuidforge_server::serve(listener, state, async move {
         let _ = rx.await;
     }));
     Server {
