@@ -59,9 +59,9 @@ const TABLE: redb::TableDefinition<u128, &str> = redb::TableDefinition::new("nam
 #[derive(Clone)]
 pub enum NameStore {
     /// redb, used from blocking threads.
-    File(Arc<redb::Database>),
+    File(Arc<Closing<redb::Database>>),
     /// PostgreSQL, one pipelining connection.
-    Postgres(Arc<tokio_postgres::Client>),
+    Postgres(Arc<Closing<tokio_postgres::Client>>),
 }
 
 impl std::fmt::Debug for NameStore {
@@ -73,37 +73,46 @@ impl std::fmt::Debug for NameStore {
     }
 }
 
-/// Tells when every handle of a [`NameStore`] has been dropped, which is when
-/// redb lets another opener take its lock file.
-pub struct StoreWatch(StoreWeak);
-
-enum StoreWeak {
-    File(std::sync::Weak<redb::Database>),
-    Postgres(std::sync::Weak<tokio_postgres::Client>),
+/// An open store connection that announces, once dropped, that it is
+/// closed. `inner` is declared first so that it is dropped first: redb
+/// releases its lock file inside `Database`'s drop, after the last `Arc`
+/// count has already gone, so the count alone would announce too early.
+pub struct Closing<T> {
+    inner: T,
+    closed: tokio::sync::watch::Sender<()>,
 }
+
+impl<T> Closing<T> {
+    fn new(inner: T) -> Arc<Closing<T>> {
+        Arc::new(Closing {
+            inner,
+            closed: tokio::sync::watch::Sender::new(()),
+        })
+    }
+}
+
+impl<T> std::ops::Deref for Closing<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.inner
+    }
+}
+
+/// Tells when a [`NameStore`] is closed: every handle dropped and the
+/// database closed (for redb, its lock file released).
+pub struct StoreWatch(tokio::sync::watch::Receiver<()>);
 
 impl StoreWatch {
     /// Whether the store is closed.
     pub fn is_released(&self) -> bool {
-        match &self.0 {
-            StoreWeak::File(w) => w.strong_count() == 0,
-            StoreWeak::Postgres(w) => w.strong_count() == 0,
-        }
+        self.0.has_changed().is_err()
     }
 
     /// Waits until the store is closed, at most `within`; returns whether it
-    /// is. Polls: the last handles live in tasks that end on their own
-    /// (connection tasks after their final response, blocking store calls of
-    /// cancelled requests), so there is nothing to be notified by.
-    pub async fn released_within(&self, within: std::time::Duration) -> bool {
-        let deadline = tokio::time::Instant::now() + within;
-        while !self.is_released() {
-            if tokio::time::Instant::now() >= deadline {
-                return false;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
-        }
-        true
+    /// is.
+    pub async fn released_within(mut self, within: std::time::Duration) -> bool {
+        // Nothing is ever sent: `changed` ends only when the sender is dropped.
+        tokio::time::timeout(within, self.0.changed()).await.is_ok()
     }
 }
 
@@ -127,7 +136,7 @@ fn pg_error(e: tokio_postgres::Error) -> StoreError {
 
 /// Runs `f` on the redb database in a blocking thread.
 async fn on_file<T: Send + 'static>(
-    db: &Arc<redb::Database>,
+    db: &Arc<Closing<redb::Database>>,
     f: impl FnOnce(&redb::Database) -> Result<T, StoreError> + Send + 'static,
 ) -> Result<T, StoreError> {
     let db = db.clone();
@@ -139,7 +148,7 @@ async fn on_file<T: Send + 'static>(
 /// Changes the names table in one write transaction; returns whether the
 /// key had a value before.
 async fn write_file(
-    db: &Arc<redb::Database>,
+    db: &Arc<Closing<redb::Database>>,
     change: impl FnOnce(&mut redb::Table<u128, &str>) -> Result<bool, redb::StorageError>
         + Send
         + 'static,
@@ -172,7 +181,7 @@ impl NameStore {
                 })
                 .await
                 .map_err(file_error)??;
-                Ok(NameStore::File(Arc::new(db)))
+                Ok(NameStore::File(Closing::new(db)))
             }
             NamesDb::Postgres(url) => {
                 let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
@@ -192,7 +201,7 @@ impl NameStore {
                     )
                     .await
                     .map_err(pg_error)?;
-                Ok(NameStore::Postgres(Arc::new(client)))
+                Ok(NameStore::Postgres(Closing::new(client)))
             }
         }
     }
@@ -200,8 +209,8 @@ impl NameStore {
     /// A watch on this store's closing (see [`StoreWatch`]).
     pub fn watch(&self) -> StoreWatch {
         StoreWatch(match self {
-            NameStore::File(db) => StoreWeak::File(Arc::downgrade(db)),
-            NameStore::Postgres(c) => StoreWeak::Postgres(Arc::downgrade(c)),
+            NameStore::File(db) => db.closed.subscribe(),
+            NameStore::Postgres(client) => client.closed.subscribe(),
         })
     }
 
