@@ -195,7 +195,8 @@ pub async fn serve(
         .with_graceful_shutdown(shutdown)
         .await;
     // axum returns once each connection has said it is done, a moment
-    // before the connection's task drops its copy of the router.
+    // before the connection's task drops its copy of the router (and so of
+    // the store); cancelled requests' blocking store calls may run on.
     if !store.released_within(STORE_CLOSE_WAIT).await {
         tracing::warn!("names store still in use {STORE_CLOSE_WAIT:?} after shutdown");
     }

@@ -103,11 +103,6 @@ impl<T> std::ops::Deref for Closing<T> {
 pub struct StoreWatch(tokio::sync::watch::Receiver<()>);
 
 impl StoreWatch {
-    /// Whether the store is closed.
-    pub fn is_released(&self) -> bool {
-        self.0.has_changed().is_err()
-    }
-
     /// Waits until the store is closed, at most `within`; returns whether it
     /// is.
     pub async fn released_within(mut self, within: std::time::Duration) -> bool {
