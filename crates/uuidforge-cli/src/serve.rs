@@ -14,12 +14,10 @@ pub struct Args {
     bind: SocketAddr,
     /// Where names for UUIDs are kept: a redb file (created when missing)
     /// or a postgres://… URL (table uuidforge_names created when missing).
-    #[arg(
-        long,
-        default_value = "uuidforge-names.redb",
-        env = "UUIDFORGE_NAMES_DB"
-    )]
-    names_db: String,
+    /// Default: names.redb in $XDG_DATA_HOME/uuidforge (or
+    /// ~/.local/share/uuidforge), a directory created with mode 0700.
+    #[arg(long, env = "UUIDFORGE_NAMES_DB")]
+    names_db: Option<String>,
     /// Largest `count` of one batch request.
     #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     max_count: u64,
@@ -32,9 +30,17 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), UsageError> {
+    let names_db = match args.names_db {
+        Some(text) => NamesDb::parse(&text),
+        None => NamesDb::File(
+            crate::settings::data_dir()
+                .map_err(UsageError::plain)?
+                .join("names.redb"),
+        ),
+    };
     let config = Config {
         bind: args.bind,
-        names_db: NamesDb::parse(&args.names_db),
+        names_db,
         max_count: args.max_count,
         max_batch: args.max_batch as usize,
         max_body_bytes: args.max_body_bytes as usize,

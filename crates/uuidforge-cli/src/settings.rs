@@ -14,13 +14,38 @@ struct ConfigFile {
     format: Option<String>,
 }
 
-/// Where the config file is looked for.
-pub fn config_path() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CONFIG_HOME")
+/// `$VAR/uuidforge` when `VAR` holds an absolute path (the XDG base
+/// directory rule: relative values are ignored), else `~/FALLBACK/uuidforge`.
+fn xdg_dir(var: &str, fallback: &str) -> Option<PathBuf> {
+    let base = std::env::var_os(var)
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
-    Some(base.join("uuidforge").join("config.json"))
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(fallback)))?;
+    Some(base.join("uuidforge"))
+}
+
+/// Where the config file is looked for.
+pub fn config_path() -> Option<PathBuf> {
+    Some(xdg_dir("XDG_CONFIG_HOME", ".config")?.join("config.json"))
+}
+
+/// The data directory, `$XDG_DATA_HOME/uuidforge` (or
+/// `~/.local/share/uuidforge`), created with mode 0700 when missing so that
+/// what is kept there (names given to UUIDs) is private to the user.
+pub fn data_dir() -> Result<PathBuf, String> {
+    let dir = xdg_dir("XDG_DATA_HOME", ".local/share").ok_or_else(|| {
+        "no data directory: set XDG_DATA_HOME or HOME, or give --names-db".to_string()
+    })?;
+    if !dir.is_dir() {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder
+            .create(&dir)
+            .map_err(|e| format!("data directory {}: {e}", dir.display()))?;
+    }
+    Ok(dir)
 }
 
 fn config_file() -> Result<ConfigFile, String> {

@@ -27,15 +27,13 @@ fn http_get(addr: &str, path: &str) -> String {
     out
 }
 
-fn serve_and_stop(signal: &str) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_uuidforge"))
-        .args([
-            "serve",
-            "--bind",
-            "127.0.0.1:0",
-            "--names-db",
-            &names_file(signal),
-        ])
+type LogLines = std::io::Lines<BufReader<std::process::ChildStderr>>;
+
+/// Starts `uuidforge serve` on a free loopback port as `command` says and
+/// waits for its "listening" line.
+fn spawn_serve(command: &mut Command) -> (std::process::Child, LogLines, String) {
+    let mut child = command
+        .args(["serve", "--bind", "127.0.0.1:0"])
         .env("RUST_LOG", "info")
         .stderr(Stdio::piped())
         .spawn()
@@ -47,6 +45,13 @@ fn serve_and_stop(signal: &str) {
             break rest.trim_end_matches('/').to_string();
         }
     };
+    (child, lines, addr)
+}
+
+fn serve_and_stop(signal: &str) {
+    let (mut child, lines, addr) = spawn_serve(
+        Command::new(env!("CARGO_BIN_EXE_uuidforge")).env("UUIDFORGE_NAMES_DB", names_file(signal)),
+    );
     let health = http_get(&addr, "/healthz");
     assert!(health.starts_with("HTTP/1.1 200"), "{health}");
     let batch = http_get(&addr, "/api/v1/uuids?count=3");
@@ -89,6 +94,36 @@ fn sigterm_stops_the_server_cleanly() {
 #[test]
 fn sigint_stops_the_server_cleanly() {
     serve_and_stop("INT");
+}
+
+#[test]
+fn the_default_names_file_is_in_the_private_data_directory() {
+    use std::os::unix::fs::PermissionsExt;
+    let scratch = std::env::temp_dir().join(format!("uuidforge-xdg-{}", std::process::id()));
+    let cwd = scratch.join("cwd");
+    let data_home = scratch.join("data");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let (child, _lines, addr) = spawn_serve(
+        Command::new(env!("CARGO_BIN_EXE_uuidforge"))
+            .current_dir(&cwd)
+            .env("XDG_DATA_HOME", &data_home)
+            .env_remove("UUIDFORGE_NAMES_DB"),
+    );
+    let health = http_get(&addr, "/healthz");
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let mut child = child;
+    assert!(child.wait().unwrap().success());
+    assert!(health.starts_with("HTTP/1.1 200"), "{health}");
+    let dir = data_home.join("uuidforge");
+    assert!(dir.join("names.redb").is_file(), "no names.redb in {}", dir.display());
+    let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700, "data directory mode {mode:o}");
+    let left_in_cwd: Vec<_> = std::fs::read_dir(&cwd).unwrap().collect();
+    assert!(left_in_cwd.is_empty(), "files in the working directory: {left_in_cwd:?}");
+    std::fs::remove_dir_all(&scratch).unwrap();
 }
 
 #[test]

@@ -383,6 +383,13 @@ mod tests {
 /// of one generator show its counter or fraction.
 const CONTEXT: usize = 8;
 
+/// How far apart in time (ms) a preceding v7 value may be and still count
+/// as the same generator's neighbour. Counters and sub-millisecond fractions
+/// only show between values minted close together; unrelated values pasted
+/// into one list (years apart, say) would otherwise be pooled and make any
+/// layout look certain.
+const NEIGHBOUR_WINDOW_MS: u64 = 1_000;
+
 /// Inspects a sequence of values, each with the v7 values just before it as
 /// context ([`inspect_in_context`]): what a list of values pasted from one
 /// generator needs.
@@ -400,6 +407,11 @@ pub struct Inspector {
 impl Inspector {
     /// The report of the next value of the sequence.
     pub fn next(&mut self, uuid: &Uuid) -> Report {
+        if uuid.get_version_num() == 7 {
+            let ms = v7::unix_ms(uuid);
+            self.previous
+                .retain(|p| v7::unix_ms(p).abs_diff(ms) <= NEIGHBOUR_WINDOW_MS);
+        }
         let context: Vec<Uuid> = self.previous.iter().copied().collect();
         let report = inspect_in_context(uuid, &context);
         if uuid.get_version_num() == 7 {
@@ -453,4 +465,37 @@ pub fn value_json(
         });
     }
     j
+}
+
+#[cfg(test)]
+mod inspector_tests {
+    use super::*;
+
+    const RFC_V7: &str = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f";
+
+    #[test]
+    fn values_far_apart_in_time_are_not_one_generators_context() {
+        let rfc = Uuid::parse_str(RFC_V7).unwrap();
+        let alone = inspect(&rfc).layout_guess.unwrap();
+        let mut inspector = Inspector::default();
+        for _ in 0..5 {
+            inspector.next(&crate::v7());
+        }
+        let after_fresh = inspector.next(&rfc).layout_guess.unwrap();
+        assert_eq!(after_fresh.layout, alone.layout);
+        assert_eq!(after_fresh.confidence, alone.confidence);
+        assert!(after_fresh.confidence < 1.0, "{after_fresh:?}");
+    }
+
+    #[test]
+    fn values_close_in_time_still_share_their_context() {
+        let mut generator =
+            crate::generator::V7Generator::new(crate::generator::GeneratorConfig::default())
+                .unwrap();
+        let values: Vec<Uuid> = (0..6).map(|_| generator.generate().unwrap()).collect();
+        let mut inspector = Inspector::default();
+        let last = values.iter().map(|v| inspector.next(v)).last().unwrap();
+        let pooled = inspect_in_context(&values[5], &values[..5]);
+        assert_eq!(last.layout_guess, pooled.layout_guess);
+    }
 }

@@ -31,6 +31,7 @@
 //! | [`sortorder`] | §6.11 | SQL Server, .NET, MySQL adapters |
 //! | [`generator`] | §5.6–§5.8, §6.1–§6.3, §6.9 | UUIDv7 (and v6, v8) generators, profiles, policies |
 //! | [`plausible`] | — | plausibility checks for client-supplied UUIDs |
+//! | [`scan`] | §4 | UUIDs inside longer text (URLs, logs, JSON strings), every spelling |
 #![deny(missing_docs)]
 
 mod bits;
@@ -51,6 +52,7 @@ pub mod inspect;
 pub mod layout;
 pub mod parser;
 pub mod plausible;
+pub mod scan;
 pub mod sortorder;
 pub mod timestamp;
 pub mod uuid192;
