@@ -1,0 +1,645 @@
+//! A snapshot of the catalog: relations and their columns, types, indexes,
+//! constraints and where view columns come from.
+//!
+//! It is read with **one** statement ([`SNAPSHOT_SQL`]) that returns one
+//! JSON document, whatever the number of tables, so the same snapshot comes
+//! from tokio-postgres (the CLI, the server) or from SPI (the extension),
+//! and every planner is a pure function of it.
+
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// Schemas never looked at: the system catalogs and temporary/toast schemas.
+const USER_SCHEMAS: &str = "n.nspname NOT IN ('pg_catalog', 'information_schema') \
+     AND n.nspname !~ '^pg_(toast|temp_|toast_temp_)'";
+
+/// The statement that reads a [`Snapshot`]: one row, one `text` column
+/// holding the JSON that [`Snapshot::from_json`] reads.
+pub static SNAPSHOT_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    format!(
+        r#"SELECT json_build_object(
+  'database', current_database(),
+  'user', current_user,
+  'server_version_num', current_setting('server_version_num')::int,
+  'extension_schema', (SELECT e.extnamespace::regnamespace::text FROM pg_extension e WHERE e.extname = 'uuidforge'),
+  'relations', (SELECT coalesce(json_agg(r ORDER BY r.schema, r.name), '[]') FROM (
+     SELECT c.oid::int8 AS oid, n.nspname AS schema, c.relname AS name, c.relkind::text AS kind,
+            c.relispartition AS is_partition,
+            CASE WHEN c.relkind = 'c' THEN true ELSE has_table_privilege(c.oid, 'SELECT') END AS can_select,
+            greatest(c.reltuples, 0)::int8 AS est_rows,
+            CASE WHEN c.relkind IN ('r', 'm') THEN pg_total_relation_size(c.oid) ELSE 0 END AS bytes,
+            (SELECT coalesce(json_agg(json_build_object(
+                      'num', a.attnum, 'name', a.attname, 'type_oid', a.atttypid::int8,
+                      'type_name', format_type(a.atttypid, a.atttypmod), 'not_null', a.attnotnull,
+                      'can_select', CASE WHEN c.relkind = 'c' THEN true
+                                         ELSE has_column_privilege(c.oid, a.attnum, 'SELECT') END)
+                      ORDER BY a.attnum), '[]')
+               FROM pg_attribute a
+              WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped) AS columns
+       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f', 'c') AND {USER_SCHEMAS}) r),
+  'types', (SELECT coalesce(json_agg(json_build_object(
+                'oid', t.oid::int8, 'name', t.typname, 'schema', n.nspname, 'typtype', t.typtype::text,
+                'base', t.typbasetype::int8,
+                'elem', CASE WHEN t.typcategory = 'A' THEN t.typelem::int8 ELSE 0 END,
+                'relid', t.typrelid::int8)), '[]')
+       FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+      WHERE t.typtype IN ('b', 'd', 'c')
+        AND (t.typtype <> 'c' OR n.nspname NOT IN ('pg_catalog', 'information_schema'))),
+  'indexes', (SELECT coalesce(json_agg(json_build_object(
+                'oid', i.indexrelid::int8, 'name', ic.relname, 'table', i.indrelid::int8,
+                'keys', (i.indkey::int2[])[0:i.indnkeyatts - 1],
+                'valid', i.indisvalid AND i.indisready, 'unique', i.indisunique, 'primary', i.indisprimary,
+                'method', am.amname,
+                'predicate', pg_get_expr(i.indpred, i.indrelid),
+                'expressions', pg_get_expr(i.indexprs, i.indrelid),
+                'referenced', (SELECT coalesce(array_agg(DISTINCT d.refobjsubid), '{{}}')
+                                 FROM pg_depend d
+                                WHERE d.classid = 'pg_class'::regclass AND d.objid = i.indexrelid
+                                  AND d.refclassid = 'pg_class'::regclass AND d.refobjid = i.indrelid
+                                  AND d.refobjsubid > 0))), '[]')
+       FROM pg_index i
+       JOIN pg_class ic ON ic.oid = i.indexrelid
+       JOIN pg_am am ON am.oid = ic.relam
+       JOIN pg_class c ON c.oid = i.indrelid
+       JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE {USER_SCHEMAS}),
+  'constraints', (SELECT coalesce(json_agg(json_build_object(
+                'name', co.conname, 'kind', co.contype::text, 'table', co.conrelid::int8,
+                'columns', co.conkey, 'ref_table', co.confrelid::int8, 'ref_columns', co.confkey,
+                'on_update', co.confupdtype::text, 'on_delete', co.confdeltype::text,
+                'deferrable', co.condeferrable, 'deferred', co.condeferred,
+                'validated', co.convalidated, 'inherited', co.conparentid <> 0)), '[]')
+       FROM pg_constraint co
+       JOIN pg_class c ON c.oid = co.conrelid
+       JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE co.contype IN ('p', 'u', 'f') AND {USER_SCHEMAS}),
+  'view_rules', (SELECT coalesce(json_agg(json_build_object('view', rw.ev_class::int8, 'action', rw.ev_action::text)), '[]')
+       FROM pg_rewrite rw
+       JOIN pg_class c ON c.oid = rw.ev_class
+       JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE rw.rulename = '_RETURN' AND c.relkind IN ('v', 'm') AND {USER_SCHEMAS})
+)::text"#
+    )
+});
+
+/// The kind of a relation (`pg_class.relkind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum RelKind {
+    /// An ordinary table (or a partition).
+    #[serde(rename = "r")]
+    Table,
+    /// A partitioned table (holds no rows itself).
+    #[serde(rename = "p")]
+    PartitionedTable,
+    /// A view.
+    #[serde(rename = "v")]
+    View,
+    /// A materialized view.
+    #[serde(rename = "m")]
+    MaterializedView,
+    /// A foreign table.
+    #[serde(rename = "f")]
+    ForeignTable,
+    /// A composite type's row description (not a relation holding rows).
+    #[serde(rename = "c")]
+    CompositeType,
+}
+
+impl RelKind {
+    /// The word used in reports.
+    ///
+    /// ```
+    /// assert_eq!(uuidforge_db::catalog::RelKind::MaterializedView.name(), "materialized view");
+    /// ```
+    pub const fn name(self) -> &'static str {
+        match self {
+            RelKind::Table => "table",
+            RelKind::PartitionedTable => "partitioned table",
+            RelKind::View => "view",
+            RelKind::MaterializedView => "materialized view",
+            RelKind::ForeignTable => "foreign table",
+            RelKind::CompositeType => "composite type",
+        }
+    }
+
+    /// Rows are stored here (so a scan reads them, and ctid exists).
+    pub const fn stores_rows(self) -> bool {
+        matches!(self, RelKind::Table | RelKind::MaterializedView)
+    }
+}
+
+/// A column of a relation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Column {
+    /// `attnum`, from 1.
+    pub num: i16,
+    /// The name.
+    pub name: String,
+    /// The declared type's oid.
+    pub type_oid: u32,
+    /// The declared type as `format_type` writes it (`character varying(40)`).
+    pub type_name: String,
+    /// Declared `NOT NULL`.
+    pub not_null: bool,
+    /// The connected role may read it.
+    pub can_select: bool,
+}
+
+/// A table, view, materialized view, foreign table or composite type.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Relation {
+    /// `pg_class.oid`.
+    pub oid: u32,
+    /// The schema.
+    pub schema: String,
+    /// The name.
+    pub name: String,
+    /// What it is.
+    pub kind: RelKind,
+    /// A partition of a partitioned table.
+    pub is_partition: bool,
+    /// The connected role may read it (`SELECT` on the table).
+    pub can_select: bool,
+    /// The planner's row estimate (`reltuples`, 0 when never analysed).
+    pub est_rows: i64,
+    /// Size on disk with indexes and TOAST (tables and materialized views).
+    pub bytes: i64,
+    /// The columns in `attnum` order.
+    pub columns: Vec<Column>,
+}
+
+impl Relation {
+    /// The column numbered `num`.
+    pub fn column(&self, num: i16) -> Option<&Column> {
+        self.columns.iter().find(|c| c.num == num)
+    }
+
+    /// The column named `name`.
+    pub fn column_named(&self, name: &str) -> Option<&Column> {
+        self.columns.iter().find(|c| c.name == name)
+    }
+
+    /// `"schema"."name"`, quoted.
+    pub fn sql_name(&self) -> String {
+        crate::ident::qualified(&self.schema, &self.name)
+    }
+
+    /// `schema.name` as shown to people (not quoted).
+    pub fn display_name(&self) -> String {
+        format!("{}.{}", self.schema, self.name)
+    }
+}
+
+/// A type (`pg_type`), enough to see through domains and arrays.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TypeInfo {
+    /// `pg_type.oid`.
+    pub oid: u32,
+    /// `typname` (`_uuid` for `uuid[]`).
+    pub name: String,
+    /// The schema.
+    pub schema: String,
+    /// `b` base, `d` domain, `c` composite.
+    pub typtype: String,
+    /// A domain's underlying type, else 0.
+    pub base: u32,
+    /// An array's element type, else 0.
+    pub elem: u32,
+    /// A composite type's relation, else 0.
+    pub relid: u32,
+}
+
+/// An index (`pg_index`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Index {
+    /// `indexrelid`.
+    pub oid: u32,
+    /// The index's name.
+    pub name: String,
+    /// The indexed table.
+    pub table: u32,
+    /// Key columns in order (0: an expression); INCLUDE columns left out.
+    pub keys: Vec<i16>,
+    /// Valid and ready (not a failed `CREATE INDEX CONCURRENTLY`).
+    pub valid: bool,
+    /// Unique.
+    pub unique: bool,
+    /// The primary key's index.
+    pub primary: bool,
+    /// Access method: `btree`, `hash`, `gin`, `gist`, `brin`, …
+    pub method: String,
+    /// The `WHERE` of a partial index.
+    pub predicate: Option<String>,
+    /// The key expressions, as SQL.
+    pub expressions: Option<String>,
+    /// Every column the index refers to (keys, expressions, predicate).
+    pub referenced: Vec<i16>,
+}
+
+/// A primary key, unique or foreign key constraint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Constraint {
+    /// The name.
+    pub name: String,
+    /// `p`, `u` or `f`.
+    pub kind: String,
+    /// The constrained table.
+    pub table: u32,
+    /// Its columns.
+    pub columns: Vec<i16>,
+    /// A foreign key's referenced table (else 0).
+    pub ref_table: u32,
+    /// A foreign key's referenced columns.
+    pub ref_columns: Option<Vec<i16>>,
+    /// `ON UPDATE` action code (`a` no action, `r` restrict, `c` cascade,
+    /// `n` set null, `d` set default).
+    pub on_update: String,
+    /// `ON DELETE` action code.
+    pub on_delete: String,
+    /// `DEFERRABLE`.
+    pub deferrable: bool,
+    /// `INITIALLY DEFERRED`.
+    pub deferred: bool,
+    /// Validated (not `NOT VALID`).
+    pub validated: bool,
+    /// A copy made for a partition (the parent's constraint is the one to
+    /// report).
+    pub inherited: bool,
+}
+
+impl Constraint {
+    /// A foreign key.
+    pub fn is_foreign_key(&self) -> bool {
+        self.kind == "f"
+    }
+}
+
+/// The `_RETURN` rule of a view: its query tree as text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ViewRule {
+    /// The view's oid.
+    pub view: u32,
+    /// `pg_rewrite.ev_action` (a node tree).
+    pub action: String,
+}
+
+/// Where a view column's values come from: a column of a table (or of
+/// another view), as the view's query tree records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ColumnRef {
+    /// The relation.
+    pub relation: u32,
+    /// The column number.
+    pub column: i16,
+}
+
+/// Everything the planners need to know about a database.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// `current_database()`.
+    pub database: String,
+    /// `current_user`.
+    pub user: String,
+    /// `server_version_num`.
+    pub server_version_num: i32,
+    /// Schema of the `uuidforge` extension when it is installed.
+    pub extension_schema: Option<String>,
+    /// Relations of every user schema.
+    pub relations: Vec<Relation>,
+    /// Base, domain and composite types.
+    pub types: Vec<TypeInfo>,
+    /// Indexes of those relations.
+    pub indexes: Vec<Index>,
+    /// Their primary, unique and foreign keys.
+    pub constraints: Vec<Constraint>,
+    /// View query trees.
+    pub view_rules: Vec<ViewRule>,
+    #[serde(skip)]
+    by_oid: HashMap<u32, usize>,
+    #[serde(skip)]
+    type_by_oid: HashMap<u32, usize>,
+}
+
+/// A snapshot could not be read from the catalog's JSON.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotError(pub String);
+
+impl std::fmt::Display for SnapshotError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "catalog snapshot: {}", self.0)
+    }
+}
+
+impl std::error::Error for SnapshotError {}
+
+impl Snapshot {
+    /// Reads the JSON that [`SNAPSHOT_SQL`] returns.
+    pub fn from_json(json: &str) -> Result<Snapshot, SnapshotError> {
+        let mut snapshot: Snapshot =
+            serde_json::from_str(json).map_err(|e| SnapshotError(e.to_string()))?;
+        snapshot.index();
+        Ok(snapshot)
+    }
+
+    fn index(&mut self) {
+        self.by_oid = self
+            .relations
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.oid, i))
+            .collect();
+        self.type_by_oid = self
+            .types
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.oid, i))
+            .collect();
+    }
+
+    /// The relation with this oid.
+    pub fn relation(&self, oid: u32) -> Option<&Relation> {
+        self.by_oid.get(&oid).map(|&i| &self.relations[i])
+    }
+
+    /// The relation named `schema.name`, or `name` alone when it is unique
+    /// among the schemas (like an unqualified name on a search path that
+    /// holds every schema).
+    pub fn find_relation(&self, name: &str) -> Result<&Relation, String> {
+        let exact: Vec<&Relation> = self
+            .relations
+            .iter()
+            .filter(|r| r.kind != RelKind::CompositeType)
+            .filter(|r| r.display_name() == name)
+            .collect();
+        if let [one] = exact[..] {
+            return Ok(one);
+        }
+        let by_name: Vec<&Relation> = self
+            .relations
+            .iter()
+            .filter(|r| r.kind != RelKind::CompositeType && r.name == name)
+            .collect();
+        match by_name[..] {
+            [one] => Ok(one),
+            [] => Err(format!(
+                "table: no table or view named '{name}' (expected schema.table or a table name)"
+            )),
+            _ => Err(format!(
+                "table: '{name}' is in several schemas ({}): write schema.table",
+                by_name
+                    .iter()
+                    .map(|r| r.schema.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
+    }
+
+    /// The type with this oid.
+    pub fn type_info(&self, oid: u32) -> Option<&TypeInfo> {
+        self.type_by_oid.get(&oid).map(|&i| &self.types[i])
+    }
+
+    /// The type under any number of domains.
+    pub fn base_type(&self, mut oid: u32) -> Option<&TypeInfo> {
+        for _ in 0..32 {
+            let t = self.type_info(oid)?;
+            if t.typtype == "d" {
+                oid = t.base;
+            } else {
+                return Some(t);
+            }
+        }
+        None
+    }
+
+    /// What a column of this type holds, as far as UUIDs go.
+    pub fn container(&self, type_oid: u32) -> Option<Container> {
+        let t = self.base_type(type_oid)?;
+        if t.elem != 0 {
+            let elem = self.base_type(t.elem)?;
+            return match scalar_container(elem)? {
+                Container::Uuid => Some(Container::UuidArray),
+                Container::Text => Some(Container::TextArray),
+                Container::Uuid192 | Container::Json | Container::Jsonb | Container::Composite => {
+                    Some(Container::OtherArray)
+                }
+                _ => None,
+            };
+        }
+        scalar_container(t)
+    }
+
+    /// The declared type is a domain (such as the extension's `uuidv7_gen`).
+    pub fn is_domain(&self, type_oid: u32) -> bool {
+        self.type_info(type_oid).is_some_and(|t| t.typtype == "d")
+    }
+
+    /// The primary key of a table (its parent's for a partition).
+    pub fn primary_key(&self, table: u32) -> Option<&Constraint> {
+        self.constraints
+            .iter()
+            .find(|c| c.table == table && c.kind == "p")
+    }
+
+    /// Foreign keys as declared (copies on partitions left out).
+    pub fn foreign_keys(&self) -> impl Iterator<Item = &Constraint> {
+        self.constraints
+            .iter()
+            .filter(|c| c.is_foreign_key() && !c.inherited)
+    }
+
+    /// Indexes of a table.
+    pub fn indexes_of(&self, table: u32) -> impl Iterator<Item = &Index> {
+        self.indexes.iter().filter(move |i| i.table == table)
+    }
+
+    /// For every view column whose values come straight from another
+    /// relation's column: (view, view column) → source. Read from the
+    /// views' query trees (`resorigtbl`/`resorigcol` of each output column),
+    /// so renamed outputs (`SELECT id AS order_id`) are followed too.
+    pub fn view_sources(&self) -> HashMap<ColumnRef, ColumnRef> {
+        let mut out = HashMap::new();
+        for rule in &self.view_rules {
+            let Some(view) = self.relation(rule.view) else {
+                continue;
+            };
+            for entry in target_entries(&rule.action) {
+                if entry.orig_table == 0 || entry.orig_column <= 0 {
+                    continue;
+                }
+                if let Some(col) = view.column_named(&entry.name) {
+                    out.entry(ColumnRef {
+                        relation: view.oid,
+                        column: col.num,
+                    })
+                    .or_insert(ColumnRef {
+                        relation: entry.orig_table,
+                        column: entry.orig_column,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// A snapshot restricted to the given schemas (all when empty), for
+    /// the `--schema` options.
+    pub fn only_schemas(&self, schemas: &[String]) -> Snapshot {
+        if schemas.is_empty() {
+            return self.clone();
+        }
+        let keep: std::collections::HashSet<u32> = self
+            .relations
+            .iter()
+            .filter(|r| schemas.contains(&r.schema))
+            .map(|r| r.oid)
+            .collect();
+        let mut s = Snapshot {
+            relations: self
+                .relations
+                .iter()
+                .filter(|r| keep.contains(&r.oid) || r.kind == RelKind::CompositeType)
+                .cloned()
+                .collect(),
+            indexes: self
+                .indexes
+                .iter()
+                .filter(|i| keep.contains(&i.table))
+                .cloned()
+                .collect(),
+            constraints: self
+                .constraints
+                .iter()
+                .filter(|c| keep.contains(&c.table))
+                .cloned()
+                .collect(),
+            view_rules: self
+                .view_rules
+                .iter()
+                .filter(|v| keep.contains(&v.view))
+                .cloned()
+                .collect(),
+            ..self.clone()
+        };
+        s.index();
+        s
+    }
+}
+
+fn scalar_container(t: &TypeInfo) -> Option<Container> {
+    match (t.schema.as_str(), t.name.as_str()) {
+        ("pg_catalog", "uuid") => Some(Container::Uuid),
+        ("pg_catalog", "text" | "varchar" | "bpchar" | "name" | "citext") => Some(Container::Text),
+        (_, "citext") => Some(Container::Text),
+        ("pg_catalog", "json") => Some(Container::Json),
+        ("pg_catalog", "jsonb") => Some(Container::Jsonb),
+        ("pg_catalog", "bytea") => Some(Container::Bytea),
+        (_, "uuid192") => Some(Container::Uuid192),
+        _ if t.typtype == "c" => Some(Container::Composite),
+        _ => None,
+    }
+}
+
+/// What a column can hold, as far as UUIDs go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Container {
+    /// `uuid` (or a domain over it, such as `uuidv7_gen`).
+    Uuid,
+    /// `uuid[]`.
+    UuidArray,
+    /// The extension's `uuid192`.
+    Uuid192,
+    /// `text`, `varchar`, `char`, `name`, `citext`.
+    Text,
+    /// An array of those.
+    TextArray,
+    /// `json`.
+    Json,
+    /// `jsonb`.
+    Jsonb,
+    /// `bytea` (UUIDs as 16 bytes, UUID_192 as 24).
+    Bytea,
+    /// A composite type (its fields are searched).
+    Composite,
+    /// An array of json, jsonb, uuid192 or composite values.
+    OtherArray,
+}
+
+impl Container {
+    /// The column's declared type says it holds UUIDs (as opposed to text,
+    /// json or bytes that may).
+    pub const fn is_uuid_type(self) -> bool {
+        matches!(
+            self,
+            Container::Uuid | Container::UuidArray | Container::Uuid192
+        )
+    }
+}
+
+/// One output column of a view's query tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct TargetEntry {
+    name: String,
+    orig_table: u32,
+    orig_column: i16,
+}
+
+/// The `TARGETENTRY` nodes of a node tree that name an output column, with
+/// the relation and column the value comes from. The tree's text form
+/// writes names with backslash escapes for spaces and special characters.
+fn target_entries(tree: &str) -> Vec<TargetEntry> {
+    let mut out = Vec::new();
+    for part in tree.split("{TARGETENTRY ").skip(1) {
+        let Some(name) = field_token(part, ":resname ") else {
+            continue;
+        };
+        if name == "<>" {
+            continue;
+        }
+        let orig_table = field_token(part, ":resorigtbl ").and_then(|t| t.parse().ok());
+        let orig_column = field_token(part, ":resorigcol ").and_then(|t| t.parse().ok());
+        if let (Some(orig_table), Some(orig_column)) = (orig_table, orig_column) {
+            out.push(TargetEntry {
+                name,
+                orig_table,
+                orig_column,
+            });
+        }
+    }
+    out
+}
+
+/// The token after `key` in a node's text, with `\x` escapes undone.
+fn field_token(text: &str, key: &str) -> Option<String> {
+    let at = text.find(key)? + key.len();
+    let mut out = String::new();
+    let mut chars = text[at..].chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => out.push(chars.next()?),
+            ' ' | '}' | ')' | '\n' => break,
+            c => out.push(c),
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn target_entries_of_a_view_tree() {
+        let tree = r#"({QUERY :commandType 1 :targetList ({TARGETENTRY :expr {VAR :varno 1 :varattno 1 :vartype 2950} :resno 1 :resname order_id :ressortgroupref 0 :resorigtbl 16390 :resorigcol 1 :resjunk false} {TARGETENTRY :expr {FUNCEXPR :funcid 1} :resno 2 :resname n :ressortgroupref 0 :resorigtbl 0 :resorigcol 0 :resjunk false} {TARGETENTRY :expr {VAR :varno 1} :resno 3 :resname \<img\ src\=x\> :ressortgroupref 0 :resorigtbl 16390 :resorigcol 3 :resjunk false})})"#;
+        let entries = target_entries(tree);
+        assert_eq!(entries.len(), 3);
+        assert_eq!(entries[0].name, "order_id");
+        assert_eq!((entries[0].orig_table, entries[0].orig_column), (16390, 1));
+        assert_eq!(entries[1].orig_table, 0);
+        assert_eq!(entries[2].name, "<img src=x>");
+        assert_eq!(entries[2].orig_column, 3);
+    }
+}

@@ -1,0 +1,277 @@
+//! The executor over tokio-postgres: connects like psql, runs every session
+//! in a read-only transaction, runs plans and streams their rows.
+
+use crate::catalog::{Snapshot, SNAPSHOT_SQL};
+use crate::plan::{Param, Query};
+use futures_util::{pin_mut, TryStreamExt};
+use std::sync::Arc;
+use tokio_postgres::config::SslMode;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, Config};
+
+/// A failure talking to the database, with what was being done.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DbError {
+    /// What was being done (`connect`, `scan public.orders`, …).
+    pub context: String,
+    /// The server's or the driver's message.
+    pub message: String,
+    /// The SQLSTATE code, when the server sent one.
+    pub code: Option<String>,
+}
+
+impl std::fmt::Display for DbError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.context, self.message)?;
+        if let Some(code) = &self.code {
+            write!(f, " (SQLSTATE {code})")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for DbError {}
+
+impl DbError {
+    fn new(context: impl Into<String>, e: tokio_postgres::Error) -> DbError {
+        let (message, code) = match e.as_db_error() {
+            Some(db) => (db.message().to_string(), Some(db.code().code().to_string())),
+            None => (e.to_string(), None),
+        };
+        DbError {
+            context: context.into(),
+            message,
+            code,
+        }
+    }
+
+    /// The role lacks a privilege (SQLSTATE 42501).
+    pub fn is_permission_denied(&self) -> bool {
+        self.code.as_deref() == Some("42501")
+    }
+}
+
+/// libpq's `sslmode=require` encrypts without checking the server's
+/// certificate (only `verify-ca`/`verify-full` check it); so does this.
+#[derive(Debug)]
+struct EncryptOnly(Arc<rustls::crypto::CryptoProvider>);
+
+impl rustls::client::danger::ServerCertVerifier for EncryptOnly {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &rustls::pki_types::CertificateDer<'_>,
+        _intermediates: &[rustls::pki_types::CertificateDer<'_>],
+        _server_name: &rustls::pki_types::ServerName<'_>,
+        _ocsp: &[u8],
+        _now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+fn tls() -> Result<tokio_postgres_rustls::MakeRustlsConnect, DbError> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| DbError {
+            context: "TLS".into(),
+            message: e.to_string(),
+            code: None,
+        })?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(EncryptOnly(provider)))
+        .with_no_client_auth();
+    Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
+}
+
+/// Reads the settings like psql ([`crate::connect::config_from`] with the
+/// process environment).
+pub fn config(dsn: Option<&str>) -> Result<Config, String> {
+    crate::connect::config_from(dsn, &|name| std::env::var(name).ok())
+}
+
+/// One connection inside one read-only transaction (`SET TRANSACTION READ
+/// ONLY`, repeatable read so every statement sees the same data).
+pub struct ReadOnly {
+    client: Client,
+}
+
+impl ReadOnly {
+    /// Connects and opens the read-only transaction.
+    pub async fn open(config: &Config) -> Result<ReadOnly, DbError> {
+        let client = connect(config).await?;
+        client
+            .batch_execute("BEGIN; SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            .await
+            .map_err(|e| DbError::new("begin read-only transaction", e))?;
+        Ok(ReadOnly { client })
+    }
+
+    /// Connects another session that sees exactly the same data as this
+    /// one (an exported snapshot), for scans in parallel.
+    pub async fn open_sibling(&self, config: &Config) -> Result<ReadOnly, DbError> {
+        let row = self
+            .client
+            .query_one("SELECT pg_export_snapshot()", &[])
+            .await
+            .map_err(|e| DbError::new("export snapshot", e))?;
+        let id: String = row.get(0);
+        let client = connect(config).await?;
+        client
+            .batch_execute(&format!(
+                "BEGIN; SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY; SET TRANSACTION SNAPSHOT {}",
+                crate::ident::quote_literal(&id)
+            ))
+            .await
+            .map_err(|e| DbError::new("import snapshot", e))?;
+        Ok(ReadOnly { client })
+    }
+
+    /// The catalog snapshot.
+    pub async fn snapshot(&self) -> Result<Snapshot, DbError> {
+        let rows = self.rows(&Query::new(SNAPSHOT_SQL.as_str()), "read the catalog").await?;
+        let json = rows.into_iter().next().unwrap_or_default();
+        Snapshot::from_json(&json).map_err(|e| DbError {
+            context: "read the catalog".into(),
+            message: e.to_string(),
+            code: None,
+        })
+    }
+
+    /// Runs `query` and collects its rows.
+    pub async fn rows(&self, query: &Query, context: &str) -> Result<Vec<String>, DbError> {
+        let mut out = Vec::new();
+        self.each_row(query, context, |row| {
+            out.push(row);
+            Ok(())
+        })
+        .await?;
+        Ok(out)
+    }
+
+    /// Runs `query` inside a savepoint, handing each row to `f` as it
+    /// arrives. A failure (a permission refused on one table, say) is
+    /// rolled back to the savepoint, so the transaction goes on.
+    pub async fn each_row(
+        &self,
+        query: &Query,
+        context: &str,
+        mut f: impl FnMut(String) -> Result<(), String>,
+    ) -> Result<(), DbError> {
+        self.client
+            .batch_execute("SAVEPOINT uuidforge_step")
+            .await
+            .map_err(|e| DbError::new(context, e))?;
+        let result = async {
+            let params = bind(&query.params);
+            let stream = self
+                .client
+                .query_raw(&query.sql, params.iter().map(|p| p.as_ref() as &(dyn ToSql + Sync)))
+                .await
+                .map_err(|e| DbError::new(context, e))?;
+            pin_mut!(stream);
+            while let Some(row) = stream.try_next().await.map_err(|e| DbError::new(context, e))? {
+                let text: Option<String> = row.get(0);
+                f(text.unwrap_or_default()).map_err(|message| DbError {
+                    context: context.to_string(),
+                    message,
+                    code: None,
+                })?;
+            }
+            Ok(())
+        }
+        .await;
+        let end = if result.is_ok() {
+            "RELEASE SAVEPOINT uuidforge_step"
+        } else {
+            "ROLLBACK TO SAVEPOINT uuidforge_step"
+        };
+        self.client
+            .batch_execute(end)
+            .await
+            .map_err(|e| DbError::new(context, e))?;
+        result
+    }
+}
+
+type BoxedParam = Box<dyn ToSql + Sync + Send>;
+
+fn bind(params: &[Param]) -> Vec<BoxedParam> {
+    params
+        .iter()
+        .map(|p| -> BoxedParam {
+            match p {
+                Param::Text(s) => Box::new(s.clone()),
+                Param::TextArray(v) => Box::new(v.clone()),
+                Param::UuidArray(v) => Box::new(v.clone()),
+                Param::ByteaArray(v) => Box::new(v.clone()),
+            }
+        })
+        .collect()
+}
+
+/// Connects (TLS unless `sslmode=disable`; Unix sockets never use TLS).
+pub async fn connect(config: &Config) -> Result<Client, DbError> {
+    let (client, connection) = if config.get_ssl_mode() == SslMode::Disable {
+        let (c, conn) = config
+            .connect(tokio_postgres::NoTls)
+            .await
+            .map_err(|e| DbError::new(connect_context(config), e))?;
+        (c, tokio::spawn(async move { conn.await }))
+    } else {
+        let (c, conn) = config
+            .connect(tls()?)
+            .await
+            .map_err(|e| DbError::new(connect_context(config), e))?;
+        (c, tokio::spawn(async move { conn.await }))
+    };
+    drop(connection);
+    Ok(client)
+}
+
+fn connect_context(config: &Config) -> String {
+    let host = match config.get_hosts().first() {
+        Some(tokio_postgres::config::Host::Tcp(h)) => h.clone(),
+        Some(tokio_postgres::config::Host::Unix(p)) => p.display().to_string(),
+        None => "?".into(),
+    };
+    format!(
+        "connect to {}@{}:{}/{}",
+        config.get_user().unwrap_or("?"),
+        host,
+        config.get_ports().first().copied().unwrap_or(5432),
+        config.get_dbname().unwrap_or("?")
+    )
+}

@@ -1,0 +1,534 @@
+//! D2: every column that holds UUIDs, with how it is indexed.
+//!
+//! Columns whose declared type holds UUIDs (`uuid`, `uuid[]`, `uuid192`,
+//! domains over them such as `uuidv7_gen`) are found in the catalog; text,
+//! json and bytea columns are sampled ([`sample_plans`]) and listed when
+//! their values are UUIDs. Each gets one [`IndexStatus`], the best the
+//! column has; only a column that leads a valid, complete b-tree or hash
+//! index (or a GIN index, for arrays and json) is coloured as indexed.
+
+use crate::catalog::{Container, Index, RelKind, Relation, Snapshot};
+use crate::ident::quote_ident;
+use crate::plan::{Param, Query};
+use serde::Serialize;
+
+/// Colour of an indexed UUID column on a light background (D2).
+pub const INDEXED_LIGHT: &str = "#0043ce";
+/// Colour of an indexed UUID column on a dark background (D2).
+pub const INDEXED_DARK: &str = "#85b1ff";
+/// Colour of a UUID column without a usable index, light background (D2).
+pub const UNINDEXED_LIGHT: &str = "#f34900";
+/// Colour of a UUID column without a usable index, dark background (D2).
+pub const UNINDEXED_DARK: &str = "#ff9766";
+
+/// Rows read per relation to decide whether a text, json or bytea column
+/// holds UUIDs.
+pub const SAMPLE_ROWS: u32 = 1000;
+
+/// How a column is indexed: the best of all indexes that mention it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum IndexStatus {
+    /// Leading column of a valid, non-partial b-tree or hash index.
+    Leading {
+        /// The index.
+        index: String,
+        /// Unique (or the primary key).
+        unique: bool,
+        /// `btree` or `hash`.
+        method: String,
+    },
+    /// In a valid b-tree index, but not its first column: equality on this
+    /// column alone cannot use it well.
+    NonLeading {
+        /// The index.
+        index: String,
+        /// 1-based position among the key columns.
+        position: usize,
+    },
+    /// Only in partial indexes: lookups not implied by the predicate scan
+    /// the table (a known mistake when checking that a foreign key is
+    /// covered).
+    PartialOnly {
+        /// The index.
+        index: String,
+        /// Its `WHERE` clause.
+        predicate: String,
+    },
+    /// Only in an expression index or an index of another method (GIN,
+    /// GiST, BRIN).
+    ExpressionOrGin {
+        /// The index.
+        index: String,
+        /// Its method.
+        method: String,
+    },
+    /// Only in indexes that are not valid (a failed concurrent build).
+    InvalidOnly {
+        /// The index.
+        index: String,
+    },
+    /// No index mentions it.
+    None,
+}
+
+impl IndexStatus {
+    /// The status's name in JSON and tables.
+    pub const fn name(&self) -> &'static str {
+        match self {
+            IndexStatus::Leading { .. } => "leading",
+            IndexStatus::NonLeading { .. } => "non_leading",
+            IndexStatus::PartialOnly { .. } => "partial_only",
+            IndexStatus::ExpressionOrGin { .. } => "expression_or_gin",
+            IndexStatus::InvalidOnly { .. } => "invalid_only",
+            IndexStatus::None => "none",
+        }
+    }
+
+    fn rank(&self) -> u8 {
+        match self {
+            IndexStatus::Leading { .. } => 0,
+            IndexStatus::NonLeading { .. } => 1,
+            IndexStatus::PartialOnly { .. } => 2,
+            IndexStatus::ExpressionOrGin { .. } => 3,
+            IndexStatus::InvalidOnly { .. } => 4,
+            IndexStatus::None => 5,
+        }
+    }
+
+    /// A short description for people: `leading, unique btree orders_pkey`.
+    pub fn describe(&self) -> String {
+        match self {
+            IndexStatus::Leading {
+                index,
+                unique,
+                method,
+            } => format!(
+                "leading, {}{method} {index}",
+                if *unique { "unique " } else { "" }
+            ),
+            IndexStatus::NonLeading { index, position } => {
+                format!("column {position} of {index}")
+            }
+            IndexStatus::PartialOnly { index, predicate } => {
+                format!("only partial {index} WHERE {predicate}")
+            }
+            IndexStatus::ExpressionOrGin { index, method } => {
+                format!("only {method}/expression {index}")
+            }
+            IndexStatus::InvalidOnly { index } => format!("only invalid {index}"),
+            IndexStatus::None => "no index".to_string(),
+        }
+    }
+}
+
+/// The index status of column `num` of `relation`.
+pub fn index_status(snapshot: &Snapshot, relation: u32, num: i16) -> IndexStatus {
+    snapshot
+        .indexes_of(relation)
+        .filter_map(|index| status_in(index, num))
+        .min_by_key(IndexStatus::rank)
+        .unwrap_or(IndexStatus::None)
+}
+
+fn status_in(index: &Index, num: i16) -> Option<IndexStatus> {
+    let position = index.keys.iter().position(|&k| k == num);
+    let in_expression = index.expressions.is_some()
+        && index.referenced.contains(&num)
+        && position.is_none()
+        && index.predicate.is_none();
+    if position.is_none() && !in_expression {
+        return None;
+    }
+    let name = index.name.clone();
+    if !index.valid {
+        return Some(IndexStatus::InvalidOnly { index: name });
+    }
+    if let Some(predicate) = &index.predicate {
+        return Some(IndexStatus::PartialOnly {
+            index: name,
+            predicate: predicate.clone(),
+        });
+    }
+    let ordered = matches!(index.method.as_str(), "btree" | "hash");
+    match position {
+        Some(0) if ordered => Some(IndexStatus::Leading {
+            index: name,
+            unique: index.unique,
+            method: index.method.clone(),
+        }),
+        Some(p) if ordered && index.method == "btree" => Some(IndexStatus::NonLeading {
+            index: name,
+            position: p + 1,
+        }),
+        _ => Some(IndexStatus::ExpressionOrGin {
+            index: name,
+            method: index.method.clone(),
+        }),
+    }
+}
+
+/// Whether a column with this status and container counts as indexed (and
+/// is shown in the indexed colours): it leads a usable index, or it is an
+/// array or json column with a GIN index (the index for containment).
+pub fn is_indexed(status: &IndexStatus, container: Container) -> bool {
+    match status {
+        IndexStatus::Leading { .. } => true,
+        IndexStatus::ExpressionOrGin { method, .. } => {
+            method == "gin"
+                && matches!(
+                    container,
+                    Container::UuidArray | Container::TextArray | Container::Jsonb
+                )
+        }
+        _ => false,
+    }
+}
+
+/// A column that holds UUIDs, with its index status (one element of
+/// `uuidforge db columns --json`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UuidColumn {
+    /// Schema.
+    pub schema: String,
+    /// Table, view or materialized view.
+    pub table: String,
+    /// Column.
+    pub column: String,
+    /// Declared type.
+    #[serde(rename = "type")]
+    pub type_name: String,
+    /// `declared` (the type holds UUIDs) or `sampled` (text, json or bytea
+    /// whose sampled values are UUIDs).
+    pub kind: &'static str,
+    /// What it holds.
+    pub container: Container,
+    /// `table`, `partitioned table`, `view`, `materialized view`, …
+    pub relation_kind: &'static str,
+    /// The status's name (`leading`, `non_leading`, `partial_only`,
+    /// `expression_or_gin`, `invalid_only`, `none`).
+    pub index_status: &'static str,
+    /// The status with the index and its predicate.
+    pub index: IndexStatus,
+    /// Counts as indexed (see [`is_indexed`]).
+    pub indexed: bool,
+    /// Colour on a light background.
+    pub colour_light: &'static str,
+    /// Colour on a dark background.
+    pub colour_dark: &'static str,
+    /// For sampled columns: share of non-null sampled values that are UUIDs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampled_share: Option<f64>,
+    /// For sampled columns: non-null values sampled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampled_values: Option<i64>,
+    /// For a view column: the table column its values come from (its index
+    /// status is that column's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// The foreign keys this column is part of whose referencing columns
+    /// lead no valid, complete index (deletes and updates of the parent
+    /// scan this table).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unindexed_foreign_keys: Vec<String>,
+}
+
+/// The sampling statement of one relation: which columns it judges.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SamplePlan {
+    /// The relation.
+    pub relation: u32,
+    /// The columns judged, in the order of the result's pairs.
+    pub columns: Vec<i16>,
+    /// The statement: one row, one text column, a JSON array of
+    /// `[non-null count, UUID count]` pairs.
+    pub query: Query,
+}
+
+/// Text that is one UUID in any spelling (hex with or without dashes,
+/// braces, URN, UUID_192 text), or Base32 (26 or 39 symbols).
+const UUID_TEXT_RE: &str = r"^\s*(\{|urn:uuid:)?[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}(-[0-9a-f]{16})?\}?\s*$|^\s*[0-7][0-9a-hjkmnp-tv-z]{25}\s*$|^\s*[0-3][0-9a-hjkmnp-tv-z]{38}\s*$";
+/// A UUID somewhere inside a document.
+const UUID_INSIDE_RE: &str = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
+
+/// Relations whose rows can be read for this feature: tables (a
+/// partitioned table's rows through its parent, so partitions are
+/// skipped), views and materialized views the role may read.
+fn readable(r: &Relation) -> bool {
+    r.can_select
+        && !r.is_partition
+        && matches!(
+            r.kind,
+            RelKind::Table
+                | RelKind::PartitionedTable
+                | RelKind::View
+                | RelKind::MaterializedView
+                | RelKind::ForeignTable
+        )
+}
+
+/// One sampling statement per relation that has text, json or bytea
+/// columns: the first [`SAMPLE_ROWS`] rows, each column judged.
+pub fn sample_plans(snapshot: &Snapshot) -> Vec<SamplePlan> {
+    let mut plans = Vec::new();
+    for relation in snapshot.relations.iter().filter(|r| readable(r)) {
+        let mut columns = Vec::new();
+        let mut judged = Vec::new();
+        for column in relation.columns.iter().filter(|c| c.can_select) {
+            let test = match snapshot.container(column.type_oid) {
+                Some(Container::Text) => format!(
+                    "lower({}::text) ~ $1",
+                    quote_ident(&column.name)
+                ),
+                Some(Container::Json | Container::Jsonb) => format!(
+                    "lower({}::text) ~ $2",
+                    quote_ident(&column.name)
+                ),
+                Some(Container::Bytea) => {
+                    format!("length({}) IN (16, 24)", quote_ident(&column.name))
+                }
+                _ => continue,
+            };
+            let c = quote_ident(&column.name);
+            judged.push(format!(
+                "json_build_array(count({c}), count(*) FILTER (WHERE {test}))"
+            ));
+            columns.push(column.num);
+        }
+        if columns.is_empty() {
+            continue;
+        }
+        let list = columns
+            .iter()
+            .filter_map(|&n| relation.column(n))
+            .map(|c| quote_ident(&c.name))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let sql = format!(
+            "SELECT json_build_array({})::text FROM (SELECT {list} FROM {} LIMIT {SAMPLE_ROWS}) s",
+            judged.join(", "),
+            relation.sql_name()
+        );
+        plans.push(SamplePlan {
+            relation: relation.oid,
+            columns,
+            query: Query {
+                sql,
+                params: vec![
+                    Param::Text(UUID_TEXT_RE.to_string()),
+                    Param::Text(UUID_INSIDE_RE.to_string()),
+                ],
+            },
+        });
+    }
+    plans
+}
+
+/// The share of a column's sampled values that are UUIDs, from its
+/// sampling statement's result.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sampled {
+    /// Non-null values sampled.
+    pub values: i64,
+    /// Of those, UUIDs (or documents holding UUIDs).
+    pub uuids: i64,
+}
+
+/// Reads a sampling statement's JSON result into per-column counts.
+pub fn read_sample(plan: &SamplePlan, json: &str) -> Result<Vec<(i16, Sampled)>, String> {
+    let pairs: Vec<(i64, i64)> =
+        serde_json::from_str(json).map_err(|e| format!("sample result: {e}"))?;
+    if pairs.len() != plan.columns.len() {
+        return Err(format!(
+            "sample result: {} pairs for {} columns",
+            pairs.len(),
+            plan.columns.len()
+        ));
+    }
+    Ok(plan
+        .columns
+        .iter()
+        .zip(pairs)
+        .map(|(&c, (values, uuids))| (c, Sampled { values, uuids }))
+        .collect())
+}
+
+/// Builds the column list from the snapshot and the sampling results
+/// (`samples`: relation oid and column number → counts). Sampled text and
+/// bytea columns are listed when at least `min_share` of their values are
+/// UUIDs; json columns when that share of documents holds one.
+pub fn uuid_columns(
+    snapshot: &Snapshot,
+    samples: &std::collections::HashMap<(u32, i16), Sampled>,
+    min_share: f64,
+) -> Vec<UuidColumn> {
+    let view_sources = snapshot.view_sources();
+    let unindexed_fks = unindexed_foreign_keys(snapshot);
+    let mut out = Vec::new();
+    for relation in &snapshot.relations {
+        // Partitions share their parent's columns and indexes: the parent
+        // stands for them.
+        if relation.kind == RelKind::CompositeType || relation.is_partition {
+            continue;
+        }
+        for column in &relation.columns {
+            let Some(container) = snapshot.container(column.type_oid) else {
+                continue;
+            };
+            let (kind, sampled) = if container.is_uuid_type() {
+                ("declared", None)
+            } else {
+                match samples.get(&(relation.oid, column.num)) {
+                    Some(s) if s.values > 0 && s.uuids as f64 / s.values as f64 >= min_share => {
+                        ("sampled", Some(*s))
+                    }
+                    _ => continue,
+                }
+            };
+            let here = crate::catalog::ColumnRef {
+                relation: relation.oid,
+                column: column.num,
+            };
+            let source = follow_view(snapshot, &view_sources, here);
+            let (status_of, source_name) = match source {
+                Some(src) if src != here => (
+                    src,
+                    snapshot.relation(src.relation).and_then(|r| {
+                        r.column(src.column)
+                            .map(|c| format!("{}.{}", r.display_name(), c.name))
+                    }),
+                ),
+                _ => (here, None),
+            };
+            let status = index_status(snapshot, status_of.relation, status_of.column);
+            let indexed = is_indexed(&status, container);
+            out.push(UuidColumn {
+                schema: relation.schema.clone(),
+                table: relation.name.clone(),
+                column: column.name.clone(),
+                type_name: column.type_name.clone(),
+                kind,
+                container,
+                relation_kind: relation.kind.name(),
+                index_status: status.name(),
+                index: status,
+                indexed,
+                colour_light: if indexed { INDEXED_LIGHT } else { UNINDEXED_LIGHT },
+                colour_dark: if indexed { INDEXED_DARK } else { UNINDEXED_DARK },
+                sampled_share: sampled.map(|s| s.uuids as f64 / s.values as f64),
+                sampled_values: sampled.map(|s| s.values),
+                source: source_name,
+                unindexed_foreign_keys: unindexed_fks
+                    .iter()
+                    .filter(|(t, cols, _)| *t == relation.oid && cols.contains(&column.num))
+                    .map(|(_, _, name)| name.clone())
+                    .collect(),
+            });
+        }
+    }
+    out
+}
+
+/// Follows a view column to the stored column it comes from (through views
+/// of views); `None` when it is computed.
+fn follow_view(
+    snapshot: &Snapshot,
+    sources: &std::collections::HashMap<crate::catalog::ColumnRef, crate::catalog::ColumnRef>,
+    mut at: crate::catalog::ColumnRef,
+) -> Option<crate::catalog::ColumnRef> {
+    for _ in 0..32 {
+        let relation = snapshot.relation(at.relation)?;
+        if relation.kind != RelKind::View {
+            return Some(at);
+        }
+        at = *sources.get(&at)?;
+    }
+    None
+}
+
+/// Declared foreign keys whose referencing columns do not lead a valid,
+/// complete b-tree or hash index: (table, columns, constraint name).
+pub fn unindexed_foreign_keys(snapshot: &Snapshot) -> Vec<(u32, Vec<i16>, String)> {
+    snapshot
+        .foreign_keys()
+        .filter(|fk| {
+            !snapshot.indexes_of(fk.table).any(|i| {
+                i.valid
+                    && i.predicate.is_none()
+                    && matches!(i.method.as_str(), "btree" | "hash")
+                    && i.keys.len() >= fk.columns.len()
+                    && fk
+                        .columns
+                        .iter()
+                        .all(|c| i.keys[..fk.columns.len()].contains(c))
+            })
+        })
+        .filter(|fk| {
+            // A partitioned parent's copies on partitions are judged on
+            // the parent.
+            snapshot
+                .relation(fk.table)
+                .is_some_and(|r| r.kind != RelKind::CompositeType)
+        })
+        .map(|fk| (fk.table, fk.columns.clone(), fk.name.clone()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index(keys: &[i16], method: &str) -> Index {
+        Index {
+            oid: 1,
+            name: "i".into(),
+            table: 10,
+            keys: keys.to_vec(),
+            valid: true,
+            unique: false,
+            primary: false,
+            method: method.into(),
+            predicate: None,
+            expressions: None,
+            referenced: keys.iter().copied().filter(|&k| k > 0).collect(),
+        }
+    }
+
+    #[test]
+    fn statuses_of_each_index_shape() {
+        assert_eq!(status_in(&index(&[1, 2], "btree"), 1).unwrap().name(), "leading");
+        assert_eq!(status_in(&index(&[1, 2], "btree"), 2).unwrap().name(), "non_leading");
+        assert_eq!(status_in(&index(&[3], "hash"), 3).unwrap().name(), "leading");
+        assert_eq!(status_in(&index(&[3], "gin"), 3).unwrap().name(), "expression_or_gin");
+        assert!(status_in(&index(&[1], "btree"), 2).is_none());
+        let mut partial = index(&[1], "btree");
+        partial.predicate = Some("(deleted IS NULL)".into());
+        assert_eq!(status_in(&partial, 1).unwrap().name(), "partial_only");
+        let mut invalid = index(&[1], "btree");
+        invalid.valid = false;
+        assert_eq!(status_in(&invalid, 1).unwrap().name(), "invalid_only");
+        let mut expression = index(&[0], "btree");
+        expression.expressions = Some("lower((id)::text)".into());
+        expression.referenced = vec![4];
+        assert_eq!(status_in(&expression, 4).unwrap().name(), "expression_or_gin");
+    }
+
+    #[test]
+    fn the_best_status_wins() {
+        let all = [
+            IndexStatus::None,
+            IndexStatus::InvalidOnly { index: "a".into() },
+            IndexStatus::NonLeading {
+                index: "b".into(),
+                position: 2,
+            },
+            IndexStatus::Leading {
+                index: "c".into(),
+                unique: true,
+                method: "btree".into(),
+            },
+        ];
+        let best = all.iter().min_by_key(|s| s.rank()).unwrap();
+        assert_eq!(best.name(), "leading");
+    }
+}

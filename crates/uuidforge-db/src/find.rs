@@ -1,0 +1,734 @@
+//! D5: find UUIDs anywhere in a database.
+//!
+//! The values (any spelling the library parses, UUID_192 by its left 128
+//! bits) become a set of UUIDs. [`plan`] turns the snapshot into
+//! statements: *probes* first, one per column that an index answers
+//! exactly (equality on an indexed `uuid` column, `&&` on a GIN-indexed
+//! `uuid[]`), then one *scan* per table for every other column that can
+//! hold a UUID (uuid without index, uuid[], uuid192, text and text[] —
+//! also inside longer text such as URLs —, json/jsonb at any depth as key
+//! or value, bytea of 16 or 24 bytes, composite types). Each table is read
+//! at most once for all values, which are bound as one array.
+//!
+//! SQL only narrows the rows: every returned row is checked here
+//! ([`hits_in_row`]) with the library's token scanner, so a hit is a UUID
+//! token equal to a searched value, and the path inside the value (JSON
+//! path, array index) is exact.
+
+use crate::catalog::{Container, RelKind, Relation, Snapshot};
+use crate::columns::{index_status, IndexStatus};
+use crate::ident::quote_ident;
+use crate::plan::{Param, Query};
+use serde::Serialize;
+use std::collections::HashSet;
+use uuid::Uuid;
+
+/// Most values one search takes (from a file).
+pub const MAX_VALUES: usize = 1_000_000;
+
+/// Up to this many values, text is searched with `LIKE` patterns (fast for
+/// a few); above, UUID-shaped tokens are extracted once per value and
+/// compared with the whole set.
+pub const LIKE_LIMIT: usize = 4;
+
+/// The values searched for.
+#[derive(Debug, Clone, Default)]
+pub struct Needles {
+    set: HashSet<Uuid>,
+    ordered: Vec<Uuid>,
+}
+
+/// A value that is not a UUID.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NeedleError {
+    /// Where it came from (`value 2`, `line 17 of ids.txt`).
+    pub origin: String,
+    /// The text.
+    pub value: String,
+    /// What the parser expected.
+    pub expected: String,
+}
+
+impl std::fmt::Display for NeedleError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: '{}' is not a UUID: {}",
+            self.origin, self.value, self.expected
+        )
+    }
+}
+
+impl std::error::Error for NeedleError {}
+
+impl Needles {
+    /// Parses each value (canonical in any case, braced, URN, 32 hex,
+    /// Base32 with or without check symbol, UUID_192 text or Base32).
+    /// `values` yields (origin, text); blank texts are skipped.
+    pub fn parse<'a>(
+        values: impl IntoIterator<Item = (String, &'a str)>,
+    ) -> Result<Needles, NeedleError> {
+        let mut needles = Needles::default();
+        for (origin, text) in values {
+            let trimmed = text.trim();
+            if trimmed.is_empty() {
+                continue;
+            }
+            let value = uuidforge::parser::parse_value(trimmed.as_bytes()).map_err(|e| {
+                NeedleError {
+                    origin: origin.clone(),
+                    value: trimmed.chars().take(80).collect(),
+                    expected: e.to_string(),
+                }
+            })?;
+            needles.insert(value.uuid());
+            if needles.len() > MAX_VALUES {
+                return Err(NeedleError {
+                    origin,
+                    value: trimmed.to_string(),
+                    expected: format!("at most {MAX_VALUES} values"),
+                });
+            }
+        }
+        Ok(needles)
+    }
+
+    /// Adds a UUID.
+    pub fn insert(&mut self, uuid: Uuid) {
+        if self.set.insert(uuid) {
+            self.ordered.push(uuid);
+        }
+    }
+
+    /// Number of distinct UUIDs.
+    pub fn len(&self) -> usize {
+        self.ordered.len()
+    }
+
+    /// No values.
+    pub fn is_empty(&self) -> bool {
+        self.ordered.is_empty()
+    }
+
+    /// Whether `uuid` is searched for.
+    pub fn contains(&self, uuid: &Uuid) -> bool {
+        self.set.contains(uuid)
+    }
+
+    /// The UUIDs in the order first given.
+    pub fn uuids(&self) -> &[Uuid] {
+        &self.ordered
+    }
+
+    fn like_patterns(&self) -> Vec<String> {
+        let mut out = Vec::with_capacity(self.len() * 4);
+        for u in &self.ordered {
+            out.push(format!("%{}%", uuidforge::fmt::to_canonical_string(u)));
+            out.push(format!("%{}%", u.simple()));
+            out.push(format!(
+                "%{}%",
+                uuidforge::base32::encode(u).as_str().to_lowercase()
+            ));
+            out.push(format!(
+                "%{}%",
+                uuidforge::scan::uuid192_base32_prefix(u).to_lowercase()
+            ));
+        }
+        out
+    }
+
+    fn base32_words(&self) -> Vec<String> {
+        let mut out = Vec::with_capacity(self.len() * 2);
+        for u in &self.ordered {
+            out.push(uuidforge::base32::encode(u).as_str().to_lowercase());
+            out.push(uuidforge::scan::uuid192_base32_prefix(u).to_lowercase());
+        }
+        out
+    }
+
+    fn exact_spellings(&self) -> Vec<String> {
+        let mut out = Vec::with_capacity(self.len() * 8);
+        for u in &self.ordered {
+            let c = uuidforge::fmt::to_canonical_string(u);
+            let upper = c.to_uppercase();
+            out.push(format!("{{{c}}}"));
+            out.push(format!("{{{upper}}}"));
+            out.push(format!("urn:uuid:{c}"));
+            out.push(u.simple().to_string());
+            out.push(u.simple().to_string().to_uppercase());
+            out.push(uuidforge::base32::encode(u).as_str().to_string());
+            out.push(c);
+            out.push(upper);
+        }
+        out
+    }
+
+    fn bytes(&self) -> Vec<Vec<u8>> {
+        self.ordered.iter().map(|u| u.as_bytes().to_vec()).collect()
+    }
+}
+
+/// Why a relation was not searched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Skipped {
+    /// Schema.
+    pub schema: String,
+    /// Table.
+    pub table: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// How a column is searched in a statement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchedColumn {
+    /// Column number.
+    pub num: i16,
+    /// Name.
+    pub name: String,
+    /// What it holds (decides how its value is read back).
+    pub container: Container,
+}
+
+/// One statement of a search: a probe of one indexed column, or the scan of
+/// one table for all its other columns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    /// The relation.
+    pub relation: u32,
+    /// Schema.
+    pub schema: String,
+    /// Table.
+    pub table: String,
+    /// A probe answered by an index (else a scan).
+    pub probe: bool,
+    /// The columns whose values the rows carry, in order.
+    pub columns: Vec<SearchedColumn>,
+    /// The row's key is its ctid (the table has no primary key).
+    pub ctid_key: bool,
+    /// Estimated rows (for progress).
+    pub est_rows: i64,
+    /// Bytes on disk (for ordering scans, largest first).
+    pub bytes: i64,
+    /// The statement: rows of `[key, value of each column…]` as JSON text.
+    pub query: Query,
+}
+
+/// A whole search.
+#[derive(Debug, Clone, Default)]
+pub struct FindPlan {
+    /// Index probes, answered at once.
+    pub probes: Vec<Step>,
+    /// Table scans, largest first.
+    pub scans: Vec<Step>,
+    /// Relations the role cannot read.
+    pub skipped: Vec<Skipped>,
+}
+
+/// What to search.
+#[derive(Debug, Clone, Default)]
+pub struct FindOptions {
+    /// Only these schemas (all when empty).
+    pub schemas: Vec<String>,
+    /// Only what indexes answer: uuid columns leading a b-tree or hash
+    /// index, uuid[] with GIN, and whole-value equality on indexed text.
+    pub indexed_only: bool,
+}
+
+/// Numbers parameters in order of first use, so a statement binds only the
+/// values it refers to.
+struct Binder<'a> {
+    needles: &'a Needles,
+    params: Vec<Param>,
+    slots: Vec<(&'static str, usize)>,
+}
+
+impl<'a> Binder<'a> {
+    fn new(needles: &'a Needles) -> Self {
+        Binder {
+            needles,
+            params: Vec::new(),
+            slots: Vec::new(),
+        }
+    }
+
+    fn slot(&mut self, which: &'static str) -> String {
+        if let Some((_, n)) = self.slots.iter().find(|(w, _)| *w == which) {
+            return format!("${n}");
+        }
+        let (param, cast) = match which {
+            "uuids" => (Param::UuidArray(self.needles.uuids().to_vec()), "uuid[]"),
+            "like" => (Param::TextArray(self.needles.like_patterns()), "text[]"),
+            "base32" => (Param::TextArray(self.needles.base32_words()), "text[]"),
+            "exact" => (Param::TextArray(self.needles.exact_spellings()), "text[]"),
+            "bytes" => (Param::ByteaArray(self.needles.bytes()), "bytea[]"),
+            _ => unreachable!("unknown parameter {which}"),
+        };
+        self.params.push(param);
+        let n = self.params.len();
+        self.slots.push((which, n));
+        let _ = cast;
+        format!("${n}::{cast}")
+    }
+}
+
+/// Text that holds a UUID token, in SQL: narrows rows; [`hits_in_row`]
+/// decides.
+fn text_predicate(expr: &str, binder: &mut Binder) -> String {
+    if binder.needles.len() <= LIKE_LIMIT {
+        format!("lower({expr}) LIKE ANY ({})", binder.slot("like"))
+    } else {
+        let uuids = binder.slot("uuids");
+        let base32 = binder.slot("base32");
+        format!(
+            "EXISTS (SELECT 1 FROM regexp_matches(lower({expr}), \
+             '([0-9a-f]{{8}}-?[0-9a-f]{{4}}-?[0-9a-f]{{4}}-?[0-9a-f]{{4}}-?[0-9a-f]{{12}}|[0-9a-hjkmnp-tv-z]{{26}})', 'g') m \
+             WHERE CASE WHEN length(m[1]) = 26 THEN m[1] = ANY ({base32}) \
+                        ELSE replace(m[1], '-', '')::uuid = ANY ({uuids}) END)"
+        )
+    }
+}
+
+fn value_expr(column: &str, container: Container) -> String {
+    match container {
+        Container::Uuid192 | Container::Text => format!("to_jsonb(t.{column}::text)"),
+        Container::Bytea => format!("to_jsonb(encode(t.{column}, 'hex'))"),
+        Container::Jsonb => format!("t.{column}"),
+        _ => format!("to_jsonb(t.{column})"),
+    }
+}
+
+fn predicate(column: &str, container: Container, binder: &mut Binder) -> String {
+    match container {
+        Container::Uuid => format!("t.{column} = ANY ({})", binder.slot("uuids")),
+        Container::UuidArray => format!("t.{column} && {}", binder.slot("uuids")),
+        Container::Bytea => format!(
+            "(length(t.{column}) IN (16, 24) AND substr(t.{column}, 1, 16) = ANY ({}))",
+            binder.slot("bytes")
+        ),
+        _ => text_predicate(&format!("t.{column}::text"), binder),
+    }
+}
+
+/// The JSON expression of a row's key: its primary key columns, else its
+/// ctid (stable only within one snapshot; flagged).
+fn key_expr(snapshot: &Snapshot, relation: &Relation) -> (String, bool) {
+    if let Some(pk) = snapshot.primary_key(relation.oid) {
+        let parts: Vec<String> = pk
+            .columns
+            .iter()
+            .filter_map(|&n| relation.column(n))
+            .map(|c| {
+                format!(
+                    "{}, t.{}",
+                    crate::ident::quote_literal(&c.name),
+                    quote_ident(&c.name)
+                )
+            })
+            .collect();
+        if !parts.is_empty() {
+            return (format!("json_build_object({})", parts.join(", ")), false);
+        }
+    }
+    if relation.kind == RelKind::PartitionedTable {
+        (
+            "json_build_object('partition', t.tableoid::regclass::text, 'ctid', t.ctid::text)"
+                .to_string(),
+            true,
+        )
+    } else {
+        ("json_build_object('ctid', t.ctid::text)".to_string(), true)
+    }
+}
+
+/// Plans a search for `needles`.
+pub fn plan(snapshot: &Snapshot, needles: &Needles, options: &FindOptions) -> FindPlan {
+    let mut plan = FindPlan::default();
+    for relation in &snapshot.relations {
+        if !options.schemas.is_empty() && !options.schemas.contains(&relation.schema) {
+            continue;
+        }
+        // Rows live in tables and materialized views; a partitioned table
+        // is read through its parent; views only show those rows again.
+        let searchable = matches!(
+            relation.kind,
+            RelKind::Table | RelKind::PartitionedTable | RelKind::MaterializedView
+        ) && !relation.is_partition;
+        if !searchable {
+            continue;
+        }
+        let columns: Vec<(&crate::catalog::Column, Container)> = relation
+            .columns
+            .iter()
+            .filter_map(|c| snapshot.container(c.type_oid).map(|k| (c, k)))
+            .collect();
+        if columns.is_empty() {
+            continue;
+        }
+        if !relation.can_select || columns.iter().any(|(c, _)| !c.can_select) {
+            plan.skipped.push(Skipped {
+                schema: relation.schema.clone(),
+                table: relation.name.clone(),
+                reason: format!("permission denied: {} may not read it", snapshot.user),
+            });
+            continue;
+        }
+        let (key, ctid_key) = key_expr(snapshot, relation);
+        let step = |columns: Vec<SearchedColumn>, probe: bool, query: Query| Step {
+            relation: relation.oid,
+            schema: relation.schema.clone(),
+            table: relation.name.clone(),
+            probe,
+            columns,
+            ctid_key,
+            est_rows: relation.est_rows,
+            bytes: relation.bytes,
+            query,
+        };
+        let mut scanned = Vec::new();
+        for (column, container) in columns {
+            let status = index_status(snapshot, relation.oid, column.num);
+            let name = quote_ident(&column.name);
+            let searched = SearchedColumn {
+                num: column.num,
+                name: column.name.clone(),
+                container,
+            };
+            let probe_predicate = |binder: &mut Binder| -> Option<String> {
+                match (&status, container) {
+                    (IndexStatus::Leading { .. }, Container::Uuid) => {
+                        Some(format!("t.{name} = ANY ({})", binder.slot("uuids")))
+                    }
+                    (IndexStatus::ExpressionOrGin { method, .. }, Container::UuidArray)
+                        if method == "gin" =>
+                    {
+                        Some(format!("t.{name} && {}", binder.slot("uuids")))
+                    }
+                    (IndexStatus::Leading { .. }, Container::Text) if options.indexed_only => {
+                        Some(format!("t.{name} = ANY ({})", binder.slot("exact")))
+                    }
+                    _ => None,
+                }
+            };
+            let mut binder = Binder::new(needles);
+            if let Some(pred) = probe_predicate(&mut binder) {
+                let sql = format!(
+                    "SELECT json_build_array({key}, {})::text FROM {} t WHERE {pred}",
+                    value_expr(&name, container),
+                    relation.sql_name()
+                );
+                plan.probes.push(step(
+                    vec![searched],
+                    true,
+                    Query {
+                        sql,
+                        params: binder.params,
+                    },
+                ));
+            } else if !options.indexed_only {
+                scanned.push(searched);
+            }
+        }
+        if scanned.is_empty() {
+            continue;
+        }
+        let mut binder = Binder::new(needles);
+        let values: Vec<String> = scanned
+            .iter()
+            .map(|c| value_expr(&quote_ident(&c.name), c.container))
+            .collect();
+        let predicates: Vec<String> = scanned
+            .iter()
+            .map(|c| predicate(&quote_ident(&c.name), c.container, &mut binder))
+            .collect();
+        let sql = format!(
+            "SELECT json_build_array({key}, {})::text FROM {} t WHERE {}",
+            values.join(", "),
+            relation.sql_name(),
+            predicates.join(" OR ")
+        );
+        plan.scans.push(step(
+            scanned,
+            false,
+            Query {
+                sql,
+                params: binder.params,
+            },
+        ));
+    }
+    plan.scans.sort_by_key(|s| std::cmp::Reverse(s.bytes));
+    plan
+}
+
+/// One occurrence of a searched UUID.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Hit {
+    /// Schema.
+    pub schema: String,
+    /// Table.
+    pub table: String,
+    /// Column.
+    pub column: String,
+    /// Where inside the value: a JSON path (`$.order.items[2].id`, with
+    /// `$` alone for a plain text value holding it among other text) for
+    /// json, arrays and composite values; `null` when the value is the UUID.
+    pub path: Option<String>,
+    /// `value` or `key` (a JSON object key).
+    pub role: &'static str,
+    /// The row's primary key as a JSON object, or `{"ctid": …}`.
+    pub key: serde_json::Value,
+    /// The key is a ctid: it names the row only within this snapshot.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub key_unstable: bool,
+    /// The UUID found (canonical).
+    pub value: String,
+    /// How it was written there.
+    pub written: String,
+}
+
+/// The hits in one row returned by a step's statement.
+pub fn hits_in_row(step: &Step, row: &str, needles: &Needles) -> Result<Vec<Hit>, String> {
+    let row: serde_json::Value =
+        serde_json::from_str(row).map_err(|e| format!("find: row of {}: {e}", step.table))?;
+    let serde_json::Value::Array(items) = row else {
+        return Err(format!("find: row of {} is not an array", step.table));
+    };
+    if items.len() != step.columns.len() + 1 {
+        return Err(format!(
+            "find: row of {} has {} items, expected {}",
+            step.table,
+            items.len(),
+            step.columns.len() + 1
+        ));
+    }
+    let key = items[0].clone();
+    let mut out = Vec::new();
+    for (column, value) in step.columns.iter().zip(&items[1..]) {
+        let mut found = Vec::new();
+        match (column.container, value) {
+            (_, serde_json::Value::Null) => {}
+            (Container::Uuid, serde_json::Value::String(s)) => {
+                if let Ok(u) = Uuid::parse_str(s) {
+                    if needles.contains(&u) {
+                        found.push((None, "value", u, s.clone()));
+                    }
+                }
+            }
+            (Container::Bytea, serde_json::Value::String(hex)) => {
+                if let Some(u) = bytes_uuid(hex) {
+                    if needles.contains(&u) {
+                        found.push((None, "value", u, format!("\\x{hex}")));
+                    }
+                }
+            }
+            (Container::Text | Container::Uuid192, serde_json::Value::String(s)) => {
+                for t in uuidforge::scan::tokens(s.as_bytes()) {
+                    if needles.contains(&t.uuid) {
+                        let whole = t.start == 0 && t.end == s.len();
+                        let written = s[t.start..t.end].to_string();
+                        found.push((
+                            if whole { None } else { Some("$".to_string()) },
+                            "value",
+                            t.uuid,
+                            written,
+                        ));
+                    }
+                }
+            }
+            (_, v) => walk(v, &mut "$".to_string(), needles, &mut found),
+        }
+        for (path, role, uuid, written) in found {
+            out.push(Hit {
+                schema: step.schema.clone(),
+                table: step.table.clone(),
+                column: column.name.clone(),
+                path,
+                role,
+                key: key.clone(),
+                key_unstable: step.ctid_key,
+                value: uuid.to_string(),
+                written,
+            });
+        }
+    }
+    Ok(out)
+}
+
+type Found = (Option<String>, &'static str, Uuid, String);
+
+fn walk(value: &serde_json::Value, path: &mut String, needles: &Needles, out: &mut Vec<Found>) {
+    match value {
+        serde_json::Value::String(s) => {
+            for t in uuidforge::scan::tokens(s.as_bytes()) {
+                if needles.contains(&t.uuid) {
+                    out.push((
+                        Some(path.clone()),
+                        "value",
+                        t.uuid,
+                        s[t.start..t.end].to_string(),
+                    ));
+                }
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                walk(item, path, needles, out);
+                path.truncate(len);
+            }
+        }
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                let len = path.len();
+                push_member(path, k);
+                for t in uuidforge::scan::tokens(k.as_bytes()) {
+                    if needles.contains(&t.uuid) {
+                        out.push((
+                            Some(path.clone()),
+                            "key",
+                            t.uuid,
+                            k[t.start..t.end].to_string(),
+                        ));
+                    }
+                }
+                walk(v, path, needles, out);
+                path.truncate(len);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Appends `.name`, or `["name"]` when the name is not a plain identifier
+/// (SQL/JSON path syntax).
+fn push_member(path: &mut String, name: &str) {
+    let plain = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if plain {
+        path.push('.');
+        path.push_str(name);
+    } else {
+        path.push_str(&format!("[{}]", serde_json::Value::String(name.into())));
+    }
+}
+
+fn bytes_uuid(hex: &str) -> Option<Uuid> {
+    if hex.len() != 32 && hex.len() != 48 {
+        return None;
+    }
+    uuidforge::parser::parse_simple(&hex.as_bytes()[..32]).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn needles(values: &[&str]) -> Needles {
+        Needles::parse(values.iter().enumerate().map(|(i, v)| (format!("value {i}"), *v))).unwrap()
+    }
+
+    fn step(containers: &[Container]) -> Step {
+        Step {
+            relation: 1,
+            schema: "s".into(),
+            table: "t".into(),
+            probe: false,
+            columns: containers
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| SearchedColumn {
+                    num: i as i16 + 1,
+                    name: format!("c{i}"),
+                    container: c,
+                })
+                .collect(),
+            ctid_key: false,
+            est_rows: 0,
+            bytes: 0,
+            query: Query::new(""),
+        }
+    }
+
+    const A: &str = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f";
+
+    #[test]
+    fn every_spelling_of_a_value_is_one_needle() {
+        let n = needles(&[
+            A,
+            "{017F22E2-79B0-7CC3-98C4-DC0C0C07398F}",
+            "urn:uuid:017f22e2-79b0-7cc3-98c4-dc0c0c07398f",
+            "017f22e279b07cc398c4dc0c0c07398f",
+            "01FWHE4YDGFK1SHH6W1G60EECF",
+        ]);
+        assert_eq!(n.len(), 1);
+        let err = Needles::parse([("line 3 of ids.txt".to_string(), "nope")]).unwrap_err();
+        assert_eq!(err.origin, "line 3 of ids.txt");
+        assert!(err.to_string().contains("'nope'"), "{err}");
+    }
+
+    #[test]
+    fn json_paths_keys_and_text() {
+        let n = needles(&[A]);
+        let row = serde_json::json!([
+            {"id": 7},
+            {"order": {"items": [{"id": "x"}, {"id": A.to_uppercase()}]}, A: 1, "we ird": A},
+            format!("see https://h/o/{A}?x"),
+            A,
+            ["a", A],
+        ])
+        .to_string();
+        let hits = hits_in_row(
+            &step(&[
+                Container::Jsonb,
+                Container::Text,
+                Container::Text,
+                Container::TextArray,
+            ]),
+            &row,
+            &n,
+        )
+        .unwrap();
+        let got: Vec<(String, Option<String>, &str)> = hits
+            .iter()
+            .map(|h| (h.column.clone(), h.path.clone(), h.role))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("c0".into(), Some(format!("$[\"{A}\"]")), "key"),
+                ("c0".into(), Some("$.order.items[1].id".into()), "value"),
+                ("c0".into(), Some("$[\"we ird\"]".into()), "value"),
+                ("c1".into(), Some("$".into()), "value"),
+                ("c2".into(), None, "value"),
+                ("c3".into(), Some("$[1]".into()), "value"),
+            ]
+        );
+        assert!(hits.iter().all(|h| h.key == serde_json::json!({"id": 7})));
+    }
+
+    #[test]
+    fn bytes_and_uuid_values() {
+        let n = needles(&[A]);
+        let hex = A.replace('-', "");
+        let row = serde_json::json!([{"id": 1}, hex, format!("{hex}0000000000000000"), A]).to_string();
+        let hits = hits_in_row(
+            &step(&[Container::Bytea, Container::Bytea, Container::Uuid]),
+            &row,
+            &n,
+        )
+        .unwrap();
+        assert_eq!(hits.len(), 3);
+        let other = needles(&["00000000-0000-0000-0000-000000000001"]);
+        assert!(hits_in_row(
+            &step(&[Container::Bytea, Container::Bytea, Container::Uuid]),
+            &row,
+            &other
+        )
+        .unwrap()
+        .is_empty());
+    }
+}

@@ -1,0 +1,30 @@
+//! uuidforge's tools on a live PostgreSQL database.
+//!
+//! A [`catalog::Snapshot`] is read with one statement; *planners* — pure
+//! functions of the snapshot — turn it into the SQL each feature runs
+//! ([`plan::Query`]: text plus bound parameters, identifiers quoted by
+//! [`ident`]); the rows come back as JSON text and are read by pure
+//! functions too. So the CLI and the HTTP server (through [`client`] and
+//! [`exec`], feature `client`) and the extension (through SPI, without it)
+//! run the same plans.
+//!
+//! | module | feature |
+//! |---|---|
+//! | [`columns`] | D2: UUID columns and their index status, colours |
+//! | [`find`] | D5: a UUID anywhere: probes, scans, hits with JSON paths |
+//!
+//! Nothing here writes: every session is a read-only transaction.
+#![deny(missing_docs)]
+
+pub mod catalog;
+pub mod columns;
+pub mod find;
+pub mod ident;
+pub mod plan;
+
+#[cfg(feature = "client")]
+pub mod client;
+#[cfg(feature = "client")]
+pub mod connect;
+#[cfg(feature = "client")]
+pub mod exec;
