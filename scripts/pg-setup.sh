@@ -94,6 +94,13 @@ if [ "$(as_postgres psql -XAtqc "SELECT 1 FROM pg_roles WHERE rolname = 'uuidfor
   say "creating role and database uuidforge (password uuidforge) for TCP clients"
   as_postgres psql -Xqc "CREATE ROLE uuidforge LOGIN PASSWORD 'uuidforge'"
 fi
+# The database tools' tests build fixture databases (with the extension,
+# which only a superuser may create) and roles with limited privileges:
+# a local superuser for that, test credentials only.
+if [ "$(as_postgres psql -XAtqc "SELECT 1 FROM pg_roles WHERE rolname = 'uuidforge_admin'")" != 1 ]; then
+  say "creating superuser role uuidforge_admin (password uuidforge) for the database tools' tests"
+  as_postgres psql -Xqc "CREATE ROLE uuidforge_admin LOGIN SUPERUSER PASSWORD 'uuidforge'"
+fi
 if [ "$(as_postgres psql -XAtqc "SELECT 1 FROM pg_database WHERE datname = 'uuidforge'")" != 1 ]; then
   as_postgres psql -Xqc "CREATE DATABASE uuidforge OWNER uuidforge"
 fi

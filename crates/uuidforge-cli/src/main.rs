@@ -6,6 +6,7 @@
 mod args;
 mod bounds;
 mod convert;
+mod db;
 mod gen;
 mod input;
 mod inspect;
@@ -48,6 +49,9 @@ enum Command {
     Profile(profile::Command),
     /// Serve the HTTP API and the web page (batch generator, UUID chips).
     Serve(serve::Args),
+    /// A live PostgreSQL database through its UUIDs (read-only): UUID
+    /// columns and their indexes, find a UUID anywhere.
+    Db(db::Args),
     /// Print shell completions.
     Completions {
         /// The shell.
@@ -101,6 +105,7 @@ fn main() -> ExitCode {
         Command::Partition(args) => bounds::partition(args).map(|()| ExitCode::SUCCESS),
         Command::Profile(c) => profile::run(c).map(|()| ExitCode::SUCCESS),
         Command::Serve(args) => serve::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Db(args) => db::run(args),
         Command::Completions { shell } => {
             clap_complete::generate(
                 shell,

@@ -118,11 +118,18 @@ fn the_default_names_file_is_in_the_private_data_directory() {
     assert!(child.wait().unwrap().success());
     assert!(health.starts_with("HTTP/1.1 200"), "{health}");
     let dir = data_home.join("uuidforge");
-    assert!(dir.join("names.redb").is_file(), "no names.redb in {}", dir.display());
+    assert!(
+        dir.join("names.redb").is_file(),
+        "no names.redb in {}",
+        dir.display()
+    );
     let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o700, "data directory mode {mode:o}");
     let left_in_cwd: Vec<_> = std::fs::read_dir(&cwd).unwrap().collect();
-    assert!(left_in_cwd.is_empty(), "files in the working directory: {left_in_cwd:?}");
+    assert!(
+        left_in_cwd.is_empty(),
+        "files in the working directory: {left_in_cwd:?}"
+    );
     std::fs::remove_dir_all(&scratch).unwrap();
 }
 

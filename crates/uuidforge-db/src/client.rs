@@ -161,7 +161,9 @@ impl ReadOnly {
 
     /// The catalog snapshot.
     pub async fn snapshot(&self) -> Result<Snapshot, DbError> {
-        let rows = self.rows(&Query::new(SNAPSHOT_SQL.as_str()), "read the catalog").await?;
+        let rows = self
+            .rows(&Query::new(SNAPSHOT_SQL.as_str()), "read the catalog")
+            .await?;
         let json = rows.into_iter().next().unwrap_or_default();
         Snapshot::from_json(&json).map_err(|e| DbError {
             context: "read the catalog".into(),
@@ -198,11 +200,18 @@ impl ReadOnly {
             let params = bind(&query.params);
             let stream = self
                 .client
-                .query_raw(&query.sql, params.iter().map(|p| p.as_ref() as &(dyn ToSql + Sync)))
+                .query_raw(
+                    &query.sql,
+                    params.iter().map(|p| p.as_ref() as &(dyn ToSql + Sync)),
+                )
                 .await
                 .map_err(|e| DbError::new(context, e))?;
             pin_mut!(stream);
-            while let Some(row) = stream.try_next().await.map_err(|e| DbError::new(context, e))? {
+            while let Some(row) = stream
+                .try_next()
+                .await
+                .map_err(|e| DbError::new(context, e))?
+            {
                 let text: Option<String> = row.get(0);
                 f(text.unwrap_or_default()).map_err(|message| DbError {
                     context: context.to_string(),
@@ -244,21 +253,22 @@ fn bind(params: &[Param]) -> Vec<BoxedParam> {
 
 /// Connects (TLS unless `sslmode=disable`; Unix sockets never use TLS).
 pub async fn connect(config: &Config) -> Result<Client, DbError> {
-    let (client, connection) = if config.get_ssl_mode() == SslMode::Disable {
-        let (c, conn) = config
+    let context = || connect_context(config);
+    if config.get_ssl_mode() == SslMode::Disable {
+        let (client, connection) = config
             .connect(tokio_postgres::NoTls)
             .await
-            .map_err(|e| DbError::new(connect_context(config), e))?;
-        (c, tokio::spawn(async move { conn.await }))
+            .map_err(|e| DbError::new(context(), e))?;
+        tokio::spawn(connection);
+        Ok(client)
     } else {
-        let (c, conn) = config
+        let (client, connection) = config
             .connect(tls()?)
             .await
-            .map_err(|e| DbError::new(connect_context(config), e))?;
-        (c, tokio::spawn(async move { conn.await }))
-    };
-    drop(connection);
-    Ok(client)
+            .map_err(|e| DbError::new(context(), e))?;
+        tokio::spawn(connection);
+        Ok(client)
+    }
 }
 
 fn connect_context(config: &Config) -> String {

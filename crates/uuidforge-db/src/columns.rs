@@ -276,14 +276,10 @@ pub fn sample_plans(snapshot: &Snapshot) -> Vec<SamplePlan> {
         let mut judged = Vec::new();
         for column in relation.columns.iter().filter(|c| c.can_select) {
             let test = match snapshot.container(column.type_oid) {
-                Some(Container::Text) => format!(
-                    "lower({}::text) ~ $1",
-                    quote_ident(&column.name)
-                ),
-                Some(Container::Json | Container::Jsonb) => format!(
-                    "lower({}::text) ~ $2",
-                    quote_ident(&column.name)
-                ),
+                Some(Container::Text) => format!("lower({}::text) ~ $1", quote_ident(&column.name)),
+                Some(Container::Json | Container::Jsonb) => {
+                    format!("lower({}::text) ~ $2", quote_ident(&column.name))
+                }
                 Some(Container::Bytea) => {
                     format!("length({}) IN (16, 24)", quote_ident(&column.name))
                 }
@@ -304,21 +300,23 @@ pub fn sample_plans(snapshot: &Snapshot) -> Vec<SamplePlan> {
             .map(|c| quote_ident(&c.name))
             .collect::<Vec<_>>()
             .join(", ");
-        let sql = format!(
+        let mut sql = format!(
             "SELECT json_build_array({})::text FROM (SELECT {list} FROM {} LIMIT {SAMPLE_ROWS}) s",
             judged.join(", "),
             relation.sql_name()
         );
+        // Bind only the patterns the statement uses, numbered in order.
+        let mut params = Vec::new();
+        for (slot, pattern) in [("$1", UUID_TEXT_RE), ("$2", UUID_INSIDE_RE)] {
+            if sql.contains(slot) {
+                params.push(Param::Text(pattern.to_string()));
+                sql = sql.replace(slot, &format!("${}::text", params.len()));
+            }
+        }
         plans.push(SamplePlan {
             relation: relation.oid,
             columns,
-            query: Query {
-                sql,
-                params: vec![
-                    Param::Text(UUID_TEXT_RE.to_string()),
-                    Param::Text(UUID_INSIDE_RE.to_string()),
-                ],
-            },
+            query: Query { sql, params },
         });
     }
     plans
@@ -413,8 +411,16 @@ pub fn uuid_columns(
                 index_status: status.name(),
                 index: status,
                 indexed,
-                colour_light: if indexed { INDEXED_LIGHT } else { UNINDEXED_LIGHT },
-                colour_dark: if indexed { INDEXED_DARK } else { UNINDEXED_DARK },
+                colour_light: if indexed {
+                    INDEXED_LIGHT
+                } else {
+                    UNINDEXED_LIGHT
+                },
+                colour_dark: if indexed {
+                    INDEXED_DARK
+                } else {
+                    UNINDEXED_DARK
+                },
                 sampled_share: sampled.map(|s| s.uuids as f64 / s.values as f64),
                 sampled_values: sampled.map(|s| s.values),
                 source: source_name,
@@ -496,10 +502,22 @@ mod tests {
 
     #[test]
     fn statuses_of_each_index_shape() {
-        assert_eq!(status_in(&index(&[1, 2], "btree"), 1).unwrap().name(), "leading");
-        assert_eq!(status_in(&index(&[1, 2], "btree"), 2).unwrap().name(), "non_leading");
-        assert_eq!(status_in(&index(&[3], "hash"), 3).unwrap().name(), "leading");
-        assert_eq!(status_in(&index(&[3], "gin"), 3).unwrap().name(), "expression_or_gin");
+        assert_eq!(
+            status_in(&index(&[1, 2], "btree"), 1).unwrap().name(),
+            "leading"
+        );
+        assert_eq!(
+            status_in(&index(&[1, 2], "btree"), 2).unwrap().name(),
+            "non_leading"
+        );
+        assert_eq!(
+            status_in(&index(&[3], "hash"), 3).unwrap().name(),
+            "leading"
+        );
+        assert_eq!(
+            status_in(&index(&[3], "gin"), 3).unwrap().name(),
+            "expression_or_gin"
+        );
         assert!(status_in(&index(&[1], "btree"), 2).is_none());
         let mut partial = index(&[1], "btree");
         partial.predicate = Some("(deleted IS NULL)".into());
@@ -510,7 +528,10 @@ mod tests {
         let mut expression = index(&[0], "btree");
         expression.expressions = Some("lower((id)::text)".into());
         expression.referenced = vec![4];
-        assert_eq!(status_in(&expression, 4).unwrap().name(), "expression_or_gin");
+        assert_eq!(
+            status_in(&expression, 4).unwrap().name(),
+            "expression_or_gin"
+        );
     }
 
     #[test]

@@ -79,7 +79,7 @@ pub fn config_from(
         }
     }
     if config.get_application_name().is_none() {
-        config.application_name(&var("PGAPPNAME").unwrap_or_else(|| "uuidforge".into()));
+        config.application_name(var("PGAPPNAME").unwrap_or_else(|| "uuidforge".into()));
     }
     if config.get_connect_timeout().is_none() {
         if let Some(t) = var("PGCONNECT_TIMEOUT") {
@@ -165,7 +165,12 @@ pub fn password_from_file(path: &Path, config: &Config) -> Option<String> {
         Host::Unix(p) if p == Path::new(DEFAULT_SOCKET_DIR) => "localhost".to_string(),
         Host::Unix(p) => p.display().to_string(),
     };
-    let port = config.get_ports().first().copied().unwrap_or(5432).to_string();
+    let port = config
+        .get_ports()
+        .first()
+        .copied()
+        .unwrap_or(5432)
+        .to_string();
     let db = config.get_dbname().unwrap_or("");
     let user = config.get_user().unwrap_or("");
     text.lines()
@@ -223,7 +228,12 @@ mod tests {
         assert_eq!(c.get_dbname(), Some("shop"));
         let c = config_from(
             None,
-            &env(&[("PGHOST", "h1"), ("PGUSER", "bob"), ("PGPORT", "7777"), ("PGSSLMODE", "require")]),
+            &env(&[
+                ("PGHOST", "h1"),
+                ("PGUSER", "bob"),
+                ("PGPORT", "7777"),
+                ("PGSSLMODE", "require"),
+            ]),
         )
         .unwrap();
         assert_eq!(c.get_hosts(), &[Host::Tcp("h1".into())]);
@@ -239,7 +249,8 @@ mod tests {
     fn bad_settings_name_the_variable() {
         let e = config_from(None, &env(&[("PGUSER", "u"), ("PGPORT", "http")])).unwrap_err();
         assert!(e.contains("PGPORT") && e.contains("'http'"), "{e}");
-        let e = config_from(None, &env(&[("PGUSER", "u"), ("PGSSLMODE", "verify-full")])).unwrap_err();
+        let e =
+            config_from(None, &env(&[("PGUSER", "u"), ("PGSSLMODE", "verify-full")])).unwrap_err();
         assert!(e.contains("PGSSLMODE"), "{e}");
         let e = config_from(Some("postgres://u:secret@h:notaport/d"), &env(&[])).unwrap_err();
         assert!(e.contains("--db") && !e.contains("secret"), "{e}");

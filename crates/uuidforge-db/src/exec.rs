@@ -134,7 +134,9 @@ pub async fn find(
                 .await;
                 let message = match result {
                     Ok(()) => Message::Done(step.bytes),
-                    Err(e) if e.is_permission_denied() => Message::Skipped(skipped(&step, &e), step.bytes),
+                    Err(e) if e.is_permission_denied() => {
+                        Message::Skipped(skipped(&step, &e), step.bytes)
+                    }
                     Err(e) => Message::Failed(e),
                 };
                 if tx.send(message).is_err() {

@@ -74,13 +74,12 @@ impl Needles {
             if trimmed.is_empty() {
                 continue;
             }
-            let value = uuidforge::parser::parse_value(trimmed.as_bytes()).map_err(|e| {
-                NeedleError {
+            let value =
+                uuidforge::parser::parse_value(trimmed.as_bytes()).map_err(|e| NeedleError {
                     origin: origin.clone(),
                     value: trimmed.chars().take(80).collect(),
                     expected: e.to_string(),
-                }
-            })?;
+                })?;
             needles.insert(value.uuid());
             if needles.len() > MAX_VALUES {
                 return Err(NeedleError {
@@ -628,7 +627,13 @@ mod tests {
     use super::*;
 
     fn needles(values: &[&str]) -> Needles {
-        Needles::parse(values.iter().enumerate().map(|(i, v)| (format!("value {i}"), *v))).unwrap()
+        Needles::parse(
+            values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (format!("value {i}"), *v)),
+        )
+        .unwrap()
     }
 
     fn step(containers: &[Container]) -> Step {
@@ -714,7 +719,8 @@ mod tests {
     fn bytes_and_uuid_values() {
         let n = needles(&[A]);
         let hex = A.replace('-', "");
-        let row = serde_json::json!([{"id": 1}, hex, format!("{hex}0000000000000000"), A]).to_string();
+        let row =
+            serde_json::json!([{"id": 1}, hex, format!("{hex}0000000000000000"), A]).to_string();
         let hits = hits_in_row(
             &step(&[Container::Bytea, Container::Bytea, Container::Uuid]),
             &row,

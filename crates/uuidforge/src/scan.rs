@@ -168,9 +168,18 @@ mod tests {
         let key = Uuid192::new(ID, SegmentFields::Raw { payload: 5 }).unwrap();
         for (text, form) in [
             ("017f22e2-79b0-7cc3-98c4-dc0c0c07398f", TokenForm::Canonical),
-            ("x={017F22E2-79B0-7CC3-98C4-DC0C0C07398F}", TokenForm::Canonical),
-            ("urn:uuid:017f22e2-79b0-7cc3-98c4-dc0c0c07398f.", TokenForm::Canonical),
-            ("https://h/o/017f22e279b07cc398c4dc0c0c07398f?q", TokenForm::Simple),
+            (
+                "x={017F22E2-79B0-7CC3-98C4-DC0C0C07398F}",
+                TokenForm::Canonical,
+            ),
+            (
+                "urn:uuid:017f22e2-79b0-7cc3-98c4-dc0c0c07398f.",
+                TokenForm::Canonical,
+            ),
+            (
+                "https://h/o/017f22e279b07cc398c4dc0c0c07398f?q",
+                TokenForm::Simple,
+            ),
             ("\"01FWHE4YDGFK1SHH6W1G60EECF\"", TokenForm::Base32),
             ("\"01fwhe4ydgfk1shh6w1g60eecf\"", TokenForm::Base32),
             (&key.to_string(), TokenForm::Canonical),

@@ -1,0 +1,333 @@
+//! `uuidforge db …`: a live PostgreSQL database seen through its UUIDs.
+//! Every session is a read-only transaction; the work is done by
+//! `uuidforge-db`, this module parses flags and prints.
+
+use crate::UsageError;
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use uuidforge_db::client::{DbError, ReadOnly};
+use uuidforge_db::columns::UuidColumn;
+use uuidforge_db::exec;
+use uuidforge_db::find::{FindOptions, Needles};
+
+/// Arguments of `db`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The database: a URL (postgres://user@host:port/db?sslmode=require),
+    /// a key=value string, or a database name. What it leaves out comes
+    /// from PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD, PGSSLMODE and
+    /// ~/.pgpass (or PGPASSFILE), as for psql.
+    #[arg(long, global = true, env = "UUIDFORGE_DB")]
+    db: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Subcommand)]
+enum Command {
+    /// Every column holding UUIDs, with its index status (D2).
+    Columns(ColumnsArgs),
+    /// Find UUIDs anywhere: every table, column, JSON path and row (D5).
+    Find(FindArgs),
+}
+
+#[derive(clap::Args)]
+struct ColumnsArgs {
+    /// Only this schema (repeatable).
+    #[arg(long = "schema")]
+    schemas: Vec<String>,
+    /// One JSON array instead of the table.
+    #[arg(long)]
+    json: bool,
+    /// Colours for a light or dark terminal background (auto: COLORFGBG,
+    /// else dark).
+    #[arg(long, value_enum, default_value = "auto")]
+    theme: Theme,
+    /// Colour output (auto: only on a terminal and without NO_COLOR).
+    #[arg(long, value_enum, default_value = "auto")]
+    color: ColorWhen,
+    /// List a text, json or bytea column when at least this share of its
+    /// sampled values are UUIDs.
+    #[arg(long, default_value_t = 0.5, value_parser = parse_share)]
+    min_share: f64,
+}
+
+#[derive(clap::Args)]
+struct FindArgs {
+    /// Values to find, in any spelling (canonical, braces, URN, 32 hex,
+    /// Base32, UUID_192).
+    values: Vec<String>,
+    /// Read values from this file, one per line (up to 1 000 000; - for
+    /// standard input).
+    #[arg(long)]
+    from: Option<String>,
+    /// Only this schema (repeatable).
+    #[arg(long = "schema")]
+    schemas: Vec<String>,
+    /// Only what indexes answer at once; no table is scanned.
+    #[arg(long)]
+    indexed_only: bool,
+    /// Sessions scanning tables in parallel (one snapshot).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=64))]
+    jobs: u16,
+    /// One JSON object per hit (NDJSON), as they are found.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Theme {
+    Light,
+    Dark,
+    Auto,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum ColorWhen {
+    Auto,
+    Always,
+    Never,
+}
+
+fn parse_share(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        _ => Err("a share between 0 and 1".into()),
+    }
+}
+
+/// Runs `db`: exit 0, or for `find` 0 when something was found and 1 when
+/// nothing was.
+pub fn run(args: Args) -> Result<ExitCode, UsageError> {
+    let config = uuidforge_db::client::config(args.db.as_deref()).map_err(UsageError::plain)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let session = ReadOnly::open(&config).await.map_err(db_error)?;
+        match args.command {
+            Command::Columns(a) => columns(&session, a).await,
+            Command::Find(a) => find(&session, &config, a).await,
+        }
+    })
+}
+
+fn db_error(e: DbError) -> UsageError {
+    UsageError::plain(e.to_string())
+}
+
+async fn columns(session: &ReadOnly, args: ColumnsArgs) -> Result<ExitCode, UsageError> {
+    let found = exec::uuid_columns(session, &args.schemas, args.min_share)
+        .await
+        .map_err(db_error)?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &found).map_err(std::io::Error::from)?;
+        writeln!(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let colour = match args.color {
+        ColorWhen::Always => true,
+        ColorWhen::Never => false,
+        ColorWhen::Auto => {
+            std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    };
+    let dark = match args.theme {
+        Theme::Light => false,
+        Theme::Dark => true,
+        Theme::Auto => !background_is_light(),
+    };
+    write_table(&mut out, &found, colour.then_some(dark))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `COLORFGBG` (`fg;bg`, set by rxvt, Konsole and others): backgrounds 7
+/// and 15 are light. Unknown terminals are taken as dark.
+fn background_is_light() -> bool {
+    std::env::var("COLORFGBG")
+        .ok()
+        .and_then(|v| v.rsplit(';').next().and_then(|bg| bg.parse::<u8>().ok()))
+        .is_some_and(|bg| bg == 7 || bg == 15)
+}
+
+/// `#rrggbb` as a 24-bit foreground escape.
+fn ansi(hex: &str) -> String {
+    let v = u32::from_str_radix(hex.trim_start_matches('#'), 16).unwrap_or(0);
+    format!("\x1b[38;2;{};{};{}m", v >> 16, (v >> 8) & 0xff, v & 0xff)
+}
+
+fn write_table(
+    out: &mut impl Write,
+    rows: &[UuidColumn],
+    dark: Option<bool>,
+) -> std::io::Result<()> {
+    let names: Vec<String> = rows
+        .iter()
+        .map(|c| format!("{}.{}.{}", c.schema, c.table, c.column))
+        .collect();
+    let width = names
+        .iter()
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    let type_width = rows
+        .iter()
+        .map(|c| c.type_name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    writeln!(
+        out,
+        "{:width$}  {:type_width$}  {:8}  index",
+        "column", "type", "kind"
+    )?;
+    for (c, name) in rows.iter().zip(names) {
+        let (start, end) = match dark {
+            Some(d) => (
+                ansi(if d { c.colour_dark } else { c.colour_light }),
+                "\x1b[0m",
+            ),
+            None => (String::new(), ""),
+        };
+        let mut status = c.index.describe();
+        if let Some(share) = c.sampled_share {
+            status.push_str(&format!(
+                " ({:.0}% of {} sampled values)",
+                share * 100.0,
+                c.sampled_values.unwrap_or(0)
+            ));
+        }
+        if let Some(source) = &c.source {
+            status.push_str(&format!(" (from {source})"));
+        }
+        for fk in &c.unindexed_foreign_keys {
+            status.push_str(&format!(" [foreign key {fk} has no index]"));
+        }
+        let pad = width - name.chars().count();
+        writeln!(
+            out,
+            "{start}{name}{end}{:pad$}  {:type_width$}  {:8}  {start}{status}{end}",
+            "", c.type_name, c.kind,
+        )?;
+    }
+    Ok(())
+}
+
+async fn find(
+    session: &ReadOnly,
+    config: &tokio_postgres::Config,
+    args: FindArgs,
+) -> Result<ExitCode, UsageError> {
+    let mut inputs: Vec<(String, String)> = args
+        .values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (format!("value {}", i + 1), v.clone()))
+        .collect();
+    if let Some(file) = &args.from {
+        let text = if file == "-" {
+            std::io::read_to_string(std::io::stdin())?
+        } else {
+            std::fs::read_to_string(file)
+                .map_err(|e| UsageError::plain(format!("--from: {file}: {e}")))?
+        };
+        inputs.extend(
+            text.lines()
+                .enumerate()
+                .map(|(i, l)| (format!("line {} of {file}", i + 1), l.to_string())),
+        );
+    }
+    let needles = Needles::parse(inputs.iter().map(|(o, v)| (o.clone(), v.as_str())))
+        .map_err(|e| UsageError::plain(e.to_string()))?;
+    if needles.is_empty() {
+        return Err(UsageError::plain(
+            "find: no values (give them as arguments or with --from FILE)",
+        ));
+    }
+    let options = FindOptions {
+        schemas: args.schemas.clone(),
+        indexed_only: args.indexed_only,
+    };
+    let bar = progress_bar();
+    let mut out = std::io::stdout().lock();
+    let mut write_failure: Option<std::io::Error> = None;
+    let summary = exec::find(
+        session,
+        config,
+        &needles,
+        &options,
+        args.jobs as usize,
+        |hit| {
+            if write_failure.is_some() {
+                return;
+            }
+            let line = if args.json {
+                serde_json::to_string(&hit).expect("a hit serializes")
+            } else {
+                format!(
+                    "{}.{}.{}{}\t{}\t{}{}",
+                    hit.schema,
+                    hit.table,
+                    hit.column,
+                    hit.path
+                        .as_deref()
+                        .map(|p| format!(" {p}"))
+                        .unwrap_or_default(),
+                    hit.key,
+                    hit.value,
+                    if hit.role == "key" {
+                        "\t(JSON key)"
+                    } else {
+                        ""
+                    }
+                )
+            };
+            if let Err(e) = bar.suspend(|| writeln!(out, "{line}")) {
+                write_failure = Some(e);
+            }
+        },
+        |p| match p {
+            exec::Progress::Planned { bytes, .. } => bar.set_length(bytes.max(0) as u64),
+            exec::Progress::Done { bytes } => bar.inc(bytes.max(0) as u64),
+        },
+    )
+    .await
+    .map_err(db_error)?;
+    bar.finish_and_clear();
+    if let Some(e) = write_failure {
+        return Err(e.into());
+    }
+    for s in &summary.skipped {
+        eprintln!("uuidforge: skipped {}.{}: {}", s.schema, s.table, s.reason);
+    }
+    eprintln!(
+        "uuidforge: {} hit(s); {} index probe(s), {} table scan(s), {} skipped",
+        summary.hits,
+        summary.probes,
+        summary.scans,
+        summary.skipped.len()
+    );
+    Ok(if summary.hits > 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn progress_bar() -> indicatif::ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} scanning {bytes}/{total_bytes} {wide_bar} {eta}",
+        )
+        .expect("a valid template"),
+    );
+    bar
+}
