@@ -58,10 +58,8 @@ mod tests {
         let mut out = String::new();
         let mut chars = inner.chars().peekable();
         while let Some(c) = chars.next() {
-            if c == '"' {
-                if chars.next() != Some('"') {
-                    return None;
-                }
+            if c == '"' && chars.next() != Some('"') {
+                return None;
             }
             out.push(c);
         }
