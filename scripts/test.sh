@@ -25,6 +25,9 @@ fi
 step "PostgreSQL 15, cargo-pgrx and the extension (scripts/pg-setup.sh)"
 ./scripts/pg-setup.sh
 
+step "test data sets (scripts/test-data.sh)"
+./scripts/test-data.sh
+
 step "cargo fmt --check"
 cargo fmt --all --check
 

@@ -29,6 +29,32 @@ enum Command {
     Columns(ColumnsArgs),
     /// Find UUIDs anywhere: every table, column, JSON path and row (D5).
     Find(FindArgs),
+    /// Propose primary and foreign keys among uuid columns from the data,
+    /// with the DDL that would adopt them and the ER diagram (D13).
+    Discover(DiscoverArgs),
+}
+
+#[derive(clap::Args)]
+struct DiscoverArgs {
+    /// Only this schema (repeatable).
+    #[arg(long = "schema")]
+    schemas: Vec<String>,
+    /// The report as JSON (`primary_keys`, `foreign_keys`).
+    #[arg(long)]
+    json: bool,
+    /// Print the ER diagram instead of the report.
+    #[arg(long, value_enum)]
+    diagram: Option<DiagramFormat>,
+    /// Print only the DDL that would adopt the proposals (never run).
+    #[arg(long, conflicts_with_all = ["json", "diagram"])]
+    ddl: bool,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum DiagramFormat {
+    Mermaid,
+    Dot,
+    Svg,
 }
 
 #[derive(clap::Args)]
@@ -109,6 +135,7 @@ pub fn run(args: Args) -> Result<ExitCode, UsageError> {
         match args.command {
             Command::Columns(a) => columns(&session, a).await,
             Command::Find(a) => find(&session, &config, a).await,
+            Command::Discover(a) => discover(&session, a).await,
         }
     })
 }
@@ -330,4 +357,60 @@ fn progress_bar() -> indicatif::ProgressBar {
         .expect("a valid template"),
     );
     bar
+}
+
+async fn discover(session: &ReadOnly, args: DiscoverArgs) -> Result<ExitCode, UsageError> {
+    use uuidforge_db::{diagram, discover};
+    let report = exec::discover(session, &args.schemas)
+        .await
+        .map_err(db_error)?;
+    let mut out = std::io::stdout().lock();
+    match (args.json, args.diagram, args.ddl) {
+        (true, _, _) => {
+            serde_json::to_writer_pretty(&mut out, &report).map_err(std::io::Error::from)?;
+            writeln!(out)?;
+        }
+        (_, Some(DiagramFormat::Mermaid), _) => write!(out, "{}", diagram::mermaid(&report))?,
+        (_, Some(DiagramFormat::Dot), _) => write!(out, "{}", diagram::dot(&report))?,
+        (_, Some(DiagramFormat::Svg), _) => {
+            write!(out, "{}", diagram::svg(&report).map_err(UsageError::plain)?)?
+        }
+        (_, None, true) => write!(out, "{}", discover::adoption_ddl(&report))?,
+        (_, None, false) => {
+            writeln!(out, "Primary keys ({}):", report.primary_keys.len())?;
+            for pk in &report.primary_keys {
+                writeln!(
+                    out,
+                    "  {}.{} ({})  {} rows{}",
+                    pk.key.schema,
+                    pk.key.table,
+                    pk.key.columns.join(", "),
+                    pk.rows,
+                    if pk.declared {
+                        "  [declared]"
+                    } else {
+                        "  [discovered: complete and unique]"
+                    }
+                )?;
+            }
+            writeln!(out, "Foreign keys ({}):", report.foreign_keys.len())?;
+            for fk in &report.foreign_keys {
+                writeln!(
+                    out,
+                    "  {}.{}({}) -> {}.{}({})  score {:.3}{}  {}",
+                    fk.from.schema,
+                    fk.from.table,
+                    fk.from.columns.join(", "),
+                    fk.to.schema,
+                    fk.to.table,
+                    fk.to.columns.join(", "),
+                    fk.score,
+                    if fk.declared { "  [declared]" } else { "" },
+                    fk.evidence.join("; ")
+                )?;
+            }
+            writeln!(out, "\n{}", discover::adoption_ddl(&report))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -209,3 +209,52 @@ async fn run_step<F: FnMut(Hit)>(
         })
         .await
 }
+
+/// D13: keys discovered from the data of `schemas` (all when empty).
+pub async fn discover(
+    session: &ReadOnly,
+    schemas: &[String],
+) -> Result<crate::discover::Report, DbError> {
+    use crate::discover;
+    let snapshot = session.snapshot().await?;
+    let mut candidates = discover::candidates(&snapshot, schemas);
+    let failed = |context: &str, message: String| DbError {
+        context: context.to_string(),
+        message,
+        code: None,
+    };
+    for (relation, query) in discover::stats_plans(&candidates, &snapshot) {
+        let context = format!(
+            "statistics of {}",
+            snapshot
+                .relation(relation)
+                .map(|r| r.display_name())
+                .unwrap_or_default()
+        );
+        let json = session
+            .rows(&query, &context)
+            .await?
+            .into_iter()
+            .next()
+            .unwrap_or_default();
+        discover::read_stats(&mut candidates, relation, &json).map_err(|m| failed(&context, m))?;
+    }
+    let keys = discover::choose_primary_keys(&snapshot, &candidates);
+    let inclusion = match discover::inclusion_plan(&snapshot, &candidates, &keys) {
+        Some(query) => session
+            .rows(&query, "inclusion dependencies")
+            .await?
+            .into_iter()
+            .next()
+            .unwrap_or_default(),
+        None => String::new(),
+    };
+    let mut report = discover::score(&snapshot, &candidates, &keys, &inclusion)
+        .map_err(|m| failed("inclusion dependencies", m))?;
+    if !schemas.is_empty() {
+        report
+            .foreign_keys
+            .retain(|fk| schemas.contains(&fk.from.schema) || schemas.contains(&fk.to.schema));
+    }
+    Ok(report)
+}

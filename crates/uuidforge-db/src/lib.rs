@@ -12,12 +12,15 @@
 //! |---|---|
 //! | [`columns`] | D2: UUID columns and their index status, colours |
 //! | [`find`] | D5: a UUID anywhere: probes, scans, hits with JSON paths |
+//! | [`discover`], [`diagram`] | D13: keys from the data, adoption DDL, ER diagram |
 //!
 //! Nothing here writes: every session is a read-only transaction.
 #![deny(missing_docs)]
 
 pub mod catalog;
 pub mod columns;
+pub mod diagram;
+pub mod discover;
 pub mod find;
 pub mod ident;
 pub mod plan;

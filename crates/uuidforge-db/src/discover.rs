@@ -1,0 +1,557 @@
+//! D13: primary and foreign keys among UUID columns, discovered from the
+//! data of an undocumented schema.
+//!
+//! 1. One statistics statement per table ([`stats_plans`]): rows, non-null
+//!    and distinct values of each `uuid` column. A column that is complete
+//!    and unique is a primary key candidate; one per table is chosen
+//!    ([`choose_primary_keys`]: declared first, then by name).
+//! 2. One statement for the whole schema ([`inclusion_plan`]): every
+//!    candidate column's values joined (a hash join inside the server, no
+//!    query per pair) with the union of all chosen keys, counting for each
+//!    pair how many values are included and how many child rows are older
+//!    (by their own v7 key) than the parent they point to.
+//! 3. Scoring ([`score`]): inclusion first (a UUID inclusion is almost
+//!    never an accident), then name evidence (`customer_id`, `customerId`
+//!    → `customer(s).id`), then v7 time consistency.
+
+use crate::catalog::{Container, RelKind, Snapshot};
+use crate::ident::{qualified, quote_ident};
+use crate::plan::Query;
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// A column as discovery sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct ColumnSet {
+    /// Schema.
+    pub schema: String,
+    /// Table.
+    pub table: String,
+    /// Columns (one for discovered keys).
+    pub columns: Vec<String>,
+}
+
+/// A uuid column of a table, with its statistics once read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    /// Table oid.
+    pub relation: u32,
+    /// Column number.
+    pub num: i16,
+    /// Schema.
+    pub schema: String,
+    /// Table.
+    pub table: String,
+    /// Column.
+    pub column: String,
+    /// Rows of the table.
+    pub rows: i64,
+    /// Non-null values.
+    pub non_null: i64,
+    /// Distinct values.
+    pub distinct: i64,
+    /// Values that are UUIDv7.
+    pub v7: i64,
+}
+
+impl Candidate {
+    fn set(&self) -> ColumnSet {
+        ColumnSet {
+            schema: self.schema.clone(),
+            table: self.table.clone(),
+            columns: vec![self.column.clone()],
+        }
+    }
+
+    /// Complete and unique in the data (and not empty).
+    pub fn is_key(&self) -> bool {
+        self.rows > 0 && self.non_null == self.rows && self.distinct == self.rows
+    }
+}
+
+/// A proposed (or declared) primary key.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PrimaryKey {
+    /// Where.
+    #[serde(flatten)]
+    pub key: ColumnSet,
+    /// Declared in the catalog.
+    pub declared: bool,
+    /// Rows it identifies.
+    pub rows: i64,
+}
+
+/// A proposed (or declared) foreign key.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ForeignKey {
+    /// Referencing columns.
+    pub from: ColumnSet,
+    /// Referenced key.
+    pub to: ColumnSet,
+    /// 0 to 1.
+    pub score: f64,
+    /// Declared in the catalog.
+    pub declared: bool,
+    /// Share of the referencing column's non-null values found in the key.
+    pub inclusion: f64,
+    /// Why: `inclusion 100%`, `name customer_id`, `v7 times consistent`.
+    pub evidence: Vec<String>,
+}
+
+/// The result of discovery.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Report {
+    /// One per table that has a key.
+    pub primary_keys: Vec<PrimaryKey>,
+    /// Best first.
+    pub foreign_keys: Vec<ForeignKey>,
+}
+
+/// The uuid columns (and domains over uuid) of the tables of `schemas`
+/// (all when empty) that the role may read; partitions are read through
+/// their parent.
+pub fn candidates(snapshot: &Snapshot, schemas: &[String]) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    for r in &snapshot.relations {
+        let table = matches!(r.kind, RelKind::Table | RelKind::PartitionedTable) && !r.is_partition;
+        if !table || !r.can_select || (!schemas.is_empty() && !schemas.contains(&r.schema)) {
+            continue;
+        }
+        for c in &r.columns {
+            if snapshot.container(c.type_oid) == Some(Container::Uuid) {
+                out.push(Candidate {
+                    relation: r.oid,
+                    num: c.num,
+                    schema: r.schema.clone(),
+                    table: r.name.clone(),
+                    column: c.name.clone(),
+                    rows: 0,
+                    non_null: 0,
+                    distinct: 0,
+                    v7: 0,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// SQL: the Unix milliseconds of a UUIDv7 (NULL for other versions).
+fn v7_ms(expr: &str) -> String {
+    format!(
+        "CASE WHEN substr({expr}::text, 15, 1) = '7' \
+         THEN ('x' || lpad(substr(replace({expr}::text, '-', ''), 1, 12), 16, '0'))::bit(64)::bigint END"
+    )
+}
+
+/// One statistics statement per table: `[rows, [non-null, distinct, v7]…]`.
+pub fn stats_plans(candidates: &[Candidate], snapshot: &Snapshot) -> Vec<(u32, Query)> {
+    let mut by_table: Vec<(u32, Vec<&Candidate>)> = Vec::new();
+    for c in candidates {
+        match by_table.iter_mut().find(|(r, _)| *r == c.relation) {
+            Some((_, list)) => list.push(c),
+            None => by_table.push((c.relation, vec![c])),
+        }
+    }
+    by_table
+        .into_iter()
+        .filter_map(|(oid, cols)| {
+            let r = snapshot.relation(oid)?;
+            let parts: Vec<String> = cols
+                .iter()
+                .map(|c| {
+                    let q = quote_ident(&c.column);
+                    format!(
+                        "json_build_array(count({q}), count(DISTINCT {q}), count(*) FILTER (WHERE substr({q}::text, 15, 1) = '7'))"
+                    )
+                })
+                .collect();
+            Some((
+                oid,
+                Query::new(format!(
+                    "SELECT json_build_array(count(*), {})::text FROM {}",
+                    parts.join(", "),
+                    r.sql_name()
+                )),
+            ))
+        })
+        .collect()
+}
+
+/// Reads a statistics result into the candidates of that table.
+pub fn read_stats(candidates: &mut [Candidate], relation: u32, json: &str) -> Result<(), String> {
+    let v: serde_json::Value = serde_json::from_str(json).map_err(|e| format!("stats: {e}"))?;
+    let rows = v[0].as_i64().ok_or("stats: no row count")?;
+    for (i, c) in candidates
+        .iter_mut()
+        .filter(|c| c.relation == relation)
+        .enumerate()
+    {
+        let s = &v[i + 1];
+        c.rows = rows;
+        c.non_null = s[0].as_i64().ok_or("stats: non-null count")?;
+        c.distinct = s[1].as_i64().ok_or("stats: distinct count")?;
+        c.v7 = s[2].as_i64().ok_or("stats: v7 count")?;
+    }
+    Ok(())
+}
+
+/// Words of a name: `customerId`, `customer_id`, `CustomerID` → `customer`, `id`.
+fn words(name: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut current = String::new();
+    let chars: Vec<char> = name.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        let boundary = c == '_'
+            || c == ' '
+            || c == '-'
+            || (c.is_uppercase()
+                && i > 0
+                && (chars[i - 1].is_lowercase()
+                    || chars.get(i + 1).is_some_and(|n| n.is_lowercase())
+                        && chars[i - 1].is_uppercase()));
+        if boundary && !current.is_empty() {
+            out.push(std::mem::take(&mut current));
+        }
+        if c.is_alphanumeric() {
+            current.extend(c.to_lowercase());
+        }
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+/// `orders` → `order`, `categories` → `category` (enough for table names).
+fn singular(word: &str) -> String {
+    if let Some(stem) = word.strip_suffix("ies") {
+        format!("{stem}y")
+    } else if let Some(stem) = word.strip_suffix("ses") {
+        format!("{stem}s")
+    } else if let Some(stem) = word.strip_suffix('s') {
+        stem.to_string()
+    } else {
+        word.to_string()
+    }
+}
+
+/// How strongly a referencing column's name points at a table's key:
+/// 1 for `customer_id`/`customerId`/`customer_uuid`/`customer` →
+/// `customer(s).id`, 0.5 for the same column name, else 0.
+pub fn name_evidence(from_column: &str, to_table: &str, to_column: &str) -> f64 {
+    let from = words(from_column);
+    let table: Vec<String> = words(to_table).iter().map(|w| singular(w)).collect();
+    let key = words(to_column);
+    let suffixes: [&[&str]; 5] = [&["id"], &["uuid"], &["key"], &["ref"], &[]];
+    let from_singular: Vec<String> = from.iter().map(|w| singular(w)).collect();
+    for suffix in suffixes {
+        let suffix: Vec<String> = suffix.iter().map(|s| s.to_string()).collect();
+        let mut want = table.clone();
+        want.extend(suffix.iter().cloned());
+        if from_singular == want || (from.len() > suffix.len() && from_singular.ends_with(&want)) {
+            return 1.0;
+        }
+    }
+    // `artist_id` → `artist.artist_id`
+    if from == key && key.len() > 1 {
+        return 1.0;
+    }
+    if from_column == to_column && to_column != "id" {
+        0.5
+    } else {
+        0.0
+    }
+}
+
+/// Chooses one key per table among its complete, unique uuid columns: the
+/// declared primary key, else a column named `id`, `<table>_id`, …, else
+/// the first.
+pub fn choose_primary_keys(snapshot: &Snapshot, candidates: &[Candidate]) -> Vec<(usize, bool)> {
+    let mut chosen: HashMap<u32, (usize, bool, u8)> = HashMap::new();
+    for (i, c) in candidates.iter().enumerate() {
+        let declared = snapshot
+            .primary_key(c.relation)
+            .is_some_and(|pk| pk.columns == [c.num]);
+        if !declared && !c.is_key() {
+            continue;
+        }
+        let rank = if declared {
+            0
+        } else if words(&c.column) == ["id"] || name_evidence(&c.column, &c.table, "id") > 0.9 {
+            1
+        } else {
+            2
+        };
+        let better = chosen.get(&c.relation).is_none_or(|&(_, _, r)| rank < r);
+        if better {
+            chosen.insert(c.relation, (i, declared, rank));
+        }
+    }
+    let mut out: Vec<(usize, bool)> = chosen.into_values().map(|(i, d, _)| (i, d)).collect();
+    out.sort();
+    out
+}
+
+/// The one statement that measures every inclusion: each candidate
+/// column's values (with the row's own v7 key time) joined with the union
+/// of the chosen keys. Result: JSON `[[dep, ref, matched, older]…]`.
+pub fn inclusion_plan(
+    snapshot: &Snapshot,
+    candidates: &[Candidate],
+    keys: &[(usize, bool)],
+) -> Option<Query> {
+    if keys.is_empty() {
+        return None;
+    }
+    let key_of_table: HashMap<u32, usize> = keys
+        .iter()
+        .map(|&(i, _)| (candidates[i].relation, i))
+        .collect();
+    let refs: Vec<String> = keys
+        .iter()
+        .enumerate()
+        .filter_map(|(r, &(i, _))| {
+            let c = &candidates[i];
+            let rel = snapshot.relation(c.relation)?;
+            Some(format!(
+                "SELECT {col} AS v, {r} AS r, {ms} AS ms FROM {t}",
+                col = quote_ident(&c.column),
+                ms = v7_ms(&quote_ident(&c.column)),
+                t = rel.sql_name()
+            ))
+        })
+        .collect();
+    let deps: Vec<String> = candidates
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.non_null > 0)
+        .filter_map(|(d, c)| {
+            let rel = snapshot.relation(c.relation)?;
+            let own = key_of_table
+                .get(&c.relation)
+                .filter(|&&k| k != d)
+                .map(|&k| v7_ms(&quote_ident(&candidates[k].column)))
+                .unwrap_or_else(|| "NULL::bigint".into());
+            let col = quote_ident(&c.column);
+            Some(format!(
+                "SELECT {col} AS v, {d} AS d, {own} AS own_ms FROM {t} WHERE {col} IS NOT NULL",
+                t = rel.sql_name()
+            ))
+        })
+        .collect();
+    if deps.is_empty() {
+        return None;
+    }
+    Some(Query::new(format!(
+        "WITH refs AS ({}), deps AS ({})
+         SELECT coalesce(json_agg(json_build_array(d, r, matched, older)), '[]')::text FROM (
+           SELECT deps.d, refs.r, count(*) AS matched,
+                  count(*) FILTER (WHERE deps.own_ms < refs.ms) AS older
+             FROM deps JOIN refs ON refs.v = deps.v
+            GROUP BY deps.d, refs.r) x",
+        refs.join(" UNION ALL "),
+        deps.join(" UNION ALL ")
+    )))
+}
+
+/// Least share of a column's values that must be found in a key.
+pub const MIN_INCLUSION: f64 = 0.98;
+
+/// Scores the inclusions and builds the report (declared constraints
+/// included and marked).
+pub fn score(
+    snapshot: &Snapshot,
+    candidates: &[Candidate],
+    keys: &[(usize, bool)],
+    inclusion_json: &str,
+) -> Result<Report, String> {
+    let rows: Vec<(usize, usize, i64, i64)> = if inclusion_json.is_empty() {
+        Vec::new()
+    } else {
+        serde_json::from_str(inclusion_json).map_err(|e| format!("inclusion: {e}"))?
+    };
+    let declared_fks: Vec<(ColumnSet, ColumnSet)> = snapshot
+        .foreign_keys()
+        .filter_map(|fk| {
+            let from = snapshot.relation(fk.table)?;
+            let to = snapshot.relation(fk.ref_table)?;
+            let cols = |r: &crate::catalog::Relation, nums: &[i16]| -> Option<Vec<String>> {
+                nums.iter()
+                    .map(|&n| r.column(n).map(|c| c.name.clone()))
+                    .collect()
+            };
+            Some((
+                ColumnSet {
+                    schema: from.schema.clone(),
+                    table: from.name.clone(),
+                    columns: cols(from, &fk.columns)?,
+                },
+                ColumnSet {
+                    schema: to.schema.clone(),
+                    table: to.name.clone(),
+                    columns: cols(to, fk.ref_columns.as_deref()?)?,
+                },
+            ))
+        })
+        .collect();
+    let mut best: HashMap<usize, ForeignKey> = HashMap::new();
+    for (d, r, matched, older) in rows {
+        let dep = candidates.get(d).ok_or("inclusion: unknown column")?;
+        let (ki, _) = *keys.get(r).ok_or("inclusion: unknown key")?;
+        let key = &candidates[ki];
+        if ki == d {
+            continue;
+        }
+        let inclusion = matched as f64 / dep.non_null.max(1) as f64;
+        if inclusion < MIN_INCLUSION {
+            continue;
+        }
+        let names = name_evidence(&dep.column, &key.table, &key.column);
+        let dep_is_key = keys.iter().any(|&(k, _)| k == d);
+        // A table's own key included in another key is a 1:1 extension
+        // only when its name says so.
+        if dep_is_key && names == 0.0 {
+            continue;
+        }
+        let mut evidence = vec![format!(
+            "inclusion {:.1}% of {} values",
+            inclusion * 100.0,
+            dep.non_null
+        )];
+        let mut s = 0.7 * inclusion;
+        if names > 0.0 {
+            s += 0.2 * names;
+            evidence.push(format!(
+                "name {} → {}.{}",
+                dep.column, key.table, key.column
+            ));
+        }
+        if dep.v7 > 0 && key.v7 > 0 {
+            let older_share = older as f64 / matched.max(1) as f64;
+            if older == 0 {
+                s += 0.1;
+                evidence.push("v7 times consistent (no child older than its parent)".into());
+            } else if older_share > 0.1 {
+                s -= 0.2;
+                evidence.push(format!(
+                    "{:.0}% of child rows older than their parent",
+                    older_share * 100.0
+                ));
+            }
+        }
+        // Small keys (a handful of rows) include many columns by chance
+        // only when values repeat across tables, which UUIDs do not: keep
+        // the best-scored key, the smallest on a tie (the most specific).
+        let fk = ForeignKey {
+            from: dep.set(),
+            to: key.set(),
+            score: (s.clamp(0.0, 1.0) * 1000.0).round() / 1000.0,
+            declared: false,
+            inclusion,
+            evidence,
+        };
+        let replace = match best.get(&d) {
+            None => true,
+            Some(old) => {
+                let old_rows = candidates
+                    .iter()
+                    .find(|c| c.set() == old.to)
+                    .map(|c| c.rows)
+                    .unwrap_or(i64::MAX);
+                fk.score > old.score || (fk.score == old.score && key.rows < old_rows)
+            }
+        };
+        if replace {
+            best.insert(d, fk);
+        }
+    }
+    let mut foreign_keys: Vec<ForeignKey> = best.into_values().collect();
+    for fk in &mut foreign_keys {
+        fk.declared = declared_fks
+            .iter()
+            .any(|(f, t)| *f == fk.from && *t == fk.to);
+    }
+    for (from, to) in declared_fks {
+        if !foreign_keys.iter().any(|fk| fk.from == from && fk.to == to) {
+            foreign_keys.push(ForeignKey {
+                from,
+                to,
+                score: 1.0,
+                declared: true,
+                inclusion: f64::NAN,
+                evidence: vec!["declared".into()],
+            });
+        }
+    }
+    foreign_keys.sort_by(|a, b| {
+        b.score.total_cmp(&a.score).then_with(|| {
+            (&a.from.schema, &a.from.table, &a.from.columns).cmp(&(
+                &b.from.schema,
+                &b.from.table,
+                &b.from.columns,
+            ))
+        })
+    });
+    let primary_keys = keys
+        .iter()
+        .map(|&(i, declared)| PrimaryKey {
+            key: candidates[i].set(),
+            declared,
+            rows: candidates[i].rows,
+        })
+        .collect();
+    Ok(Report {
+        primary_keys,
+        foreign_keys,
+    })
+}
+
+/// The DDL that would adopt the proposals (never run by uuidforge):
+/// primary keys, and foreign keys `NOT VALID` so that adding them takes no
+/// long lock; `VALIDATE CONSTRAINT` later checks existing rows.
+pub fn adoption_ddl(report: &Report) -> String {
+    let mut out = String::from("-- Proposed by uuidforge db discover; review before running.\n");
+    for pk in report.primary_keys.iter().filter(|p| !p.declared) {
+        out.push_str(&format!(
+            "ALTER TABLE {} ADD PRIMARY KEY ({});\n",
+            qualified(&pk.key.schema, &pk.key.table),
+            pk.key
+                .columns
+                .iter()
+                .map(|c| quote_ident(c))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    for fk in report.foreign_keys.iter().filter(|f| !f.declared) {
+        let name = format!("{}_{}_fkey", fk.from.table, fk.from.columns.join("_"));
+        out.push_str(&format!(
+            "ALTER TABLE {} ADD CONSTRAINT {} FOREIGN KEY ({}) REFERENCES {} ({}) NOT VALID; -- score {:.3}\n",
+            qualified(&fk.from.schema, &fk.from.table),
+            quote_ident(&name),
+            fk.from.columns.iter().map(|c| quote_ident(c)).collect::<Vec<_>>().join(", "),
+            qualified(&fk.to.schema, &fk.to.table),
+            fk.to.columns.iter().map(|c| quote_ident(c)).collect::<Vec<_>>().join(", "),
+            fk.score
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_point_at_tables() {
+        assert_eq!(name_evidence("customer_id", "customers", "id"), 1.0);
+        assert_eq!(name_evidence("customerId", "customer", "id"), 1.0);
+        assert_eq!(name_evidence("CustomerID", "Customer", "CustomerId"), 1.0);
+        assert_eq!(name_evidence("billing_customer_id", "customers", "id"), 1.0);
+        assert_eq!(name_evidence("category_uuid", "categories", "id"), 1.0);
+        assert_eq!(name_evidence("owner_ref", "customers", "id"), 0.0);
+        assert_eq!(name_evidence("id", "customers", "id"), 0.0);
+        assert_eq!(words("HTTPServerId"), ["http", "server", "id"]);
+    }
+}
