@@ -521,18 +521,11 @@ pub fn hits_in_row(step: &Step, row: &str, needles: &Needles) -> Result<Vec<Hit>
                 }
             }
             (Container::Text | Container::Uuid192, serde_json::Value::String(s)) => {
-                for t in uuidforge::scan::tokens(s.as_bytes()) {
-                    if needles.contains(&t.uuid) {
-                        let whole = t.start == 0 && t.end == s.len();
-                        let written = s[t.start..t.end].to_string();
-                        found.push((
-                            if whole { None } else { Some("$".to_string()) },
-                            "value",
-                            t.uuid,
-                            written,
-                        ));
-                    }
-                }
+                let whole = uuidforge::scan::tokens(s.as_bytes())
+                    .next()
+                    .is_some_and(|t| t.start == 0 && t.end == s.len());
+                let path = if whole { None } else { Some("$".to_string()) };
+                push_tokens(s, path, "value", needles, &mut found);
             }
             (_, v) => walk(v, &mut "$".to_string(), needles, &mut found),
         }
@@ -555,20 +548,24 @@ pub fn hits_in_row(step: &Step, row: &str, needles: &Needles) -> Result<Vec<Hit>
 
 type Found = (Option<String>, &'static str, Uuid, String);
 
+/// Every searched UUID written in `text`, found at `path` in `role`.
+fn push_tokens(
+    text: &str,
+    path: Option<String>,
+    role: &'static str,
+    needles: &Needles,
+    out: &mut Vec<Found>,
+) {
+    for t in uuidforge::scan::tokens(text.as_bytes()) {
+        if needles.contains(&t.uuid) {
+            out.push((path.clone(), role, t.uuid, text[t.start..t.end].to_string()));
+        }
+    }
+}
+
 fn walk(value: &serde_json::Value, path: &mut String, needles: &Needles, out: &mut Vec<Found>) {
     match value {
-        serde_json::Value::String(s) => {
-            for t in uuidforge::scan::tokens(s.as_bytes()) {
-                if needles.contains(&t.uuid) {
-                    out.push((
-                        Some(path.clone()),
-                        "value",
-                        t.uuid,
-                        s[t.start..t.end].to_string(),
-                    ));
-                }
-            }
-        }
+        serde_json::Value::String(s) => push_tokens(s, Some(path.clone()), "value", needles, out),
         serde_json::Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
                 let len = path.len();
@@ -581,16 +578,7 @@ fn walk(value: &serde_json::Value, path: &mut String, needles: &Needles, out: &m
             for (k, v) in map {
                 let len = path.len();
                 push_member(path, k);
-                for t in uuidforge::scan::tokens(k.as_bytes()) {
-                    if needles.contains(&t.uuid) {
-                        out.push((
-                            Some(path.clone()),
-                            "key",
-                            t.uuid,
-                            k[t.start..t.end].to_string(),
-                        ));
-                    }
-                }
+                push_tokens(k, Some(path.clone()), "key", needles, out);
                 walk(v, path, needles, out);
                 path.truncate(len);
             }
