@@ -36,7 +36,15 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 base="http://127.0.0.1:$port"
 names="$out/names.redb"
 rm -f "$names"
-target/debug/uuidforge serve --bind "127.0.0.1:$port" --names-db "$names" 2>"$out/server.log" &
+say "database of the Database view: uuidforge_web_e2e ($web/e2e/fixture.sql), read as role uuidforge"
+export PGPASSWORD=uuidforge
+psql -Xq -h 127.0.0.1 -U uuidforge_admin -d postgres \
+  -c "DROP DATABASE IF EXISTS uuidforge_web_e2e WITH (FORCE)" \
+  -c "CREATE DATABASE uuidforge_web_e2e OWNER uuidforge"
+psql -Xq -v ON_ERROR_STOP=1 -h 127.0.0.1 -U uuidforge -d uuidforge_web_e2e -f "$web/e2e/fixture.sql"
+unset PGPASSWORD
+db="postgres://uuidforge:uuidforge@127.0.0.1:5432/uuidforge_web_e2e"
+target/debug/uuidforge serve --bind "127.0.0.1:$port" --names-db "$names" --db "$db" 2>"$out/server.log" &
 server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 for _ in $(seq 100); do

@@ -32,6 +32,24 @@ enum Command {
     /// Propose primary and foreign keys among uuid columns from the data,
     /// with the DDL that would adopt them and the ER diagram (D13).
     Discover(DiscoverArgs),
+    /// Columns of other tables and views carrying the same key as a column
+    /// (declared keys both ways, views, names, shared values), scored (D6).
+    Related(RelatedArgs),
+}
+
+#[derive(clap::Args)]
+#[command(group = clap::ArgGroup::new("target").required(true))]
+struct RelatedArgs {
+    /// TABLE.COLUMN or SCHEMA.TABLE.COLUMN.
+    #[arg(group = "target")]
+    column: Option<String>,
+    /// Every column going by this name instead (customer_id also matches
+    /// customerId and CustomerID).
+    #[arg(long, group = "target")]
+    name: Option<String>,
+    /// One JSON array instead of the table.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(clap::Args)]
@@ -90,6 +108,10 @@ struct FindArgs {
     /// Only this schema (repeatable).
     #[arg(long = "schema")]
     schemas: Vec<String>,
+    /// Only this column (repeatable): COLUMN, TABLE.COLUMN or
+    /// SCHEMA.TABLE.COLUMN.
+    #[arg(long = "column")]
+    columns: Vec<String>,
     /// Only what indexes answer at once; no table is scanned.
     #[arg(long)]
     indexed_only: bool,
@@ -136,6 +158,7 @@ pub fn run(args: Args) -> Result<ExitCode, UsageError> {
             Command::Columns(a) => columns(&session, a).await,
             Command::Find(a) => find(&session, &config, a).await,
             Command::Discover(a) => discover(&session, a).await,
+            Command::Related(a) => related(&session, a).await,
         }
     })
 }
@@ -278,6 +301,7 @@ async fn find(
     let options = FindOptions {
         schemas: args.schemas.clone(),
         indexed_only: args.indexed_only,
+        columns: args.columns.clone(),
     };
     let bar = progress_bar();
     let mut out = std::io::stdout().lock();
@@ -410,6 +434,36 @@ async fn discover(session: &ReadOnly, args: DiscoverArgs) -> Result<ExitCode, Us
                 )?;
             }
             writeln!(out, "\n{}", discover::adoption_ddl(&report))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn related(session: &ReadOnly, args: RelatedArgs) -> Result<ExitCode, UsageError> {
+    let (target, by_name) = match args.name {
+        Some(name) => (name, true),
+        None => (args.column.unwrap_or_default(), false),
+    };
+    let found = exec::related(session, &target, by_name)
+        .await
+        .map_err(db_error)?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &found).map_err(std::io::Error::from)?;
+        writeln!(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if found.is_empty() {
+        writeln!(out, "No related columns.")?;
+    }
+    for r in &found {
+        writeln!(
+            out,
+            "{:.3}  {}.{}.{}  {} ({})",
+            r.score, r.schema, r.table, r.column, r.type_name, r.relation_kind
+        )?;
+        for e in &r.evidence {
+            writeln!(out, "         {:<13} {}", e.kind, e.detail)?;
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -27,6 +27,16 @@ pub struct Args {
     /// Largest request body, bytes.
     #[arg(long, default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(64..=(64 << 20)))]
     max_body_bytes: u64,
+    /// Add the Database view (/db) and its read-only API (/api/v1/db/…)
+    /// for this database: a URL or key=value string as psql takes it, the
+    /// rest from PG* variables and ~/.pgpass.
+    #[arg(long)]
+    db: Option<String>,
+    /// Bearer token the database routes require (at least 16 characters);
+    /// required when --bind is not a loopback address. Better passed in
+    /// UUIDFORGE_TOKEN than on the command line.
+    #[arg(long, env = "UUIDFORGE_TOKEN", hide_env_values = true)]
+    token: Option<String>,
 }
 
 pub fn run(args: Args) -> Result<(), UsageError> {
@@ -44,6 +54,12 @@ pub fn run(args: Args) -> Result<(), UsageError> {
         max_count: args.max_count,
         max_batch: args.max_batch as usize,
         max_body_bytes: args.max_body_bytes as usize,
+        database: args
+            .db
+            .map(|dsn| uuidforge_server::database::DatabaseAccess {
+                dsn,
+                token: args.token,
+            }),
         ..Config::default()
     };
     uuidforge_server::run(config).map_err(UsageError::plain)

@@ -9,6 +9,8 @@ use tokio_postgres::config::SslMode;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Config};
 
+const INVALID_PARAMETER: &str = "22023";
+
 /// A failure talking to the database, with what was being done.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DbError {
@@ -43,6 +45,22 @@ impl DbError {
             message,
             code,
         }
+    }
+
+    /// A request that names something the database does not have (a
+    /// column, a table): SQLSTATE 22023, `invalid_parameter_value`, so
+    /// callers answer it as the caller's mistake.
+    pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> DbError {
+        DbError {
+            context: field.into(),
+            message: message.into(),
+            code: Some(INVALID_PARAMETER.into()),
+        }
+    }
+
+    /// Made by [`DbError::invalid`] (or the server's own 22023).
+    pub fn is_invalid_input(&self) -> bool {
+        self.code.as_deref() == Some(INVALID_PARAMETER)
     }
 
     /// The role lacks a privilege (SQLSTATE 42501).

@@ -208,6 +208,9 @@ pub struct UuidColumn {
     /// The status's name (`leading`, `non_leading`, `partial_only`,
     /// `expression_or_gin`, `invalid_only`, `none`).
     pub index_status: &'static str,
+    /// The status for people: `leading, unique btree orders_pkey`,
+    /// `only partial: orders_open (WHERE …)`.
+    pub index_description: String,
     /// The status with the index and its predicate.
     pub index: IndexStatus,
     /// Counts as indexed (see [`is_indexed`]).
@@ -409,6 +412,7 @@ pub fn uuid_columns(
                 container,
                 relation_kind: relation.kind.name(),
                 index_status: status.name(),
+                index_description: status.describe(),
                 index: status,
                 indexed,
                 colour_light: if indexed {

@@ -197,7 +197,7 @@ pub fn read_stats(candidates: &mut [Candidate], relation: u32, json: &str) -> Re
 }
 
 /// Words of a name: `customerId`, `customer_id`, `CustomerID` → `customer`, `id`.
-fn words(name: &str) -> Vec<String> {
+pub(crate) fn words(name: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut current = String::new();
     let chars: Vec<char> = name.chars().collect();
@@ -224,7 +224,7 @@ fn words(name: &str) -> Vec<String> {
 }
 
 /// `orders` → `order`, `categories` → `category` (enough for table names).
-fn singular(word: &str) -> String {
+pub(crate) fn singular(word: &str) -> String {
     if let Some(stem) = word.strip_suffix("ies") {
         format!("{stem}y")
     } else if let Some(stem) = word.strip_suffix("ses") {

@@ -258,3 +258,36 @@ pub async fn discover(
     }
     Ok(report)
 }
+
+/// D6: the columns related to `target` (see [`crate::related`]).
+pub async fn related(
+    session: &ReadOnly,
+    target: &str,
+    by_name: bool,
+) -> Result<Vec<crate::related::RelatedColumn>, DbError> {
+    use crate::related::{self, Target};
+    let snapshot = session.snapshot().await?;
+    let failed = |message: String| DbError {
+        context: "related".into(),
+        message,
+        code: None,
+    };
+    let target = if by_name {
+        Target::Name(target.to_string())
+    } else {
+        Target::parse_column(&snapshot, target).map_err(|m| {
+            let m = m.strip_prefix("column: ").unwrap_or(&m).to_string();
+            DbError::invalid("column", m)
+        })?
+    };
+    let plan = related::plan(&snapshot, target);
+    let values = match &plan.values_query {
+        Some(query) => session
+            .rows(query, "shared values")
+            .await?
+            .into_iter()
+            .next(),
+        None => None,
+    };
+    related::report(&snapshot, &plan, values.as_deref()).map_err(failed)
+}

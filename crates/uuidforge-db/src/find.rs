@@ -232,6 +232,20 @@ pub struct FindOptions {
     /// Only what indexes answer: uuid columns leading a b-tree or hash
     /// index, uuid[] with GIN, and whole-value equality on indexed text.
     pub indexed_only: bool,
+    /// Only these columns (all when empty): `column`, `table.column` or
+    /// `schema.table.column` (D12: rows restricted to given columns).
+    pub columns: Vec<String>,
+}
+
+impl FindOptions {
+    fn wants(&self, relation: &crate::catalog::Relation, column: &str) -> bool {
+        self.columns.is_empty()
+            || self.columns.iter().any(|spec| {
+                spec == column
+                    || *spec == format!("{}.{column}", relation.name)
+                    || *spec == format!("{}.{}.{column}", relation.schema, relation.name)
+            })
+    }
 }
 
 /// Numbers parameters in order of first use, so a statement binds only the
@@ -359,6 +373,7 @@ pub fn plan(snapshot: &Snapshot, needles: &Needles, options: &FindOptions) -> Fi
         let columns: Vec<(&crate::catalog::Column, Container)> = relation
             .columns
             .iter()
+            .filter(|c| options.wants(relation, &c.name))
             .filter_map(|c| snapshot.container(c.type_oid).map(|k| (c, k)))
             .collect();
         if columns.is_empty() {

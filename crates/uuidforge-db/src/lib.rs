@@ -12,6 +12,7 @@
 //! |---|---|
 //! | [`columns`] | D2: UUID columns and their index status, colours |
 //! | [`find`] | D5: a UUID anywhere: probes, scans, hits with JSON paths |
+//! | [`related`] | D6: columns carrying the same key (keys, views, names, values) |
 //! | [`discover`], [`diagram`] | D13: keys from the data, adoption DDL, ER diagram |
 //!
 //! Nothing here writes: every session is a read-only transaction.
@@ -24,6 +25,7 @@ pub mod discover;
 pub mod find;
 pub mod ident;
 pub mod plan;
+pub mod related;
 
 #[cfg(feature = "client")]
 pub mod client;

@@ -106,7 +106,7 @@ const UUIDS_PARAMS: [&str; 6] = ["version", "count", "format", "profile", "shift
 
 /// Splits a query string into its parameters, refusing unknown and
 /// repeated ones (a typo must not silently give defaults).
-fn query_params<'a>(
+pub(crate) fn query_params<'a>(
     query: Option<&str>,
     known: &[&'a str],
 ) -> Result<Vec<(&'a str, String)>, ApiError> {
@@ -130,7 +130,7 @@ fn query_params<'a>(
     Ok(found)
 }
 
-fn param<'p>(params: &'p [(&str, String)], name: &str) -> Option<&'p str> {
+pub(crate) fn param<'p>(params: &'p [(&str, String)], name: &str) -> Option<&'p str> {
     params
         .iter()
         .find(|(k, _)| *k == name)
@@ -554,7 +554,11 @@ pub async fn healthz(State(app): State<AppState>) -> Json<serde_json::Value> {
         crate::names::NameStore::File(_) => "file",
         crate::names::NameStore::Postgres(_) => "postgres",
     };
-    Json(json!({ "status": "ok", "names_store": store }))
+    Json(json!({
+        "status": "ok",
+        "names_store": store,
+        "database": app.database.is_some(),
+    }))
 }
 
 #[cfg(test)]

@@ -7,7 +7,12 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 
 /// `(name, content type, contents)` of every file under `/static/`.
-const FILES: [(&str, &str, &str); 4] = [
+const FILES: [(&str, &str, &str); 5] = [
+    (
+        "db.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../web/static/db.js"),
+    ),
     (
         "uuid-chips.js",
         "text/javascript; charset=utf-8",
@@ -31,6 +36,7 @@ const FILES: [(&str, &str, &str); 4] = [
 ];
 
 const INDEX: &str = include_str!("../web/index.html");
+const DATABASE_PAGE: &str = include_str!("../web/db.html");
 
 /// The OpenAPI 3.1 document of the API.
 pub const OPENAPI: &str = include_str!("../api/openapi.json");
@@ -50,6 +56,11 @@ fn page(content_type: &'static str, body: &'static str) -> Response {
 /// `GET /`: the batch generator page.
 pub async fn index() -> Response {
     page("text/html; charset=utf-8", INDEX)
+}
+
+/// `GET /db`: the Database view (its API answers only with `--db`).
+pub async fn database_page() -> Response {
+    page("text/html; charset=utf-8", DATABASE_PAGE)
 }
 
 /// `GET /static/{file}`.

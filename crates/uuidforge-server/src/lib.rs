@@ -11,6 +11,7 @@
 
 pub mod api;
 mod assets;
+pub mod database;
 pub mod error;
 pub mod identicon;
 pub mod names;
@@ -45,6 +46,30 @@ pub struct Config {
     pub max_concurrent: usize,
     /// Time to produce a response's head.
     pub request_timeout: Duration,
+    /// The database the Database view and `/api/v1/db/…` look at (none:
+    /// those routes do not exist).
+    pub database: Option<database::DatabaseAccess>,
+}
+
+impl Config {
+    /// Refuses settings that would expose a database: its routes beyond
+    /// loopback without a token.
+    pub fn check(&self) -> Result<(), String> {
+        if let Some(db) = &self.database {
+            if db.token.is_none() && !self.bind.ip().is_loopback() {
+                return Err(format!(
+                    "missing '--token': the database routes need a token when the server listens on {} (not loopback)",
+                    self.bind
+                ));
+            }
+            uuidforge_db::client::config(Some(&db.dsn))
+                .map_err(|e| format!("invalid value for '--db': {e}"))?;
+            if db.token.as_deref().is_some_and(|t| t.len() < 16) {
+                return Err("invalid value for '--token': at least 16 characters expected".into());
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Default for Config {
@@ -57,6 +82,7 @@ impl Default for Config {
             max_body_bytes: 1 << 20,
             max_concurrent: 1024,
             request_timeout: Duration::from_secs(30),
+            database: None,
         }
     }
 }
@@ -68,15 +94,25 @@ pub struct AppState {
     pub config: Arc<Config>,
     /// The open names store.
     pub names: NameStore,
+    /// The database of the Database view.
+    pub(crate) database: Option<Arc<database::Database>>,
 }
 
 impl AppState {
     /// Opens the names store `config` names.
     pub async fn open(config: Config) -> Result<AppState, names::StoreError> {
+        let database = match &config.database {
+            Some(access) => Some(
+                database::Database::open(access)
+                    .map_err(|e| names::StoreError(format!("--db: {e}")))?,
+            ),
+            None => None,
+        };
         let names = NameStore::open(&config.names_db).await?;
         Ok(AppState {
             config: Arc::new(config),
             names,
+            database,
         })
     }
 }
@@ -92,8 +128,22 @@ pub fn router(state: AppState) -> Router {
         .layer(tower::timeout::TimeoutLayer::new(
             state.config.request_timeout,
         ));
-    Router::new()
+    let mut routes = Router::new();
+    if state.database.is_some() {
+        routes = routes
+            .route("/api/v1/db", get(database::about))
+            .route("/api/v1/db/columns", get(database::columns))
+            .route("/api/v1/db/find", get(database::find))
+            .route("/api/v1/db/related", get(database::related))
+            .route("/api/v1/db/discover", get(database::discover))
+            .route_layer(axum::middleware::from_fn_with_state(
+                state.clone(),
+                database::require_token,
+            ));
+    }
+    routes
         .route("/", get(assets::index))
+        .route("/db", get(assets::database_page))
         .route("/static/{file}", get(assets::file))
         .route("/healthz", get(api::healthz))
         .route("/api/openapi.json", get(assets::openapi))
@@ -122,9 +172,21 @@ pub fn router(state: AppState) -> Router {
                 .allow_origin(Any)
                 .allow_methods([axum::http::Method::GET]),
         )
+        // Names and values from a database are shown as text; even so, no
+        // page may run inline script or load anything from elsewhere.
+        .layer(tower_http::set_header::SetResponseHeaderLayer::overriding(
+            axum::http::header::CONTENT_SECURITY_POLICY,
+            axum::http::HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+        ))
         .layer(axum::middleware::from_fn(log_request))
         .with_state(state)
 }
+
+/// Served with every response: scripts, styles, images and requests from
+/// this server only (images also from `blob:`/`data:` URLs the page makes:
+/// the ER diagram, the favicon); no inline script or style; no framing.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; img-src 'self' blob: data:; \
+     object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 async fn overloaded(e: tower::BoxError) -> ApiError {
     if e.is::<tower::timeout::error::Elapsed>() {
@@ -246,6 +308,7 @@ pub fn run(config: Config) -> Result<(), String> {
         let listener = tokio::net::TcpListener::bind(bind)
             .await
             .map_err(|e| format!("invalid value '{bind}' for '--bind': {e}"))?;
+        config.check()?;
         let names_db = config.names_db.clone();
         let state = AppState::open(config).await.map_err(|e| {
             let shown = match &names_db {

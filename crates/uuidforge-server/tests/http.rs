@@ -6,6 +6,7 @@ use common::{assert_error, config, start};
 use serde_json::{json, Value};
 use uuid::Uuid;
 use uuidforge::fmt::Format;
+use uuidforge_server::Config;
 
 async fn get_json(s: &common::Server, path: &str) -> Value {
     let r = s.client.get(s.url(path)).send().await.unwrap();
@@ -424,7 +425,15 @@ async fn the_page_and_its_assets_are_served_from_the_binary() {
 /// fallback, no 405), and methods it does not list are refused.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_openapi_document_matches_the_routes() {
-    let s = start(config()).await;
+    // With a database, so that its routes exist too.
+    let s = start(Config {
+        database: Some(uuidforge_server::database::DatabaseAccess {
+            dsn: common::LOCAL_DATABASE.into(),
+            token: None,
+        }),
+        ..config()
+    })
+    .await;
     let doc = get_json(&s, "/api/openapi.json").await;
     assert_eq!(doc["openapi"], "3.1.0");
     let paths = doc["paths"].as_object().unwrap();
@@ -432,7 +441,12 @@ async fn the_openapi_document_matches_the_routes() {
     for (path, ops) in paths {
         let concrete = path
             .replace("{file}", "017f22e2-79b0-7cc3-98c4-dc0c0c07398f.svg")
-            .replace("{uuid}", "017f22e2-79b0-7cc3-98c4-dc0c0c07398f");
+            .replace("{uuid}", "017f22e2-79b0-7cc3-98c4-dc0c0c07398f")
+            + if path == "/api/v1/db/find" {
+                "?value=017f22e2-79b0-7cc3-98c4-dc0c0c07398f"
+            } else {
+                ""
+            };
         for method in ["get", "put", "post", "delete", "patch"] {
             let m = reqwest::Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
             let r = s

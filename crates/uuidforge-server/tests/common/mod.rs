@@ -35,6 +35,10 @@ pub fn temp_names_file() -> std::path::PathBuf {
     path
 }
 
+/// The database scripts/pg-setup.sh creates, as its login role.
+#[allow(dead_code)] // not every test binary uses it
+pub const LOCAL_DATABASE: &str = "postgres://uuidforge:uuidforge@127.0.0.1:5432/uuidforge";
+
 pub fn config() -> Config {
     Config {
         bind: "127.0.0.1:0".parse().unwrap(),

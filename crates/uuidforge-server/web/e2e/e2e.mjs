@@ -164,8 +164,82 @@ try {
     await page.screenshot({ path: path.join(outDir, 'page.png') });
   });
 
+  const dialogs = [];
+  page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss().catch(() => {}); });
+  const xss = '<img src=x onerror=alert(1)>';
+  const customer = '01890a5d-ac96-774b-bcce-b302099a8057';
+
+  await step('database view: indexed and unindexed columns in the D2 colours, light and dark', async () => {
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.goto(base + '/db');
+    await page.waitForSelector('#columns tbody tr[data-column="public.customers.id"]');
+    const colour = (column, cell) => page.$eval(`#columns tr[data-column="${column}"] td.${cell}`,
+      (td) => getComputedStyle(td).color);
+    for (const cell of ['name', 'status']) {
+      assert.equal(await colour('public.customers.id', cell), 'rgb(0, 67, 206)', `indexed ${cell}, light`);
+      assert.equal(await colour('public.orders.customer_id', cell), 'rgb(243, 73, 0)', `unindexed ${cell}, light`);
+    }
+    assert.equal(await page.innerText('#columns tr[data-column="public.customers.id"] td.status'), 'leading, unique btree customers_pkey');
+    assert.equal(await page.innerText('#columns tr[data-column="public.orders.customer_id"] td.status'), 'no index');
+    await page.screenshot({ path: path.join(outDir, 'db-light.png'), fullPage: true });
+    await page.emulateMedia({ colorScheme: 'dark' });
+    assert.equal(await colour('public.customers.id', 'status'), 'rgb(133, 177, 255)', 'indexed, dark');
+    assert.equal(await colour('public.orders.customer_id', 'status'), 'rgb(255, 151, 102)', 'unindexed, dark');
+    await page.screenshot({ path: path.join(outDir, 'db-dark.png'), fullPage: true });
+    await page.emulateMedia({ colorScheme: 'light' });
+  });
+
+  await step('database view: a find shows every hit with the value as a chip', async () => {
+    await page.fill('#find input[name=value]', customer.toUpperCase());
+    await page.click('#find button[type=submit]');
+    await page.waitForFunction(() => document.querySelectorAll('#hits tbody tr').length >= 5);
+    const rows = await page.$$eval('#hits tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+    const places = rows.map((r) => `${r[1]}.${r[2]}`).sort();
+    assert.deepEqual(places, [`${xss}.${xss}`, `${xss}.doc`, 'customers.id', 'orders.customer_id', 'orders.note'].sort());
+    assert.ok(rows.some((r) => r[3].includes('<script>alert(2)</script>')), 'the JSON key is in the path, as text');
+    assert.equal(await page.locator('#hits td.value uuid-chip').count(), rows.length);
+    assert.equal(await page.locator(`#hits td.value uuid-chip[value="${customer}"]`).count(), rows.length);
+    assert.match(await page.innerText('#find-summary'), /^5 hits in [\d.]+ s: \d+ index probes, \d+ tables scanned\.$/);
+  });
+
+  await step('database view: related columns of customers.id, with their evidence', async () => {
+    await page.click('#columns tr[data-column="public.customers.id"] button');
+    await page.waitForSelector('#related tbody tr[data-column="public.orders.customer_id"]');
+    const evidence = await page.innerText('#related tr[data-column="public.orders.customer_id"] td.evidence');
+    assert.match(evidence, /values: 100\.0% of its 2 values/);
+    assert.match(evidence, /naming: customer_id names public\.customers\.id/);
+  });
+
+  await step('database view: the ER diagram from the data', async () => {
+    await page.click('#discover');
+    await page.waitForFunction(() => { const i = document.getElementById('diagram'); return i.complete && i.naturalWidth > 0; });
+    assert.match(await page.innerText('#discover-summary'), /1 discovered from the data/);
+    assert.match(await page.innerText('#ddl'), /FOREIGN KEY \("customer_id"\) REFERENCES "public"\."customers" \("id"\) NOT VALID/);
+    await page.screenshot({ path: path.join(outDir, 'db-diagram.png'), fullPage: true });
+  });
+
+  await step('database names and values never run: they are text, and the page forbids inline script', async () => {
+    assert.equal(await page.locator('img[src="x"]').count(), 0, 'no <img> made from a name');
+    assert.equal(await page.locator('main script, main b').count(), 0, 'no element made from a value');
+    const text = await page.innerText('main');
+    assert.ok(text.includes(xss), 'the table and column names are shown as written');
+    const csp = (await page.request.get(base + '/db')).headers()['content-security-policy'];
+    assert.match(csp, /default-src 'self'/);
+    assert.ok(!/unsafe-inline/.test(csp));
+    const blocked = await page.evaluate(() => {
+      const s = document.createElement('script');
+      s.textContent = 'window.inlineRan = true';
+      document.body.append(s);
+      return window.inlineRan === undefined;
+    });
+    assert.ok(blocked, 'an inline script does not run under the policy');
+    problems.splice(0, problems.length, ...problems.filter((p) => !/Content Security Policy/.test(p)));
+    assert.deepEqual(dialogs, [], 'no alert opened');
+  });
+
   assert.deepEqual(problems, [], 'no page errors and nothing fetched from elsewhere');
   await step('a bad parameter shows the API\'s error', async () => {
+    await page.goto(base + '/');
     await page.fill('input[name=shift]', '3 parsecs');
     await page.click('button[type=submit]');
     await page.waitForSelector('#error:not([hidden])');

@@ -21,6 +21,10 @@ fetch('/api/v1/profiles').then((r) => r.json()).then(({ profiles }) => {
   }
 }).catch(() => {});
 
+fetch('/healthz').then((r) => r.json()).then((h) => {
+  document.getElementById('database-link').hidden = !h.database;
+}).catch(() => {});
+
 function showError(e) {
   errorBox.hidden = false;
   errorBox.textContent = e.field

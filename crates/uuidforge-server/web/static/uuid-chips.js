@@ -204,8 +204,21 @@ uuid-chip:not(.uc-compact) .uc-more,uuid-chip.uc-expanded .uc-more{display:none}
   .uc-menu button:hover,.uc-menu button:focus{background:#2b3850}
 }`;
 
+  let adopted = false;
   function injectStyle() {
-    if (document.getElementById('uuid-chips-style')) return;
+    // A constructed stylesheet is not inline style, so a page whose
+    // Content-Security-Policy forbids inline <style> (uuidforge's own
+    // pages do) still styles its chips; older browsers get a <style>.
+    if (adopted || document.getElementById('uuid-chips-style')) return;
+    if (typeof CSSStyleSheet === 'function' && 'adoptedStyleSheets' in document) {
+      try {
+        const sheet = new CSSStyleSheet();
+        sheet.replaceSync(STYLE);
+        document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
+        adopted = true;
+        return;
+      } catch (_) { /* fall back to a <style> element */ }
+    }
     const style = document.createElement('style');
     style.id = 'uuid-chips-style';
     style.textContent = STYLE;
