@@ -121,6 +121,9 @@ struct FindArgs {
     /// One JSON object per hit (NDJSON), as they are found.
     #[arg(long)]
     json: bool,
+    /// Print the plan (each probe and scan with its SQL) and run nothing.
+    #[arg(long)]
+    plan: bool,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -303,6 +306,9 @@ async fn find(
         indexed_only: args.indexed_only,
         columns: args.columns.clone(),
     };
+    if args.plan {
+        return print_find_plan(session, &needles, &options, args.json).await;
+    }
     let bar = progress_bar();
     let mut out = std::io::stdout().lock();
     let mut write_failure: Option<std::io::Error> = None;
@@ -464,6 +470,53 @@ async fn related(session: &ReadOnly, args: RelatedArgs) -> Result<ExitCode, Usag
         )?;
         for e in &r.evidence {
             writeln!(out, "         {:<13} {}", e.kind, e.detail)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn print_find_plan(
+    session: &ReadOnly,
+    needles: &Needles,
+    options: &FindOptions,
+    json: bool,
+) -> Result<ExitCode, UsageError> {
+    let snapshot = session.snapshot().await.map_err(db_error)?;
+    let plan = uuidforge_db::find::plan(&snapshot, needles, options);
+    let mut out = std::io::stdout().lock();
+    for step in plan.probes.iter().chain(&plan.scans) {
+        let kind = if step.probe { "probe" } else { "scan" };
+        let columns: Vec<&str> = step.columns.iter().map(|c| c.name.as_str()).collect();
+        if json {
+            let line = serde_json::json!({
+                "step": kind,
+                "schema": step.schema,
+                "table": step.table,
+                "columns": columns,
+                "est_rows": step.est_rows,
+                "bytes": step.bytes,
+                "sql": step.query.sql,
+                "parameters": step.query.params.len(),
+            });
+            writeln!(out, "{line}")?;
+        } else {
+            writeln!(
+                out,
+                "{kind} {}.{} ({})  ~{} rows\n  {}\n",
+                step.schema,
+                step.table,
+                columns.join(", "),
+                step.est_rows,
+                step.query.sql
+            )?;
+        }
+    }
+    for s in &plan.skipped {
+        if json {
+            let line = serde_json::json!({"step": "skipped", "schema": s.schema, "table": s.table, "reason": s.reason});
+            writeln!(out, "{line}")?;
+        } else {
+            writeln!(out, "skipped {}.{}: {}", s.schema, s.table, s.reason)?;
         }
     }
     Ok(ExitCode::SUCCESS)

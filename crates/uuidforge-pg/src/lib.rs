@@ -16,6 +16,7 @@
 //! | [`plausible`] | `uuidv7_is_plausible`, `uuidv7_implausibility` |
 //! | [`uuid192`] | the `uuid192` type, operators, opclasses, fields |
 //! | [`column`] | the `uuidv7_gen` domain and its event trigger |
+//! | [`find`] | `uuid_find(value, schemas)`: a UUID anywhere in the database (D5) |
 
 use pgrx::prelude::*;
 
@@ -23,6 +24,7 @@ pub mod bounds;
 pub mod column;
 mod errors;
 pub mod extract;
+pub mod find;
 pub mod generate;
 pub mod plausible;
 pub mod state;

@@ -1,0 +1,204 @@
+//! `uuidforge db …` as a process against the real PostgreSQL server
+//! (scripts/pg-setup.sh): connecting like psql, exit codes, output forms.
+
+mod common;
+
+use common::uuidforge;
+use predicates::prelude::*;
+use tokio_postgres::NoTls;
+
+const CUSTOMER: &str = "01890a5d-ac96-774b-bcce-b302099a8057";
+const ABSENT: &str = "01890a5d-ac96-774b-bcce-b302099a80ff";
+
+/// A fresh database owned by the login role `uuidforge`, with a key and an
+/// unindexed column carrying it.
+fn fixture(tag: &str) -> String {
+    let name = format!("uf_cli_{tag}_{}", std::process::id());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let url = |db: &str| format!("postgres://uuidforge_admin:uuidforge@127.0.0.1:5432/{db}");
+        let (admin, conn) = tokio_postgres::connect(&url("postgres"), NoTls)
+            .await
+            .expect("run scripts/pg-setup.sh");
+        tokio::spawn(conn);
+        for statement in [
+            format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+            format!("CREATE DATABASE {name} OWNER uuidforge"),
+        ] {
+            admin.batch_execute(&statement).await.unwrap();
+        }
+        let (db, conn) = tokio_postgres::connect(&url(&name), NoTls).await.unwrap();
+        tokio::spawn(conn);
+        db.batch_execute(&format!(
+            "SET ROLE uuidforge;
+             CREATE TABLE customers (id uuid PRIMARY KEY, name text);
+             CREATE TABLE orders (id uuid PRIMARY KEY, customer_id uuid, note jsonb);
+             INSERT INTO customers VALUES ('{CUSTOMER}', 'a');
+             INSERT INTO orders VALUES (gen_random_uuid(), '{CUSTOMER}', '{{\"by\": \"{CUSTOMER}\"}}');"
+        ))
+        .await
+        .unwrap();
+    });
+    name
+}
+
+fn url(db: &str) -> String {
+    format!("postgres://uuidforge:uuidforge@127.0.0.1:5432/{db}")
+}
+
+fn db(name: &str) -> assert_cmd::Command {
+    let mut c = uuidforge();
+    c.env_remove("UUIDFORGE_DB")
+        .env("NO_COLOR", "1")
+        .args(["db", "--db", &url(name)]);
+    c
+}
+
+#[test]
+fn columns_as_json_and_as_a_coloured_table() {
+    let name = fixture("columns");
+    let out = db(&name).args(["columns", "--json"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let columns: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let find = |t: &str, c: &str| {
+        columns
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["table"] == t && x["column"] == c)
+            .cloned()
+            .unwrap_or_else(|| panic!("{t}.{c} in {columns}"))
+    };
+    assert_eq!(find("customers", "id")["index_status"], "leading");
+    assert_eq!(find("orders", "customer_id")["index_status"], "none");
+    assert_eq!(find("orders", "note")["kind"], "sampled");
+
+    // 24-bit colours of the spec, light theme: indexed #0043ce, not #f34900.
+    db(&name)
+        .args(["columns", "--color", "always", "--theme", "light"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("\x1b[38;2;0;67;206m"))
+        .stdout(predicate::str::contains("\x1b[38;2;243;73;0m"));
+    db(&name)
+        .args(["columns", "--color", "always", "--theme", "dark"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("\x1b[38;2;133;177;255m"))
+        .stdout(predicate::str::contains("\x1b[38;2;255;151;102m"));
+    // auto with NO_COLOR (and no terminal): no escapes at all.
+    db(&name)
+        .args(["columns"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("\x1b[").not());
+}
+
+#[test]
+fn find_exits_0_when_found_1_when_not_2_on_bad_input() {
+    let name = fixture("find");
+    let out = db(&name)
+        .args(["find", "--json", &CUSTOMER.to_uppercase()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let hits: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut places: Vec<String> = hits
+        .iter()
+        .map(|h| format!("{}.{} {}", h["table"], h["column"], h["path"]))
+        .collect();
+    places.sort();
+    assert_eq!(
+        places,
+        [
+            r#""customers"."id" null"#,
+            r#""orders"."customer_id" null"#,
+            r#""orders"."note" "$.by""#
+        ]
+    );
+    db(&name).args(["find", ABSENT]).assert().code(1);
+    db(&name)
+        .args(["find", "--indexed-only", CUSTOMER])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("customers"))
+        .stdout(predicate::str::contains("orders").not());
+    db(&name)
+        .args(["find", "--column", "orders.note", CUSTOMER])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("$.by"))
+        .stdout(predicate::str::contains("customer_id").not());
+    db(&name)
+        .args(["find", "not-a-uuid"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("'not-a-uuid'"));
+}
+
+#[test]
+fn related_and_discover() {
+    let name = fixture("related");
+    db(&name)
+        .args(["related", "customers.id"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("public.orders.customer_id"))
+        .stdout(predicate::str::contains("naming"));
+    db(&name)
+        .args(["related", "customers.nope"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("has no column 'nope'"));
+    db(&name)
+        .args(["discover", "--diagram", "mermaid"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("erDiagram"));
+    db(&name)
+        .args(["discover", "--ddl"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            r#"FOREIGN KEY ("customer_id") REFERENCES "public"."customers" ("id") NOT VALID"#,
+        ));
+}
+
+#[test]
+fn connects_like_psql_and_keeps_the_password_out_of_errors() {
+    let name = fixture("connect");
+    // PG* variables alone.
+    uuidforge()
+        .env_remove("UUIDFORGE_DB")
+        .env("PGHOST", "127.0.0.1")
+        .env("PGPORT", "5432")
+        .env("PGUSER", "uuidforge")
+        .env("PGPASSWORD", "uuidforge")
+        .env("PGDATABASE", &name)
+        .args(["db", "find", CUSTOMER])
+        .assert()
+        .code(0);
+    // A server that is not there: exit 2, the password not shown.
+    uuidforge()
+        .args([
+            "db",
+            "--db",
+            "postgres://uuidforge:sekrit-pw@127.0.0.1:1/x",
+            "columns",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("sekrit-pw").not())
+        .stderr(predicate::str::contains("connect"));
+}
