@@ -305,6 +305,7 @@ async fn find(
         schemas: args.schemas.clone(),
         indexed_only: args.indexed_only,
         columns: args.columns.clone(),
+        ..FindOptions::default()
     };
     if args.plan {
         return print_find_plan(session, &needles, &options, args.json).await;

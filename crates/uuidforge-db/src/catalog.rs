@@ -22,6 +22,11 @@ pub static SNAPSHOT_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(
   'user', current_user,
   'server_version_num', current_setting('server_version_num')::int,
   'extension_schema', (SELECT e.extnamespace::regnamespace::text FROM pg_extension e WHERE e.extname = 'uuidforge'),
+  'token_matcher', (SELECT format('%I.%I', n.nspname, p.proname) FROM pg_proc p
+       JOIN pg_namespace n ON n.oid = p.pronamespace
+       JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+       JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'uuidforge'
+      WHERE p.proname = 'uuid_text_holds_any' AND has_function_privilege(p.oid, 'EXECUTE') LIMIT 1),
   'relations', (SELECT coalesce(json_agg(r ORDER BY r.schema, r.name), '[]') FROM (
      SELECT c.oid::int8 AS oid, n.nspname AS schema, c.relname AS name, c.relkind::text AS kind,
             c.relispartition AS is_partition,
@@ -305,6 +310,11 @@ pub struct Snapshot {
     pub server_version_num: i32,
     /// Schema of the `uuidforge` extension when it is installed.
     pub extension_schema: Option<String>,
+    /// The extension's `uuid_text_holds_any(text, uuid[])`, qualified and
+    /// quoted, when installed and executable: finds UUID tokens in text
+    /// much faster than a regular expression does.
+    #[serde(default)]
+    pub token_matcher: Option<String>,
     /// Relations of every user schema.
     pub relations: Vec<Relation>,
     /// Base, domain and composite types.

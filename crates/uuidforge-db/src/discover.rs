@@ -6,8 +6,9 @@
 //!    and unique is a primary key candidate; one per table is chosen
 //!    ([`choose_primary_keys`]: declared first, then by name).
 //! 2. One statement for the whole schema ([`inclusion_plan`]): every
-//!    candidate column's values joined (a hash join inside the server, no
-//!    query per pair) with the union of all chosen keys, counting for each
+//!    candidate column's values (its first [`INCLUSION_SAMPLE`]) joined (a
+//!    hash join inside the server, no query per pair) with the union of
+//!    all chosen keys, counting for each
 //!    pair how many values are included and how many child rows are older
 //!    (by their own v7 key) than the parent they point to.
 //! 3. Scoring ([`score`]): inclusion first (a UUID inclusion is almost
@@ -335,7 +336,7 @@ pub fn inclusion_plan(
                 .unwrap_or_else(|| "NULL::bigint".into());
             let col = quote_ident(&c.column);
             Some(format!(
-                "SELECT {col} AS v, {d} AS d, {own} AS own_ms FROM {t} WHERE {col} IS NOT NULL",
+                "(SELECT {col} AS v, {d} AS d, {own} AS own_ms FROM {t} WHERE {col} IS NOT NULL LIMIT {INCLUSION_SAMPLE})",
                 t = rel.sql_name()
             ))
         })
@@ -354,6 +355,14 @@ pub fn inclusion_plan(
         deps.join(" UNION ALL ")
     )))
 }
+
+/// Values of each referencing column compared with the keys: the first
+/// ones stored (a UUID found in a key is no accident, so a sample judges
+/// inclusion as well as the whole column does, at a bounded cost).
+pub const INCLUSION_SAMPLE: i64 = 10_000;
+
+/// `work_mem` of the transaction that runs the inclusion statement.
+pub const INCLUSION_WORK_MEM: &str = "128MB";
 
 /// Least share of a column's values that must be found in a key.
 pub const MIN_INCLUSION: f64 = 0.98;
@@ -403,7 +412,8 @@ pub fn score(
         if ki == d {
             continue;
         }
-        let inclusion = matched as f64 / dep.non_null.max(1) as f64;
+        let compared = dep.non_null.min(INCLUSION_SAMPLE);
+        let inclusion = matched as f64 / compared.max(1) as f64;
         if inclusion < MIN_INCLUSION {
             continue;
         }
@@ -414,11 +424,15 @@ pub fn score(
         if dep_is_key && names == 0.0 {
             continue;
         }
-        let mut evidence = vec![format!(
-            "inclusion {:.1}% of {} values",
-            inclusion * 100.0,
-            dep.non_null
-        )];
+        let mut evidence = vec![if compared < dep.non_null {
+            format!(
+                "inclusion {:.1}% of {compared} values sampled of {}",
+                inclusion * 100.0,
+                dep.non_null
+            )
+        } else {
+            format!("inclusion {:.1}% of {compared} values", inclusion * 100.0)
+        }];
         let mut s = 0.7 * inclusion;
         if names > 0.0 {
             s += 0.2 * names;

@@ -5,6 +5,7 @@
 use crate::client::{DbError, ReadOnly};
 use crate::columns::{self, Sampled, UuidColumn};
 use crate::find::{self, FindOptions, Hit, Needles, Skipped, Step};
+use crate::plan::{Param, Query};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use tokio_postgres::Config;
@@ -241,12 +242,21 @@ pub async fn discover(
     }
     let keys = discover::choose_primary_keys(&snapshot, &candidates);
     let inclusion = match discover::inclusion_plan(&snapshot, &candidates, &keys) {
-        Some(query) => session
-            .rows(&query, "inclusion dependencies")
-            .await?
-            .into_iter()
-            .next()
-            .unwrap_or_default(),
+        Some(query) => {
+            // The join of every sample with every key fits in memory with
+            // more than the default 4 MB (this transaction only).
+            let work_mem = Query {
+                sql: "SELECT set_config('work_mem', $1, true)".into(),
+                params: vec![Param::Text(discover::INCLUSION_WORK_MEM.into())],
+            };
+            session.rows(&work_mem, "set work_mem").await?;
+            session
+                .rows(&query, "inclusion dependencies")
+                .await?
+                .into_iter()
+                .next()
+                .unwrap_or_default()
+        }
         None => String::new(),
     };
     let mut report = discover::score(&snapshot, &candidates, &keys, &inclusion)

@@ -31,6 +31,27 @@ pub const MAX_VALUES: usize = 1_000_000;
 /// compared with the whole set.
 pub const LIKE_LIMIT: usize = 4;
 
+/// How [`Needles`] narrow text (see `Needles::narrowing`).
+#[derive(Debug, Default)]
+struct Narrowing {
+    /// `LIKE` patterns that hold in any letter case.
+    patterns: Vec<String>,
+    /// Whole lower-case spellings, for values with too few digits.
+    folded: Vec<String>,
+}
+
+/// Fewest digits a narrowing pattern fixes: 4 digits in place are found
+/// by chance in about one ordinary text position in 10 000 (the rows they
+/// let through are checked exactly anyway).
+const MIN_ANCHOR: usize = 4;
+
+/// The longest run of ASCII digits in `text`.
+fn longest_digit_run(text: &str) -> Option<&str> {
+    text.split(|c: char| !c.is_ascii_digit())
+        .filter(|run| !run.is_empty())
+        .max_by_key(|run| run.len())
+}
+
 /// The values searched for.
 #[derive(Debug, Clone, Default)]
 pub struct Needles {
@@ -119,21 +140,47 @@ impl Needles {
         &self.ordered
     }
 
-    fn like_patterns(&self) -> Vec<String> {
-        let mut out = Vec::with_capacity(self.len() * 4);
+    /// How text is narrowed for up to [`LIKE_LIMIT`] values, in any letter
+    /// case and without lowering a copy of every value (which costs
+    /// several times the scan):
+    /// - hex spellings (canonical, braces, URN, 32 hex, UUID_192 text):
+    ///   the longest run of decimal digits of one group, which all of them
+    ///   hold;
+    /// - Base32 and UUID_192 Base32: its shape, each letter replaced by `_`
+    ///   (any one character), which keeps every digit in place.
+    ///
+    /// A family with too few digits to be selective is matched in full on
+    /// lowered text instead (`folded`).
+    fn narrowing(&self) -> Narrowing {
+        let mut n = Narrowing::default();
         for u in &self.ordered {
-            out.push(format!("%{}%", uuidforge::fmt::to_canonical_string(u)));
-            out.push(format!("%{}%", u.simple()));
-            out.push(format!(
-                "%{}%",
-                uuidforge::base32::encode(u).as_str().to_lowercase()
-            ));
-            out.push(format!(
-                "%{}%",
-                uuidforge::scan::uuid192_base32_prefix(u).to_lowercase()
-            ));
+            let canonical = uuidforge::fmt::to_canonical_string(u);
+            match longest_digit_run(&canonical) {
+                Some(run) if run.len() >= MIN_ANCHOR => n.patterns.push(format!("%{run}%")),
+                _ => {
+                    n.folded.push(format!("%{canonical}%"));
+                    n.folded.push(format!("%{}%", u.simple()));
+                }
+            }
+            for base32 in [
+                uuidforge::base32::encode(u).as_str().to_lowercase(),
+                uuidforge::scan::uuid192_base32_prefix(u).to_lowercase(),
+            ] {
+                let digits = base32.chars().filter(char::is_ascii_digit).count();
+                if digits >= MIN_ANCHOR {
+                    let shape: String = base32
+                        .chars()
+                        .map(|c| if c.is_ascii_digit() { c } else { '_' })
+                        .collect();
+                    n.patterns.push(format!("%{}%", shape.trim_matches('_')));
+                } else {
+                    n.folded.push(format!("%{base32}%"));
+                }
+            }
         }
-        out
+        n.patterns.sort();
+        n.patterns.dedup();
+        n
     }
 
     fn base32_words(&self) -> Vec<String> {
@@ -232,6 +279,8 @@ pub struct FindOptions {
     /// Only what indexes answer: uuid columns leading a b-tree or hash
     /// index, uuid[] with GIN, and whole-value equality on indexed text.
     pub indexed_only: bool,
+    /// Never use the extension's token matcher (tests compare both ways).
+    pub without_extension: bool,
     /// Only these columns (all when empty): `column`, `table.column` or
     /// `schema.table.column` (D12: rows restricted to given columns).
     pub columns: Vec<String>,
@@ -252,14 +301,17 @@ impl FindOptions {
 /// values it refers to.
 struct Binder<'a> {
     needles: &'a Needles,
+    /// The extension's token matcher, when it may be used.
+    matcher: Option<&'a str>,
     params: Vec<Param>,
     slots: Vec<(&'static str, usize)>,
 }
 
 impl<'a> Binder<'a> {
-    fn new(needles: &'a Needles) -> Self {
+    fn new(needles: &'a Needles, matcher: Option<&'a str>) -> Self {
         Binder {
             needles,
+            matcher,
             params: Vec::new(),
             slots: Vec::new(),
         }
@@ -271,7 +323,11 @@ impl<'a> Binder<'a> {
         }
         let (param, cast) = match which {
             "uuids" => (Param::UuidArray(self.needles.uuids().to_vec()), "uuid[]"),
-            "like" => (Param::TextArray(self.needles.like_patterns()), "text[]"),
+            "patterns" => (
+                Param::TextArray(self.needles.narrowing().patterns),
+                "text[]",
+            ),
+            "folded" => (Param::TextArray(self.needles.narrowing().folded), "text[]"),
             "base32" => (Param::TextArray(self.needles.base32_words()), "text[]"),
             "exact" => (Param::TextArray(self.needles.exact_spellings()), "text[]"),
             "bytes" => (Param::ByteaArray(self.needles.bytes()), "bytea[]"),
@@ -289,7 +345,24 @@ impl<'a> Binder<'a> {
 /// decides.
 fn text_predicate(expr: &str, binder: &mut Binder) -> String {
     if binder.needles.len() <= LIKE_LIMIT {
-        format!("lower({expr}) LIKE ANY ({})", binder.slot("like"))
+        let narrowing = binder.needles.narrowing();
+        let mut parts = Vec::new();
+        if !narrowing.patterns.is_empty() {
+            // One LIKE ANY: the value (a jsonb's text, say) is made once.
+            parts.push(format!("{expr} LIKE ANY ({})", binder.slot("patterns")));
+        }
+        if !narrowing.folded.is_empty() {
+            // ASCII lowering (collation "C") is enough for UUID spellings.
+            parts.push(format!(
+                "lower(({expr}) COLLATE \"C\") LIKE ANY ({})",
+                binder.slot("folded")
+            ));
+        }
+        format!("({})", parts.join(" OR "))
+    } else if let Some(matcher) = binder.matcher {
+        // The extension scans the text once with `uuidforge::scan`, the
+        // values in a hash set built once per statement.
+        format!("{matcher}({expr}, {})", binder.slot("uuids"))
     } else {
         let uuids = binder.slot("uuids");
         let base32 = binder.slot("base32");
@@ -357,6 +430,10 @@ fn key_expr(snapshot: &Snapshot, relation: &Relation) -> (String, bool) {
 /// Plans a search for `needles`.
 pub fn plan(snapshot: &Snapshot, needles: &Needles, options: &FindOptions) -> FindPlan {
     let mut plan = FindPlan::default();
+    let matcher = snapshot
+        .token_matcher
+        .as_deref()
+        .filter(|_| !options.without_extension);
     for relation in &snapshot.relations {
         if !options.schemas.is_empty() && !options.schemas.contains(&relation.schema) {
             continue;
@@ -424,7 +501,7 @@ pub fn plan(snapshot: &Snapshot, needles: &Needles, options: &FindOptions) -> Fi
                     _ => None,
                 }
             };
-            let mut binder = Binder::new(needles);
+            let mut binder = Binder::new(needles, matcher);
             if let Some(pred) = probe_predicate(&mut binder) {
                 let sql = format!(
                     "SELECT json_build_array({key}, {})::text FROM {} t WHERE {pred}",
@@ -446,7 +523,7 @@ pub fn plan(snapshot: &Snapshot, needles: &Needles, options: &FindOptions) -> Fi
         if scanned.is_empty() {
             continue;
         }
-        let mut binder = Binder::new(needles);
+        let mut binder = Binder::new(needles, matcher);
         let values: Vec<String> = scanned
             .iter()
             .map(|c| value_expr(&quote_ident(&c.name), c.container))
@@ -637,6 +714,82 @@ mod tests {
                 .map(|(i, v)| (format!("value {i}"), *v)),
         )
         .unwrap()
+    }
+
+    /// PostgreSQL's `LIKE` for `%`/`_` patterns without escapes.
+    fn like(text: &str, pattern: &str) -> bool {
+        fn go(t: &[u8], p: &[u8]) -> bool {
+            match p.split_first() {
+                None => t.is_empty(),
+                Some((b'%', rest)) => (0..=t.len()).any(|i| go(&t[i..], rest)),
+                Some((b'_', rest)) => !t.is_empty() && go(&t[1..], rest),
+                Some((c, rest)) => t.first() == Some(c) && go(&t[1..], rest),
+            }
+        }
+        go(text.as_bytes(), pattern.as_bytes())
+    }
+
+    /// Whether `text` is let through by the narrowing, as PostgreSQL
+    /// evaluates the predicate.
+    fn narrowed(n: &Needles, text: &str) -> bool {
+        let narrowing = n.narrowing();
+        narrowing.patterns.iter().any(|p| like(text, p))
+            || narrowing
+                .folded
+                .iter()
+                .any(|p| like(&text.to_ascii_lowercase(), p))
+    }
+
+    #[test]
+    fn narrowing_lets_every_spelling_through_in_any_case() {
+        // One UUID rich in digits (anchors), one with no digit at all in
+        // its hex form (matched in full, lowered).
+        for value in [
+            "01890a5d-ac96-774b-bcce-b302099a8057",
+            "abcdefab-cdef-4bcd-afab-cdefabcdefab",
+        ] {
+            let u: Uuid = value.parse().unwrap();
+            let n = needles(&[value]);
+            let spellings = [
+                value.to_string(),
+                value.to_uppercase(),
+                format!("{{{}}}", value.to_uppercase()),
+                format!("urn:uuid:{value}"),
+                u.simple().to_string().to_uppercase(),
+                uuidforge::base32::encode(&u).as_str().to_string(),
+                uuidforge::base32::encode(&u).as_str().to_lowercase(),
+                // Mixed case, letter by letter.
+                value
+                    .chars()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        if i % 2 == 0 {
+                            c.to_ascii_uppercase()
+                        } else {
+                            c
+                        }
+                    })
+                    .collect(),
+            ];
+            for spelling in spellings {
+                let text = format!("see https://example.com/x/{spelling}?y=1");
+                assert!(narrowed(&n, &text), "{value}: {spelling}");
+            }
+            assert!(!narrowed(&n, "nothing here but words"));
+        }
+        let n = needles(&["abcdefab-cdef-4bcd-afab-cdefabcdefab"]).narrowing();
+        assert!(n
+            .folded
+            .contains(&"%abcdefab-cdef-4bcd-afab-cdefabcdefab%".to_string()));
+        assert!(n.patterns.len() <= 2, "{n:?}");
+        let n = needles(&["01890a5d-ac96-774b-bcce-b302099a8057"]).narrowing();
+        assert!(n.patterns.contains(&"%302099%".to_string()), "{n:?}");
+        assert_eq!(
+            n.patterns.iter().filter(|p| p.contains('_')).count(),
+            2,
+            "{n:?}"
+        );
+        assert!(n.folded.is_empty(), "{n:?}");
     }
 
     fn step(containers: &[Container]) -> Step {

@@ -349,26 +349,55 @@ async fn find_equals_a_brute_force_oracle_for_few_and_many_values() {
             "the fixture plants hits: {}",
             truth.len()
         );
-        let (hits, summary) = find_all(
-            &db.admin_url(),
-            &planted.needles,
-            &FindOptions::default(),
-            2,
-        )
-        .await;
-        let mut found: Vec<Found> = hits.iter().map(reduce).collect();
-        found.sort();
-        let (precision, recall) = precision_recall(&found, &truth);
-        if (precision, recall) != (1.0, 1.0) {
-            let f: BTreeSet<&Found> = found.iter().collect();
-            let t: BTreeSet<&Found> = truth.iter().collect();
-            panic!(
-                "{tag}: precision {precision}, recall {recall}\nmissing {:#?}\nextra {:#?}",
-                t.difference(&f).collect::<Vec<_>>(),
-                f.difference(&t).collect::<Vec<_>>()
+        // With the extension's token matcher (the fixture installs it)
+        // and with the regular expression used without it.
+        let mut runs = Vec::new();
+        for without_extension in [false, true] {
+            let options = FindOptions {
+                without_extension,
+                ..Default::default()
+            };
+            let snapshot = {
+                let config = uuidforge_db::client::config(Some(&db.admin_url())).unwrap();
+                ReadOnly::open(&config)
+                    .await
+                    .unwrap()
+                    .snapshot()
+                    .await
+                    .unwrap()
+            };
+            assert!(
+                snapshot.token_matcher.is_some(),
+                "the extension is installed"
             );
+            let mut needles = Needles::default();
+            planted.needles.iter().for_each(|u| needles.insert(*u));
+            let sql: String = uuidforge_db::find::plan(&snapshot, &needles, &options)
+                .scans
+                .iter()
+                .map(|s| s.query.sql.clone())
+                .collect();
+            if count > uuidforge_db::find::LIKE_LIMIT {
+                assert_eq!(sql.contains("uuid_text_holds_any"), !without_extension);
+                assert_eq!(sql.contains("regexp_matches"), without_extension);
+            }
+            let (hits, summary) = find_all(&db.admin_url(), &planted.needles, &options, 2).await;
+            let mut found: Vec<Found> = hits.iter().map(reduce).collect();
+            found.sort();
+            let (precision, recall) = precision_recall(&found, &truth);
+            if (precision, recall) != (1.0, 1.0) {
+                let f: BTreeSet<&Found> = found.iter().collect();
+                let t: BTreeSet<&Found> = truth.iter().collect();
+                panic!(
+                    "{tag} (without extension: {without_extension}): precision {precision}, recall {recall}\nmissing {:#?}\nextra {:#?}",
+                    t.difference(&f).collect::<Vec<_>>(),
+                    f.difference(&t).collect::<Vec<_>>()
+                );
+            }
+            assert!(summary.skipped.is_empty(), "{:?}", summary.skipped);
+            runs.push((hits, found));
         }
-        assert!(summary.skipped.is_empty(), "{:?}", summary.skipped);
+        let (hits, found) = runs.swap_remove(0);
         // Containers the fixture must exercise, by column.
         for column in [
             "doc",

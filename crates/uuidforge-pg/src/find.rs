@@ -131,3 +131,45 @@ fn uuid_find(
     });
     TableIterator::new(rows)
 }
+
+/// The values a call site looks for, kept for the whole statement in the
+/// function's `fn_extra` (its argument is the same bound array every row).
+struct NeedleSet {
+    len: usize,
+    first: Option<uuid::Uuid>,
+    set: std::collections::HashSet<uuid::Uuid>,
+}
+
+/// Whether `text` holds one of `needles` as a UUID token in any spelling
+/// (canonical in any case, braces, URN, 32 hex, Base32, UUID_192 text or
+/// Base32 by its left 128 bits), not inside a longer word. `uuidforge db
+/// find` narrows text with it when searching many values at once: one
+/// pass of `uuidforge::scan` over the text and a hash lookup per token,
+/// where a regular expression would test every value.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn uuid_text_holds_any(
+    text: &str,
+    needles: Array<pgrx::Uuid>,
+    fcinfo: pg_sys::FunctionCallInfo,
+) -> bool {
+    // SAFETY: fcinfo is this call's; fn_extra lives as long as the call
+    // site (one statement) and holds only this type.
+    let mut cached = unsafe {
+        pgrx::fcinfo::pg_func_extra(fcinfo, || NeedleSet {
+            len: usize::MAX,
+            first: None,
+            set: Default::default(),
+        })
+    };
+    let first = needles.get(0).flatten().map(crate::generate::from_pg);
+    if cached.len != needles.len() || cached.first != first {
+        cached.set = needles
+            .iter()
+            .flatten()
+            .map(crate::generate::from_pg)
+            .collect();
+        cached.len = needles.len();
+        cached.first = first;
+    }
+    uuidforge::scan::tokens(text.as_bytes()).any(|t| cached.set.contains(&t.uuid))
+}

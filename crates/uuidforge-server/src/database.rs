@@ -245,6 +245,7 @@ pub async fn find(
         schemas: list(crate::api::param(&params, "schema")),
         indexed_only: flag(&params, "indexed_only")?,
         columns: list(crate::api::param(&params, "column")),
+        ..FindOptions::default()
     };
     let _permit = db.permits.acquire().await.map_err(closed)?;
     let session = session(db).await?;

@@ -19,6 +19,15 @@ SELECT "table", "column", path, role, key, value
  ORDER BY 1, 2, 3, 5::text;
 -- Base32 spelling, every schema (only find_test holds it).
 SELECT count(*) FROM uuid_find(uuid_to_base32('01890a5d-ac96-774b-bcce-b302099a8057'));
+-- The token matcher uuidforge db find uses for many values at once.
+SELECT uuid_text_holds_any(t, ARRAY['01890a5d-ac96-774b-bcce-b302099a8057', '017f22e2-79b0-7cc3-98c4-dc0c0c07398f']::uuid[]) AS holds, t
+  FROM (VALUES ('see URN:UUID:01890A5D-AC96-774B-BCCE-B302099A8057 here'),
+               ('{017f22e2-79b0-7cc3-98c4-dc0c0c07398f}'),
+               ('017f22e279b07cc398c4dc0c0c07398f'),
+               ('01FWHE4YDGFK1SHH6W1G60EECF'),
+               ('x017f22e2-79b0-7cc3-98c4-dc0c0c07398f'),
+               ('01890a5d-ac96-774b-bcce-b302099a8058'),
+               ('no uuid at all')) v(t);
 -- Invalid input names the value.
 SELECT * FROM uuid_find('not-a-uuid');
 -- A role without SELECT on secret: skipped with a notice, not an error.
