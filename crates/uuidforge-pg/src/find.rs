@@ -133,43 +133,52 @@ fn uuid_find(
 }
 
 /// The values a call site looks for, kept for the whole statement in the
-/// function's `fn_extra` (its argument is the same bound array every row).
+/// function's `fn_extra`: built on the first row, reused while the
+/// argument is the same array (a bound parameter is one datum for the
+/// whole statement), so a row costs one scan of its text and a hash
+/// lookup per token, whatever the number of values.
 struct NeedleSet {
-    len: usize,
-    first: Option<uuid::Uuid>,
+    datum: Option<pg_sys::Datum>,
     set: std::collections::HashSet<uuid::Uuid>,
 }
 
-/// Whether `text` holds one of `needles` as a UUID token in any spelling
-/// (canonical in any case, braces, URN, 32 hex, Base32, UUID_192 text or
-/// Base32 by its left 128 bits), not inside a longer word. `uuidforge db
-/// find` narrows text with it when searching many values at once: one
-/// pass of `uuidforge::scan` over the text and a hash lookup per token,
-/// where a regular expression would test every value.
+/// Whether `text` holds one of `needles` (a `uuid[]`) as a UUID token in
+/// any spelling (canonical in any case, braces, URN, 32 hex, Base32,
+/// UUID_192 text or Base32 by its left 128 bits), not inside a longer
+/// word. `uuidforge db find` narrows text with it when searching many
+/// values at once, where a regular expression would cost far more.
+/// (`anyarray` so that the array is not unpacked for every row.)
 #[pg_extern(immutable, strict, parallel_safe)]
 fn uuid_text_holds_any(
     text: &str,
-    needles: Array<pgrx::Uuid>,
+    needles: pgrx::AnyArray,
     fcinfo: pg_sys::FunctionCallInfo,
 ) -> bool {
     // SAFETY: fcinfo is this call's; fn_extra lives as long as the call
     // site (one statement) and holds only this type.
     let mut cached = unsafe {
         pgrx::fcinfo::pg_func_extra(fcinfo, || NeedleSet {
-            len: usize::MAX,
-            first: None,
+            datum: None,
             set: Default::default(),
         })
     };
-    let first = needles.get(0).flatten().map(crate::generate::from_pg);
-    if cached.len != needles.len() || cached.first != first {
-        cached.set = needles
+    if cached.datum != Some(needles.datum()) {
+        if needles.oid() != pg_sys::UUIDARRAYOID {
+            invalid_argument(
+                "uuid_text_holds_any",
+                "needles",
+                "an array of another type",
+                "uuid[]",
+            );
+        }
+        let array: Array<pgrx::Uuid> = pgrx::AnyArray::into::<Array<pgrx::Uuid>>(&needles)
+            .unwrap_or_else(|| spi_failed("read the values", "not an array"));
+        cached.set = array
             .iter()
             .flatten()
             .map(crate::generate::from_pg)
             .collect();
-        cached.len = needles.len();
-        cached.first = first;
+        cached.datum = Some(needles.datum());
     }
     uuidforge::scan::tokens(text.as_bytes()).any(|t| cached.set.contains(&t.uuid))
 }
