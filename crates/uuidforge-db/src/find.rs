@@ -31,6 +31,10 @@ pub const MAX_VALUES: usize = 1_000_000;
 /// compared with the whole set.
 pub const LIKE_LIMIT: usize = 4;
 
+/// Most values matched against a `uuid[]` with `&&` (which compares every
+/// element with every value); more are looked up in a hash.
+const OVERLAP_LIMIT: usize = 16;
+
 /// How [`Needles`] narrow text (see `Needles::narrowing`).
 #[derive(Debug, Default)]
 struct Narrowing {
@@ -387,7 +391,14 @@ fn value_expr(column: &str, container: Container) -> String {
 fn predicate(column: &str, container: Container, binder: &mut Binder) -> String {
     match container {
         Container::Uuid => format!("t.{column} = ANY ({})", binder.slot("uuids")),
-        Container::UuidArray => format!("t.{column} && {}", binder.slot("uuids")),
+        Container::UuidArray if binder.needles.len() <= OVERLAP_LIMIT => {
+            format!("t.{column} && {}", binder.slot("uuids"))
+        }
+        // `= ANY` of a bound array is a hash lookup; `&&` compares pairs.
+        Container::UuidArray => format!(
+            "EXISTS (SELECT 1 FROM unnest(t.{column}) AS e(v) WHERE e.v = ANY ({}))",
+            binder.slot("uuids")
+        ),
         Container::Bytea => format!(
             "(length(t.{column}) IN (16, 24) AND substr(t.{column}, 1, 16) = ANY ({}))",
             binder.slot("bytes")
@@ -490,8 +501,12 @@ pub fn plan(snapshot: &Snapshot, needles: &Needles, options: &FindOptions) -> Fi
                     (IndexStatus::Leading { .. }, Container::Uuid) => {
                         Some(format!("t.{name} = ANY ({})", binder.slot("uuids")))
                     }
+                    // Beyond a few values `&&` compares every pair, and the
+                    // planner prefers a sequential scan to that many GIN
+                    // lookups: the column is scanned with a hash instead.
                     (IndexStatus::ExpressionOrGin { method, .. }, Container::UuidArray)
-                        if method == "gin" =>
+                        if method == "gin"
+                            && (needles.len() <= OVERLAP_LIMIT || options.indexed_only) =>
                     {
                         Some(format!("t.{name} && {}", binder.slot("uuids")))
                     }
