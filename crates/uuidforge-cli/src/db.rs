@@ -176,9 +176,7 @@ async fn columns(session: &ReadOnly, args: ColumnsArgs) -> Result<ExitCode, Usag
         .map_err(db_error)?;
     let mut out = std::io::stdout().lock();
     if args.json {
-        serde_json::to_writer_pretty(&mut out, &found).map_err(std::io::Error::from)?;
-        writeln!(out)?;
-        return Ok(ExitCode::SUCCESS);
+        return print_json(&mut out, &found);
     }
     let colour = match args.color {
         ColorWhen::Always => true,
@@ -397,10 +395,7 @@ async fn discover(session: &ReadOnly, args: DiscoverArgs) -> Result<ExitCode, Us
         .map_err(db_error)?;
     let mut out = std::io::stdout().lock();
     match (args.json, args.diagram, args.ddl) {
-        (true, _, _) => {
-            serde_json::to_writer_pretty(&mut out, &report).map_err(std::io::Error::from)?;
-            writeln!(out)?;
-        }
+        (true, _, _) => return print_json(&mut out, &report),
         (_, Some(DiagramFormat::Mermaid), _) => write!(out, "{}", diagram::mermaid(&report))?,
         (_, Some(DiagramFormat::Dot), _) => write!(out, "{}", diagram::dot(&report))?,
         (_, Some(DiagramFormat::Svg), _) => {
@@ -456,9 +451,7 @@ async fn related(session: &ReadOnly, args: RelatedArgs) -> Result<ExitCode, Usag
         .map_err(db_error)?;
     let mut out = std::io::stdout().lock();
     if args.json {
-        serde_json::to_writer_pretty(&mut out, &found).map_err(std::io::Error::from)?;
-        writeln!(out)?;
-        return Ok(ExitCode::SUCCESS);
+        return print_json(&mut out, &found);
     }
     if found.is_empty() {
         writeln!(out, "No related columns.")?;
@@ -520,5 +513,12 @@ async fn print_find_plan(
             writeln!(out, "skipped {}.{}: {}", s.schema, s.table, s.reason)?;
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--json` of the commands that print one document.
+fn print_json(out: &mut impl Write, value: &impl serde::Serialize) -> Result<ExitCode, UsageError> {
+    serde_json::to_writer_pretty(&mut *out, value).map_err(std::io::Error::from)?;
+    writeln!(out)?;
     Ok(ExitCode::SUCCESS)
 }
