@@ -27,9 +27,16 @@ pub static SNAPSHOT_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(
        JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
        JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'uuidforge'
       WHERE p.proname = 'uuid_text_holds_any' AND has_function_privilege(p.oid, 'EXECUTE') LIMIT 1),
+  'page_matcher', (SELECT format('%I.%I', n.nspname, p.proname) FROM pg_proc p
+       JOIN pg_namespace n ON n.oid = p.pronamespace
+       JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
+       JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'uuidforge'
+      WHERE p.proname = 'uuid_heap_candidates' AND has_function_privilege(p.oid, 'EXECUTE') LIMIT 1),
   'relations', (SELECT coalesce(json_agg(r ORDER BY r.schema, r.name), '[]') FROM (
      SELECT c.oid::int8 AS oid, n.nspname AS schema, c.relname AS name, c.relkind::text AS kind,
             c.relispartition AS is_partition,
+            (c.relkind IN ('r', 'm') AND NOT c.relrowsecurity
+             AND c.relam = (SELECT oid FROM pg_am WHERE amname = 'heap')) AS heap_pages,
             CASE WHEN c.relkind = 'c' THEN true ELSE has_table_privilege(c.oid, 'SELECT') END AS can_select,
             greatest(c.reltuples, 0)::int8 AS est_rows,
             CASE WHEN c.relkind IN ('r', 'm') THEN pg_total_relation_size(c.oid) ELSE 0 END AS bytes,
@@ -164,6 +171,10 @@ pub struct Relation {
     pub kind: RelKind,
     /// A partition of a partitioned table.
     pub is_partition: bool,
+    /// A table or materialized view stored as heap pages, without
+    /// row-level security: the extension may read its pages.
+    #[serde(default)]
+    pub heap_pages: bool,
     /// The connected role may read it (`SELECT` on the table).
     pub can_select: bool,
     /// The planner's row estimate (`reltuples`, 0 when never analysed).
@@ -315,6 +326,11 @@ pub struct Snapshot {
     /// much faster than a regular expression does.
     #[serde(default)]
     pub token_matcher: Option<String>,
+    /// The extension's `uuid_heap_candidates`, qualified and quoted, when
+    /// installed and executable: reads a table's pages for the rows that
+    /// may hold UUIDs, at about the cost of `count(*)`.
+    #[serde(default)]
+    pub page_matcher: Option<String>,
     /// Relations of every user schema.
     pub relations: Vec<Relation>,
     /// Base, domain and composite types.

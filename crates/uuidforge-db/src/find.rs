@@ -18,6 +18,7 @@
 use crate::catalog::{Container, RelKind, Relation, Snapshot};
 use crate::columns::{index_status, IndexStatus};
 use crate::ident::quote_ident;
+use crate::pages::Search;
 use crate::plan::{Param, Query};
 use serde::Serialize;
 use std::collections::HashSet;
@@ -407,6 +408,53 @@ fn predicate(column: &str, container: Container, binder: &mut Binder) -> String 
     }
 }
 
+/// How the extension's page reader searches a column's stored bytes, when
+/// it can (a composite value may hold compressed fields, which only the
+/// SQL filter reads).
+fn page_search(container: Container) -> Option<Search> {
+    match container {
+        Container::Uuid | Container::UuidArray | Container::Uuid192 | Container::Bytea => {
+            Some(Search::Binary)
+        }
+        Container::Text | Container::TextArray | Container::Json | Container::Jsonb => {
+            Some(Search::Text)
+        }
+        Container::Composite | Container::OtherArray => None,
+    }
+}
+
+/// The rows the extension's page reader names (`function`, see
+/// [`crate::pages`]), fetched by `ctid`: a scan at about the cost of
+/// `count(*)`. The list is computed once, as an init plan, so the table is
+/// read once and the rows are fetched by a TID scan.
+fn page_filter(
+    function: &str,
+    relation: &Relation,
+    scanned: &[SearchedColumn],
+    binder: &mut Binder,
+) -> Option<String> {
+    let mut text = Vec::new();
+    let mut binary = Vec::new();
+    for column in scanned {
+        match page_search(column.container)? {
+            Search::Text => text.push(column.num.to_string()),
+            Search::Binary => binary.push(column.num.to_string()),
+            Search::Skip => {}
+        }
+    }
+    let uuids = binder.slot("uuids");
+    let mut bind = |value: String| {
+        binder.params.push(Param::Text(value));
+        format!("${}::text", binder.params.len())
+    };
+    let rel = bind(relation.oid.to_string());
+    let text = bind(format!("{{{}}}", text.join(",")));
+    let binary = bind(format!("{{{}}}", binary.join(",")));
+    Some(format!(
+        "t.ctid = ANY ((SELECT {function}({rel}::oid, {uuids}, {text}::int2[], {binary}::int2[]))::tid[])"
+    ))
+}
+
 /// The JSON expression of a row's key: its primary key columns, else its
 /// ctid (stable only within one snapshot; flagged).
 fn key_expr(snapshot: &Snapshot, relation: &Relation) -> (String, bool) {
@@ -443,6 +491,10 @@ pub fn plan(snapshot: &Snapshot, needles: &Needles, options: &FindOptions) -> Fi
     let mut plan = FindPlan::default();
     let matcher = snapshot
         .token_matcher
+        .as_deref()
+        .filter(|_| !options.without_extension);
+    let page_matcher = snapshot
+        .page_matcher
         .as_deref()
         .filter(|_| !options.without_extension);
     for relation in &snapshot.relations {
@@ -487,6 +539,14 @@ pub fn plan(snapshot: &Snapshot, needles: &Needles, options: &FindOptions) -> Fi
             bytes: relation.bytes,
             query,
         };
+        // A table whose other columns are read from its pages anyway gets
+        // its indexed columns read there too when many values are searched:
+        // thousands of index lookups cost more than that page read.
+        let page_route = page_matcher.is_some()
+            && relation.heap_pages
+            && !options.indexed_only
+            && columns.iter().all(|(_, k)| page_search(*k).is_some());
+        let mut probes = Vec::new();
         let mut scanned = Vec::new();
         for (column, container) in columns {
             let status = index_status(snapshot, relation.oid, column.num);
@@ -523,7 +583,7 @@ pub fn plan(snapshot: &Snapshot, needles: &Needles, options: &FindOptions) -> Fi
                     value_expr(&name, container),
                     relation.sql_name()
                 );
-                plan.probes.push(step(
+                probes.push(step(
                     vec![searched],
                     true,
                     Query {
@@ -535,6 +595,11 @@ pub fn plan(snapshot: &Snapshot, needles: &Needles, options: &FindOptions) -> Fi
                 scanned.push(searched);
             }
         }
+        if page_route && needles.len() > OVERLAP_LIMIT && !scanned.is_empty() {
+            scanned.extend(probes.drain(..).flat_map(|p| p.columns));
+            scanned.sort_by_key(|c| c.num);
+        }
+        plan.probes.append(&mut probes);
         if scanned.is_empty() {
             continue;
         }
@@ -543,15 +608,21 @@ pub fn plan(snapshot: &Snapshot, needles: &Needles, options: &FindOptions) -> Fi
             .iter()
             .map(|c| value_expr(&quote_ident(&c.name), c.container))
             .collect();
-        let predicates: Vec<String> = scanned
-            .iter()
-            .map(|c| predicate(&quote_ident(&c.name), c.container, &mut binder))
-            .collect();
+        let filter = match page_matcher.filter(|_| relation.heap_pages) {
+            Some(function) => page_filter(function, relation, &scanned, &mut binder),
+            None => None,
+        }
+        .unwrap_or_else(|| {
+            scanned
+                .iter()
+                .map(|c| predicate(&quote_ident(&c.name), c.container, &mut binder))
+                .collect::<Vec<_>>()
+                .join(" OR ")
+        });
         let sql = format!(
-            "SELECT json_build_array({key}, {})::text FROM {} t WHERE {}",
+            "SELECT json_build_array({key}, {})::text FROM {} t WHERE {filter}",
             values.join(", "),
             relation.sql_name(),
-            predicates.join(" OR ")
         );
         plan.scans.push(step(
             scanned,

@@ -14,6 +14,7 @@
 //! | [`find`] | D5: a UUID anywhere: probes, scans, hits with JSON paths |
 //! | [`related`] | D6: columns carrying the same key (keys, views, names, values) |
 //! | [`discover`], [`diagram`] | D13: keys from the data, adoption DDL, ER diagram |
+//! | [`pages`] | D5 in the extension: candidate rows read from heap pages |
 //!
 //! Nothing here writes: every session is a read-only transaction.
 #![deny(missing_docs)]
@@ -24,6 +25,7 @@ pub mod diagram;
 pub mod discover;
 pub mod find;
 pub mod ident;
+pub mod pages;
 pub mod plan;
 pub mod related;
 

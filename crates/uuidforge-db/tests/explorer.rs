@@ -377,6 +377,24 @@ async fn find_equals_a_brute_force_oracle_for_few_and_many_values() {
                 .iter()
                 .map(|s| s.query.sql.clone())
                 .collect();
+            // The extension reads heap pages, except under row-level
+            // security.
+            let plan = uuidforge_db::find::plan(&snapshot, &needles, &options);
+            for step in &plan.scans {
+                let pages = step.query.sql.contains("uuid_heap_candidates");
+                let expected = !without_extension
+                    && !matches!(step.table.as_str(), "guarded" | "events" | "orders");
+                assert_eq!(pages, expected, "{}: {}", step.table, step.query.sql);
+            }
+            if count > uuidforge_db::find::LIKE_LIMIT && !without_extension {
+                // Many values: indexed columns are read with the pages.
+                let customers = |steps: &[uuidforge_db::find::Step]| {
+                    steps
+                        .iter()
+                        .any(|s| s.table == "customers" && s.columns.iter().any(|c| c.name == "id"))
+                };
+                assert!(customers(&plan.scans) && !customers(&plan.probes));
+            }
             if count > uuidforge_db::find::LIKE_LIMIT {
                 assert_eq!(sql.contains("uuid_text_holds_any"), !without_extension);
                 assert_eq!(sql.contains("regexp_matches"), without_extension);
@@ -413,6 +431,11 @@ async fn find_equals_a_brute_force_oracle_for_few_and_many_values() {
             "extra",
             "order",
             "Ключ",
+            "big",
+            "big_doc",
+            "ext",
+            "tag",
+            "guarded_body",
         ] {
             assert!(
                 found.iter().any(|f| f.2 == column),

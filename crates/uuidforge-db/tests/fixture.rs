@@ -54,6 +54,15 @@ CREATE SCHEMA "We""ird; Schema";
 CREATE TABLE "We""ird; Schema"."<img src=x onerror=alert(1)>" (
   "<img src=x onerror=alert(1)>" uuid, "Ключ" text, "order" jsonb);
 CREATE TABLE "MixedCase" ("Id" uuid PRIMARY KEY, "select" text);
+-- Values stored compressed inline (big, big_doc) and out of line (ext).
+CREATE TABLE stored_apart (id int PRIMARY KEY, big text, big_doc jsonb, ext text);
+ALTER TABLE stored_apart ALTER COLUMN ext SET STORAGE EXTERNAL;
+-- Rows stored before a column with a default was added.
+CREATE TABLE late_column (id int PRIMARY KEY);
+-- Row-level security: read through SQL, never from its pages.
+CREATE TABLE guarded (id int PRIMARY KEY, guarded_body text);
+ALTER TABLE guarded ENABLE ROW LEVEL SECURITY;
+CREATE POLICY guarded_all ON guarded USING (true);
 "#;
 
 /// Values planted in the fixture: `needles` are searched for, `decoys`
@@ -214,6 +223,37 @@ pub async fn plant(client: &tokio_postgres::Client, planted: &Planted) {
             .await
             .unwrap();
     }
+    for (i, &u) in planted.needles.iter().enumerate() {
+        client
+            .execute(
+                "INSERT INTO stored_apart VALUES ($1,
+                   repeat('lorem ipsum ', 400) || $2 || repeat(' dolor', 400),
+                   jsonb_build_object('filler', repeat('x', 5000), 'ref', $3::text),
+                   (SELECT string_agg(md5(g::text), '') FROM generate_series(1, 200) g) || ' ' || $4)",
+                &[&(i as i32), &canon(u), &b32(u), &u.simple().to_string()],
+            )
+            .await
+            .unwrap();
+        client
+            .execute("INSERT INTO late_column VALUES ($1)", &[&(i as i32)])
+            .await
+            .unwrap();
+        client
+            .execute(
+                "INSERT INTO guarded VALUES ($1, $2)",
+                &[&(i as i32), &format!("[{}]", canon(u))],
+            )
+            .await
+            .unwrap();
+    }
+    // A default kept in the catalog only (the rows above do not hold it).
+    client
+        .batch_execute(&format!(
+            "ALTER TABLE late_column ADD COLUMN tag text DEFAULT 'see {}'",
+            canon(planted.needles[0])
+        ))
+        .await
+        .unwrap();
     client
         .batch_execute(
             "CREATE MATERIALIZED VIEW customer_ids AS SELECT id AS cid FROM customers;

@@ -17,6 +17,7 @@
 //! | [`uuid192`] | the `uuid192` type, operators, opclasses, fields |
 //! | [`column`] | the `uuidv7_gen` domain and its event trigger |
 //! | [`find`] | `uuid_find(value, schemas)`: a UUID anywhere in the database (D5) |
+//! | [`pages`] | `uuid_heap_candidates`: rows that may hold UUIDs, read from heap pages (D5) |
 
 use pgrx::prelude::*;
 
@@ -26,6 +27,7 @@ mod errors;
 pub mod extract;
 pub mod find;
 pub mod generate;
+pub mod pages;
 pub mod plausible;
 pub mod state;
 mod time;
