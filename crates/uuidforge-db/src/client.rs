@@ -201,6 +201,59 @@ impl ReadOnly {
         Ok(out)
     }
 
+    /// Runs `queries` pipelined — sent without waiting for each answer, so
+    /// a thousand small statements cost a few round trips — inside one
+    /// savepoint, and returns their rows in order. Any failure rolls the
+    /// whole batch back and is returned: the caller may then run the
+    /// statements one by one with [`ReadOnly::rows`] to learn which failed.
+    pub async fn rows_pipelined(
+        &self,
+        queries: &[Query],
+        context: &str,
+    ) -> Result<Vec<Vec<String>>, DbError> {
+        self.client
+            .batch_execute("SAVEPOINT uuidforge_batch")
+            .await
+            .map_err(|e| DbError::new(context, e))?;
+        let params: Vec<Vec<BoxedParam>> = queries.iter().map(|q| bind(&q.params)).collect();
+        let results =
+            futures_util::future::join_all(queries.iter().zip(&params).map(|(query, params)| {
+                let refs: Vec<&(dyn ToSql + Sync)> = params
+                    .iter()
+                    .map(|p| p.as_ref() as &(dyn ToSql + Sync))
+                    .collect();
+                async move { self.client.query(&query.sql, &refs).await }
+            }))
+            .await;
+        let mut out = Vec::with_capacity(results.len());
+        let mut failure = None;
+        for result in results {
+            match result {
+                Ok(rows) => out.push(
+                    rows.iter()
+                        .map(|r| r.get::<_, Option<String>>(0).unwrap_or_default())
+                        .collect(),
+                ),
+                Err(e) => {
+                    failure.get_or_insert(DbError::new(context, e));
+                }
+            }
+        }
+        let end = if failure.is_none() {
+            "RELEASE SAVEPOINT uuidforge_batch"
+        } else {
+            "ROLLBACK TO SAVEPOINT uuidforge_batch"
+        };
+        self.client
+            .batch_execute(end)
+            .await
+            .map_err(|e| DbError::new(context, e))?;
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    }
+
     /// Runs `query` inside a savepoint, handing each row to `f` as it
     /// arrives. A failure (a permission refused on one table, say) is
     /// rolled back to the savepoint, so the transaction goes on.

@@ -10,6 +10,17 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use tokio_postgres::Config;
 
+/// Sampling statements sent together (pipelined) in one savepoint.
+const SAMPLE_BATCH: usize = 100;
+
+fn sample_context(snapshot: &crate::catalog::Snapshot, relation: u32) -> String {
+    let name = snapshot
+        .relation(relation)
+        .map(|r| r.display_name())
+        .unwrap_or_default();
+    format!("sample {name}")
+}
+
 /// D2: the UUID columns of the database (of `schemas`, all when empty).
 pub async fn uuid_columns(
     session: &ReadOnly,
@@ -18,29 +29,42 @@ pub async fn uuid_columns(
 ) -> Result<Vec<UuidColumn>, DbError> {
     let snapshot = session.snapshot().await?.only_schemas(schemas);
     let mut samples: HashMap<(u32, i16), Sampled> = HashMap::new();
-    for plan in columns::sample_plans(&snapshot) {
-        let relation = snapshot
-            .relation(plan.relation)
-            .map(|r| r.display_name())
-            .unwrap_or_default();
-        let context = format!("sample {relation}");
-        match session.rows(&plan.query, &context).await {
-            Ok(rows) => {
-                let json = rows.into_iter().next().unwrap_or_default();
-                for (column, sampled) in
-                    columns::read_sample(&plan, &json).map_err(|message| DbError {
-                        context: context.clone(),
-                        message,
-                        code: None,
-                    })?
-                {
-                    samples.insert((plan.relation, column), sampled);
+    let plans = columns::sample_plans(&snapshot);
+    for batch in plans.chunks(SAMPLE_BATCH) {
+        let queries: Vec<Query> = batch.iter().map(|p| p.query.clone()).collect();
+        let results = match session.rows_pipelined(&queries, "sample columns").await {
+            Ok(all) => all.into_iter().map(Ok).collect(),
+            // One statement failed (a view over a table the role may not
+            // read, say): each runs alone, to keep the others.
+            Err(_) => {
+                let mut one_by_one = Vec::with_capacity(batch.len());
+                for plan in batch {
+                    let context = sample_context(&snapshot, plan.relation);
+                    one_by_one.push(session.rows(&plan.query, &context).await);
                 }
+                one_by_one
             }
-            // A view over a table the role may not read: its columns are
-            // listed only when their type says UUID.
-            Err(e) if e.is_permission_denied() => {}
-            Err(e) => return Err(e),
+        };
+        for (plan, result) in batch.iter().zip(results) {
+            let context = sample_context(&snapshot, plan.relation);
+            match result {
+                Ok(rows) => {
+                    let json = rows.into_iter().next().unwrap_or_default();
+                    for (column, sampled) in
+                        columns::read_sample(plan, &json).map_err(|message| DbError {
+                            context: context.clone(),
+                            message,
+                            code: None,
+                        })?
+                    {
+                        samples.insert((plan.relation, column), sampled);
+                    }
+                }
+                // A view over a table the role may not read: its columns
+                // are listed only when their type says UUID.
+                Err(e) if e.is_permission_denied() => {}
+                Err(e) => return Err(e),
+            }
         }
     }
     Ok(columns::uuid_columns(&snapshot, &samples, min_share))

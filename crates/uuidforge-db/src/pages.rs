@@ -13,8 +13,9 @@
 //! first multiple of `s` from `p`, which is one of those: nothing is
 //! missed, and a row costs one lookup per `s` bytes whatever the number of
 //! values.
-//! - `uuid`, `uuid[]`, `uuid192` and `bytea` columns are looked up as
-//!   stored (a UUID's 16 bytes);
+//! - `uuid[]` and `bytea` columns are looked up as stored (a UUID's 16
+//!   bytes); a `uuid` or `uuid192` value, which starts with the UUID, is
+//!   looked up whole in a table of the searched UUIDs;
 //! - text, `json` and `jsonb` columns (whose strings are stored unescaped)
 //!   are looked up folded (ASCII lower case, Crockford's `o`→`0`,
 //!   `i`/`l`→`1`) for the canonical form (also inside braces, URNs and
@@ -218,6 +219,68 @@ impl Windows {
 pub struct WindowSet {
     binary: Windows,
     text: Windows,
+    exact: Exact,
+}
+
+/// The searched UUIDs themselves, for `uuid` and `uuid192` columns (whose
+/// stored value starts with the UUID): one lookup in a small table instead
+/// of two window lookups.
+#[derive(Debug, Clone)]
+struct Exact {
+    /// UUIDs by slot; the nil UUID marks a free slot (`has_nil`).
+    table: Vec<u128>,
+    shift: u32,
+    has_nil: bool,
+}
+
+impl Exact {
+    fn new(uuids: &[Uuid]) -> Exact {
+        let log2 = (uuids.len().max(1) * 2)
+            .next_power_of_two()
+            .trailing_zeros()
+            .max(4);
+        let mut e = Exact {
+            table: vec![0; 1 << log2],
+            shift: 64 - log2,
+            has_nil: false,
+        };
+        let mask = e.table.len() - 1;
+        for u in uuids {
+            let key = u.as_u128();
+            if key == 0 {
+                e.has_nil = true;
+                continue;
+            }
+            let mut slot = e.slot(key);
+            while e.table[slot] != 0 && e.table[slot] != key {
+                slot = (slot + 1) & mask;
+            }
+            e.table[slot] = key;
+        }
+        e
+    }
+
+    #[inline]
+    fn slot(&self, key: u128) -> usize {
+        let folded = (key as u64) ^ ((key >> 64) as u64).rotate_left(29);
+        (folded.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift) as usize
+    }
+
+    #[inline]
+    fn contains(&self, key: u128) -> bool {
+        if key == 0 {
+            return self.has_nil;
+        }
+        let mask = self.table.len() - 1;
+        let mut slot = self.slot(key);
+        loop {
+            match self.table[slot] {
+                0 => return false,
+                k if k == key => return true,
+                _ => slot = (slot + 1) & mask,
+            }
+        }
+    }
 }
 
 /// Text is sampled every 16 bytes (its spellings are 26 bytes or more),
@@ -252,7 +315,17 @@ impl WindowSet {
         WindowSet {
             binary: Windows::new(binary),
             text: Windows::new(text),
+            exact: Exact::new(uuids),
         }
+    }
+
+    /// Whether a stored `uuid` (or `uuid192`, by its first 16 bytes) is
+    /// searched; `false` for fewer than 16 bytes.
+    pub fn holds_uuid(&self, stored: &[u8]) -> bool {
+        stored
+            .get(..16)
+            .and_then(|b| <[u8; 16]>::try_from(b).ok())
+            .is_some_and(|b| self.exact.contains(u128::from_be_bytes(b)))
     }
 
     /// Whether `bytes` (a value's stored or decompressed bytes) may hold a
@@ -401,7 +474,13 @@ fn examine_checked(tuple: &[u8], layout: &Layout, windows: &WindowSet) -> Option
             }
             _ => return None,
         };
-        if windows.holds(value, att.search) {
+        // A uuid or uuid192 column holds the UUID at its start.
+        let found = if att.search == Search::Binary && matches!(att.len, 16 | 24) {
+            windows.holds_uuid(value)
+        } else {
+            windows.holds(value, att.search)
+        };
+        if found {
             return Some(Verdict::Candidate);
         }
     }
@@ -537,6 +616,25 @@ mod tests {
             bytes.extend(after.into_bytes());
             prop_assert!(set.holds(&bytes, Search::Binary));
         }
+    }
+
+    #[test]
+    fn stored_uuids_are_found_exactly() {
+        let nil = Uuid::nil();
+        let set = WindowSet::new(&[ID, nil]);
+        assert!(set.holds_uuid(ID.as_bytes()));
+        assert!(set.holds_uuid(nil.as_bytes()));
+        let mut k192 = ID.as_bytes().to_vec();
+        k192.extend([1, 2, 3, 4, 5, 6, 7, 8]);
+        assert!(set.holds_uuid(&k192));
+        assert!(!set.holds_uuid(Uuid::from_u128(ID.as_u128() ^ 1).as_bytes()));
+        assert!(!set.holds_uuid(&ID.as_bytes()[..15]));
+        let many: Vec<Uuid> = (1..5000u128)
+            .map(|i| Uuid::from_u128(i * 0x9e37_79b9_7f4a_7c15))
+            .collect();
+        let set = WindowSet::new(&many);
+        assert!(many.iter().all(|u| set.holds_uuid(u.as_bytes())));
+        assert!(!set.holds_uuid(Uuid::from_u128(3).as_bytes()));
     }
 
     #[test]
