@@ -1,5 +1,7 @@
 //! `uuidforge db …`: a live PostgreSQL database seen through its UUIDs.
-//! Every session is a read-only transaction; the work is done by
+//! Reading sessions are read-only transactions; a change (`rename`) prints
+//! its plan and runs it only with `--apply`, after a backup, in one
+//! transaction, verified before it commits. The work is done by
 //! `uuidforge-db`, this module parses flags and prints.
 
 use crate::UsageError;
@@ -35,6 +37,42 @@ enum Command {
     /// Columns of other tables and views carrying the same key as a column
     /// (declared keys both ways, views, names, shared values), scored (D6).
     Related(RelatedArgs),
+    /// Rename a column and, with --related, the columns tied to it by
+    /// foreign keys, with the indexes and constraints named after them
+    /// (D6). Prints the plan and the undo script; changes the database
+    /// only with --apply.
+    Rename(RenameArgs),
+}
+
+#[derive(clap::Args)]
+struct RenameArgs {
+    /// TABLE.COLUMN or SCHEMA.TABLE.COLUMN.
+    column: String,
+    /// The new name (where the old name is a whole `_`-separated part of a
+    /// related column's, index's or constraint's name, it is replaced
+    /// there).
+    new_name: String,
+    /// Also rename the columns declared foreign keys tie to it (referencing
+    /// it, referenced by it, or referencing the same key).
+    #[arg(long)]
+    related: bool,
+    /// Also rename this column the same way (repeatable).
+    #[arg(long = "also", value_name = "TABLE.COLUMN")]
+    also: Vec<String>,
+    /// Also rename view columns that show a renamed column under its old
+    /// name.
+    #[arg(long)]
+    views: bool,
+    /// Run the plan (after the backup), in one transaction.
+    #[arg(long)]
+    apply: bool,
+    /// The backup file (pg_dump --format=custom, schema only; default
+    /// uuidforge-backup-DATABASE-TIME.dump).
+    #[arg(long, requires = "apply")]
+    backup: Option<std::path::PathBuf>,
+    /// One JSON object instead of the text report.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(clap::Args)]
@@ -162,6 +200,7 @@ pub fn run(args: Args) -> Result<ExitCode, UsageError> {
             Command::Find(a) => find(&session, &config, a).await,
             Command::Discover(a) => discover(&session, a).await,
             Command::Related(a) => related(&session, a).await,
+            Command::Rename(a) => rename(&session, &config, a).await,
         }
     })
 }
@@ -467,6 +506,141 @@ async fn related(session: &ReadOnly, args: RelatedArgs) -> Result<ExitCode, Usag
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+async fn rename(
+    session: &ReadOnly,
+    config: &tokio_postgres::Config,
+    args: RenameArgs,
+) -> Result<ExitCode, UsageError> {
+    let options = uuidforge_db::rename::RenameOptions {
+        related: args.related,
+        also: args.also.clone(),
+        views: args.views,
+    };
+    let (plan, mentions) = exec::rename_plan(session, &args.column, &args.new_name, &options)
+        .await
+        .map_err(db_error)?;
+    let mut out = std::io::stdout().lock();
+    if !args.json {
+        writeln!(
+            out,
+            "-- plan: {} statement(s), one transaction",
+            plan.statements.len()
+        )?;
+        for r in &plan.renamed {
+            writeln!(
+                out,
+                "--   {} {}: {} → {} ({})",
+                r.kind,
+                one_line(&format!("{}.{}", r.schema, r.table)),
+                one_line(&r.from),
+                one_line(&r.to),
+                one_line(&r.why)
+            )?;
+        }
+        for k in &plan.kept {
+            writeln!(
+                out,
+                "--   kept {}: {}",
+                one_line(&k.column),
+                one_line(&k.reason)
+            )?;
+        }
+        writeln!(out, "BEGIN;")?;
+        for statement in &plan.statements {
+            writeln!(out, "{statement};")?;
+        }
+        writeln!(out, "COMMIT;")?;
+        if !mentions.is_empty() {
+            writeln!(out, "\n-- not renamed, for a hand edit:")?;
+            for m in &mentions {
+                writeln!(
+                    out,
+                    "--   {} {} mentions '{}': {}",
+                    m.kind,
+                    one_line(&m.name),
+                    one_line(&m.mentions),
+                    one_line(&m.action)
+                )?;
+            }
+        }
+        writeln!(out, "\n-- undo:\nBEGIN;")?;
+        for statement in &plan.undo {
+            writeln!(out, "{statement};")?;
+        }
+        writeln!(out, "COMMIT;")?;
+        out.flush()?;
+    }
+    let mut backup = None;
+    let mut verified = Vec::new();
+    if args.apply && !plan.statements.is_empty() {
+        let snapshot = session.snapshot().await.map_err(db_error)?;
+        let file = args
+            .backup
+            .clone()
+            .unwrap_or_else(|| uuidforge_db::backup::default_file(&snapshot.database));
+        let mut relations: Vec<String> = Vec::new();
+        for r in &plan.renamed {
+            let name = uuidforge_db::ident::qualified(&r.schema, &r.table);
+            if !relations.contains(&name) {
+                relations.push(name);
+            }
+        }
+        let done = uuidforge_db::backup::dump(config, &relations, true, &file).map_err(db_error)?;
+        if !args.json {
+            writeln!(
+                out,
+                "\n-- backup: {} ({} entries, read back with pg_restore --list)",
+                one_line(&done.file.display().to_string()),
+                done.entries
+            )?;
+            out.flush()?;
+        }
+        backup = Some(done);
+        verified = exec::rename_apply(config, &args.column, &args.new_name, &options, &plan)
+            .await
+            .map_err(db_error)?;
+        if !args.json {
+            writeln!(out, "-- applied and verified:")?;
+            for check in &verified {
+                writeln!(out, "--   {}", one_line(check))?;
+            }
+        }
+    } else if !args.json && !args.apply {
+        writeln!(out, "\n-- nothing was changed: run again with --apply")?;
+    }
+    if args.json {
+        return print_json(
+            &mut out,
+            &serde_json::json!({
+                "renamed": plan.renamed,
+                "kept": plan.kept,
+                "statements": plan.statements,
+                "undo": plan.undo,
+                "mentions": mentions,
+                "applied": args.apply,
+                "backup": backup,
+                "verified": verified,
+            }),
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `text` on one line, for an SQL comment: a name from the database may
+/// hold a line break, which would end the comment and leave the rest of the
+/// name to be read as SQL by whoever runs the printed script.
+fn one_line(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
 }
 
 async fn print_find_plan(

@@ -5,7 +5,6 @@ mod common;
 
 use common::uuidforge;
 use predicates::prelude::*;
-use tokio_postgres::NoTls;
 
 const CUSTOMER: &str = "01890a5d-ac96-774b-bcce-b302099a8057";
 const ABSENT: &str = "01890a5d-ac96-774b-bcce-b302099a80ff";
@@ -13,36 +12,15 @@ const ABSENT: &str = "01890a5d-ac96-774b-bcce-b302099a80ff";
 /// A fresh database owned by the login role `uuidforge`, with a key and an
 /// unindexed column carrying it.
 fn fixture(tag: &str) -> String {
-    let name = format!("uf_cli_{tag}_{}", std::process::id());
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let url = |db: &str| format!("postgres://uuidforge_admin:uuidforge@127.0.0.1:5432/{db}");
-        let (admin, conn) = tokio_postgres::connect(&url("postgres"), NoTls)
-            .await
-            .expect("run scripts/pg-setup.sh");
-        tokio::spawn(conn);
-        for statement in [
-            format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
-            format!("CREATE DATABASE {name} OWNER uuidforge"),
-        ] {
-            admin.batch_execute(&statement).await.unwrap();
-        }
-        let (db, conn) = tokio_postgres::connect(&url(&name), NoTls).await.unwrap();
-        tokio::spawn(conn);
-        db.batch_execute(&format!(
-            "SET ROLE uuidforge;
-             CREATE TABLE customers (id uuid PRIMARY KEY, name text);
+    common::fresh_database(
+        tag,
+        &format!(
+            "CREATE TABLE customers (id uuid PRIMARY KEY, name text);
              CREATE TABLE orders (id uuid PRIMARY KEY, customer_id uuid, note jsonb);
              INSERT INTO customers VALUES ('{CUSTOMER}', 'a');
              INSERT INTO orders VALUES (gen_random_uuid(), '{CUSTOMER}', '{{\"by\": \"{CUSTOMER}\"}}');"
-        ))
-        .await
-        .unwrap();
-    });
-    name
+        ),
+    )
 }
 
 fn url(db: &str) -> String {

@@ -302,7 +302,7 @@ pub struct ViewRule {
 
 /// Where a view column's values come from: a column of a table (or of
 /// another view), as the view's query tree records it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ColumnRef {
     /// The relation.
     pub relation: u32,

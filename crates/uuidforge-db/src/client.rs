@@ -1,5 +1,6 @@
-//! The executor over tokio-postgres: connects like psql, runs every session
-//! in a read-only transaction, runs plans and streams their rows.
+//! The executor over tokio-postgres: connects like psql, runs reading
+//! sessions in a read-only transaction ([`ReadOnly`]) and changes in one
+//! read-write transaction ([`Change`]), runs plans and streams their rows.
 
 use crate::catalog::{Snapshot, SNAPSHOT_SQL};
 use crate::plan::{Param, Query};
@@ -320,6 +321,67 @@ fn bind(params: &[Param]) -> Vec<BoxedParam> {
             }
         })
         .collect()
+}
+
+/// Longest wait for a lock while changing a database: a change never
+/// queues for long behind other sessions (nor makes them queue behind it).
+pub const LOCK_TIMEOUT: &str = "5s";
+
+/// One read-write transaction for a change: nothing is visible to others
+/// until [`Change::commit`]; a dropped connection or a killed process
+/// leaves the database as it was.
+pub struct Change {
+    client: Client,
+}
+
+impl Change {
+    /// Connects and begins the transaction (`lock_timeout` set to
+    /// [`LOCK_TIMEOUT`]).
+    pub async fn begin(config: &Config) -> Result<Change, DbError> {
+        let client = connect(config).await?;
+        client
+            .batch_execute(&format!(
+                "BEGIN; SET LOCAL lock_timeout = {}",
+                crate::ident::quote_literal(LOCK_TIMEOUT)
+            ))
+            .await
+            .map_err(|e| DbError::new("begin the change", e))?;
+        Ok(Change { client })
+    }
+
+    /// The catalog as this transaction sees it.
+    pub async fn snapshot(&self) -> Result<Snapshot, DbError> {
+        read_snapshot(&self.client).await
+    }
+
+    /// Runs one statement of the plan.
+    pub async fn execute(&self, sql: &str) -> Result<(), DbError> {
+        self.client
+            .batch_execute(sql)
+            .await
+            .map_err(|e| DbError::new(sql.to_string(), e))
+    }
+
+    /// Commits.
+    pub async fn commit(self) -> Result<(), DbError> {
+        self.client
+            .batch_execute("COMMIT")
+            .await
+            .map_err(|e| DbError::new("commit", e))
+    }
+}
+
+async fn read_snapshot(client: &Client) -> Result<Snapshot, DbError> {
+    let row = client
+        .query_one(SNAPSHOT_SQL.as_str(), &[])
+        .await
+        .map_err(|e| DbError::new("read the catalog", e))?;
+    let json: Option<String> = row.get(0);
+    Snapshot::from_json(json.as_deref().unwrap_or_default()).map_err(|e| DbError {
+        context: "read the catalog".into(),
+        message: e.to_string(),
+        code: None,
+    })
 }
 
 /// Connects (TLS unless `sslmode=disable`; Unix sockets never use TLS).

@@ -325,3 +325,61 @@ pub async fn related(
     };
     related::report(&snapshot, &plan, values.as_deref()).map_err(failed)
 }
+
+/// D6 (renaming): the plan, and what mentions an old name (read-only).
+pub async fn rename_plan(
+    session: &ReadOnly,
+    column: &str,
+    new_name: &str,
+    options: &crate::rename::RenameOptions,
+) -> Result<(crate::rename::RenamePlan, Vec<crate::rename::Mention>), DbError> {
+    let snapshot = session.snapshot().await?;
+    let plan = crate::rename::plan(&snapshot, column, new_name, options)
+        .map_err(|message| DbError::invalid("rename", message))?;
+    let json = session
+        .rows(&plan.mentions_query, "list what mentions the old names")
+        .await?
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| "[]".into());
+    let mentions = crate::rename::mentions(&json).map_err(|message| DbError {
+        context: "list what mentions the old names".into(),
+        message,
+        code: None,
+    })?;
+    Ok((plan, mentions))
+}
+
+/// D6 (renaming): applies `expected` in one transaction — planned again
+/// inside it, so that a database changed since the plan was printed is
+/// refused rather than changed otherwise — verifies every renamed object
+/// under its new name before committing, and returns the checks made.
+pub async fn rename_apply(
+    config: &Config,
+    column: &str,
+    new_name: &str,
+    options: &crate::rename::RenameOptions,
+    expected: &crate::rename::RenamePlan,
+) -> Result<Vec<String>, DbError> {
+    let change = crate::client::Change::begin(config).await?;
+    let snapshot = change.snapshot().await?;
+    let plan = crate::rename::plan(&snapshot, column, new_name, options)
+        .map_err(|message| DbError::invalid("rename", message))?;
+    if plan.statements != expected.statements {
+        return Err(DbError::invalid(
+            "rename",
+            "the database changed since the plan was printed (nothing was changed: plan again)",
+        ));
+    }
+    for statement in &plan.statements {
+        change.execute(statement).await?;
+    }
+    let after = change.snapshot().await?;
+    let checks = crate::rename::verify(&after, &plan).map_err(|message| DbError {
+        context: "verify the rename (nothing was changed)".into(),
+        message,
+        code: None,
+    })?;
+    change.commit().await?;
+    Ok(checks)
+}

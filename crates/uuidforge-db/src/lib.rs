@@ -13,10 +13,13 @@
 //! | [`columns`] | D2: UUID columns and their index status, colours |
 //! | [`find`] | D5: a UUID anywhere: probes, scans, hits with JSON paths |
 //! | [`related`] | D6: columns carrying the same key (keys, views, names, values) |
+//! | [`rename`] | D6: rename a key's columns together, with an undo script |
 //! | [`discover`], [`diagram`] | D13: keys from the data, adoption DDL, ER diagram |
 //! | [`pages`] | D5 in the extension: candidate rows read from heap pages |
 //!
-//! Nothing here writes: every session is a read-only transaction.
+//! Reading sessions are read-only transactions; a change runs as one
+//! read-write transaction ([`client::Change`]) after a backup
+//! ([`backup`]), verified before it commits.
 #![deny(missing_docs)]
 
 pub mod catalog;
@@ -28,7 +31,10 @@ pub mod ident;
 pub mod pages;
 pub mod plan;
 pub mod related;
+pub mod rename;
 
+#[cfg(feature = "client")]
+pub mod backup;
 #[cfg(feature = "client")]
 pub mod client;
 #[cfg(feature = "client")]

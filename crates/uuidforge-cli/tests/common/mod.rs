@@ -80,3 +80,53 @@ pub fn json_lines(out: &[u8]) -> Vec<serde_json::Value> {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
 }
+
+/// The superuser's URL for `db` (fixtures and checks only).
+pub fn admin_url(db: &str) -> String {
+    format!("postgres://uuidforge_admin:uuidforge@127.0.0.1:5432/{db}")
+}
+
+/// A fresh database `uf_cli_TAG_PID` owned by the login role `uuidforge`,
+/// with `sql` run in it as that role; its name.
+pub fn fresh_database(tag: &str, sql: &str) -> String {
+    let name = format!("uf_cli_{tag}_{}", std::process::id());
+    admin_sql(
+        "postgres",
+        &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+    );
+    admin_sql(
+        "postgres",
+        &format!("CREATE DATABASE {name} OWNER uuidforge"),
+    );
+    admin_sql(&name, &format!("SET ROLE uuidforge; {sql}"));
+    name
+}
+
+/// Runs `sql` (one or more statements) in `db` as the superuser; the first
+/// column of the last statement's first row as text ("" when none).
+pub fn admin_sql(db: &str, sql: &str) -> String {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let (client, conn) = tokio_postgres::connect(&admin_url(db), tokio_postgres::NoTls)
+            .await
+            .expect("run scripts/pg-setup.sh");
+        tokio::spawn(conn);
+        let messages = client
+            .simple_query(sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        messages
+            .iter()
+            .filter_map(|m| match m {
+                tokio_postgres::SimpleQueryMessage::Row(row) => {
+                    Some(row.get(0).unwrap_or_default().to_string())
+                }
+                _ => None,
+            })
+            .next_back()
+            .unwrap_or_default()
+    })
+}

@@ -1,0 +1,160 @@
+//! Backups before a change: `pg_dump --format=custom` of the relations a
+//! plan touches, checked readable with `pg_restore --list` before anything
+//! changes. The programs reach the database the change reaches: the
+//! connection's host, port, user, database, password and `sslmode` are
+//! handed to them as `PG*` variables.
+
+use crate::client::DbError;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use tokio_postgres::config::{Host, SslMode};
+use tokio_postgres::Config;
+
+/// A backup written and read back.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Backup {
+    /// The file.
+    pub file: PathBuf,
+    /// Entries `pg_restore --list` reads in it.
+    pub entries: usize,
+    /// Schema only (a rename changes no data).
+    pub schema_only: bool,
+}
+
+/// `uuidforge-backup-DATABASE-YYYYMMDDTHHMMSSZ.dump` in the working
+/// directory.
+pub fn default_file(database: &str) -> PathBuf {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let stamp = chrono::DateTime::from_timestamp(now, 0)
+        .map(|t| t.format("%Y%m%dT%H%M%SZ").to_string())
+        .unwrap_or_else(|| now.to_string());
+    let safe: String = database
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    PathBuf::from(format!("uuidforge-backup-{safe}-{stamp}.dump"))
+}
+
+/// The `PG*` variables that make a libpq program connect where `config`
+/// does.
+fn libpq_env(config: &Config) -> Vec<(&'static str, String)> {
+    let mut env = Vec::new();
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .map(|h| match h {
+            Host::Tcp(name) => name.clone(),
+            Host::Unix(path) => path.display().to_string(),
+        })
+        .collect();
+    if !hosts.is_empty() {
+        env.push(("PGHOST", hosts.join(",")));
+    }
+    let ports: Vec<String> = config.get_ports().iter().map(u16::to_string).collect();
+    if !ports.is_empty() {
+        env.push(("PGPORT", ports.join(",")));
+    }
+    if let Some(user) = config.get_user() {
+        env.push(("PGUSER", user.to_string()));
+    }
+    if let Some(db) = config.get_dbname() {
+        env.push(("PGDATABASE", db.to_string()));
+    }
+    if let Some(password) = config.get_password() {
+        env.push(("PGPASSWORD", String::from_utf8_lossy(password).into_owned()));
+    }
+    let mode = match config.get_ssl_mode() {
+        SslMode::Disable => "disable",
+        SslMode::Require => "require",
+        _ => "prefer",
+    };
+    env.push(("PGSSLMODE", mode.to_string()));
+    env
+}
+
+fn failed(what: &str, detail: impl std::fmt::Display) -> DbError {
+    DbError {
+        context: format!("backup: {what}"),
+        message: detail.to_string(),
+        code: None,
+    }
+}
+
+/// Dumps `relations` (quoted qualified names, as `pg_dump -t` reads them
+/// literally) into `file`, which must not exist, then reads it back with
+/// `pg_restore --list`.
+pub fn dump(
+    config: &Config,
+    relations: &[String],
+    schema_only: bool,
+    file: &Path,
+) -> Result<Backup, DbError> {
+    if file.exists() {
+        return Err(failed(
+            "file",
+            format!("{} exists (expected a new file)", file.display()),
+        ));
+    }
+    let mut command = Command::new("pg_dump");
+    command
+        .envs(libpq_env(config))
+        .arg("--format=custom")
+        .arg("--no-password")
+        .arg("--file")
+        .arg(file);
+    if schema_only {
+        command.arg("--schema-only");
+    }
+    for relation in relations {
+        command.arg("--table").arg(relation);
+    }
+    let output = command
+        .output()
+        .map_err(|e| failed("run pg_dump", format!("{e} (is pg_dump installed?)")))?;
+    if !output.status.success() {
+        return Err(failed(
+            "pg_dump",
+            String::from_utf8_lossy(&output.stderr).trim(),
+        ));
+    }
+    let listed = Command::new("pg_restore")
+        .arg("--list")
+        .arg(file)
+        .output()
+        .map_err(|e| failed("run pg_restore", e))?;
+    if !listed.status.success() {
+        return Err(failed(
+            "pg_restore --list",
+            String::from_utf8_lossy(&listed.stderr).trim(),
+        ));
+    }
+    let text = String::from_utf8_lossy(&listed.stdout);
+    let entries = text
+        .lines()
+        .filter(|l| !l.starts_with(';') && !l.trim().is_empty())
+        .count();
+    if entries < relations.len() {
+        return Err(failed(
+            "pg_restore --list",
+            format!(
+                "{} holds {entries} entries for {} relations (expected one at least per relation)",
+                file.display(),
+                relations.len()
+            ),
+        ));
+    }
+    Ok(Backup {
+        file: file.to_path_buf(),
+        entries,
+        schema_only,
+    })
+}
