@@ -42,6 +42,30 @@ enum Command {
     /// (D6). Prints the plan and the undo script; changes the database
     /// only with --apply.
     Rename(RenameArgs),
+    /// Move a table's primary key to UUIDv7 with every foreign key that
+    /// references it, keeping row order and the old values (D1). Prints
+    /// the plan; changes the database only with --apply.
+    MigrateKey(MigrateKeyArgs),
+}
+
+#[derive(clap::Args)]
+struct MigrateKeyArgs {
+    /// TABLE or SCHEMA.TABLE.
+    table: String,
+    /// Order the new keys by this timestamp or date column (without it,
+    /// the old key order is kept exactly).
+    #[arg(long, value_name = "COLUMN")]
+    order_by: Option<String>,
+    /// Keep the old values under this name (default KEY_old).
+    #[arg(long, value_name = "NAME")]
+    keep_old: Option<String>,
+    /// The secret of the new keys (32 bytes): the same file gives the same
+    /// keys on the same data. Created (0600) when it does not exist;
+    /// default uuidforge-migrate-DATABASE-TABLE.key.
+    #[arg(long, value_name = "FILE")]
+    key_file: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    change: ChangeArgs,
 }
 
 #[derive(clap::Args)]
@@ -63,11 +87,20 @@ struct RenameArgs {
     /// name.
     #[arg(long)]
     views: bool,
-    /// Run the plan (after the backup), in one transaction.
+    #[command(flatten)]
+    change: ChangeArgs,
+}
+
+/// What every command that changes a database takes.
+#[derive(clap::Args)]
+struct ChangeArgs {
+    /// Run the plan (after the backup), in one transaction; without it the
+    /// plan is printed and nothing changes.
     #[arg(long)]
     apply: bool,
-    /// The backup file (pg_dump --format=custom, schema only; default
-    /// uuidforge-backup-DATABASE-TIME.dump).
+    /// The backup file (pg_dump --format=custom of the tables the plan
+    /// changes, schema only for a rename; default
+    /// uuidforge-backup-DATABASE-TIME.dump; never overwritten).
     #[arg(long, requires = "apply")]
     backup: Option<std::path::PathBuf>,
     /// One JSON object instead of the text report.
@@ -201,6 +234,7 @@ pub fn run(args: Args) -> Result<ExitCode, UsageError> {
             Command::Discover(a) => discover(&session, a).await,
             Command::Related(a) => related(&session, a).await,
             Command::Rename(a) => rename(&session, &config, a).await,
+            Command::MigrateKey(a) => migrate_key(&session, &config, a).await,
         }
     })
 }
@@ -522,7 +556,7 @@ async fn rename(
         .await
         .map_err(db_error)?;
     let mut out = std::io::stdout().lock();
-    if !args.json {
+    if !args.change.json {
         writeln!(
             out,
             "-- plan: {} statement(s), one transaction",
@@ -574,12 +608,8 @@ async fn rename(
     }
     let mut backup = None;
     let mut verified = Vec::new();
-    if args.apply && !plan.statements.is_empty() {
+    if args.change.apply && !plan.statements.is_empty() {
         let snapshot = session.snapshot().await.map_err(db_error)?;
-        let file = args
-            .backup
-            .clone()
-            .unwrap_or_else(|| uuidforge_db::backup::default_file(&snapshot.database));
         let mut relations: Vec<String> = Vec::new();
         for r in &plan.renamed {
             let name = uuidforge_db::ident::qualified(&r.schema, &r.table);
@@ -587,30 +617,26 @@ async fn rename(
                 relations.push(name);
             }
         }
-        let done = uuidforge_db::backup::dump(config, &relations, true, &file).map_err(db_error)?;
-        if !args.json {
-            writeln!(
-                out,
-                "\n-- backup: {} ({} entries, read back with pg_restore --list)",
-                one_line(&done.file.display().to_string()),
-                done.entries
-            )?;
-            out.flush()?;
-        }
-        backup = Some(done);
+        let request = BackupRequest {
+            file: args.change.backup.clone(),
+            database: &snapshot.database,
+            relations: &relations,
+            schema_only: true,
+        };
+        backup = Some(back_up(config, request, args.change.json, &mut out)?);
         verified = exec::rename_apply(config, &args.column, &args.new_name, &options, &plan)
             .await
             .map_err(db_error)?;
-        if !args.json {
+        if !args.change.json {
             writeln!(out, "-- applied and verified:")?;
             for check in &verified {
                 writeln!(out, "--   {}", one_line(check))?;
             }
         }
-    } else if !args.json && !args.apply {
+    } else if !args.change.json && !args.change.apply {
         writeln!(out, "\n-- nothing was changed: run again with --apply")?;
     }
-    if args.json {
+    if args.change.json {
         return print_json(
             &mut out,
             &serde_json::json!({
@@ -619,9 +645,189 @@ async fn rename(
                 "statements": plan.statements,
                 "undo": plan.undo,
                 "mentions": mentions,
-                "applied": args.apply,
+                "applied": args.change.apply,
                 "backup": backup,
                 "verified": verified,
+            }),
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What a change backs up before it runs.
+struct BackupRequest<'a> {
+    /// `--backup`, else a timestamped file.
+    file: Option<std::path::PathBuf>,
+    database: &'a str,
+    relations: &'a [String],
+    schema_only: bool,
+}
+
+/// Backs up (pg_dump, read back with pg_restore --list) and says so.
+fn back_up(
+    config: &tokio_postgres::Config,
+    request: BackupRequest,
+    json: bool,
+    out: &mut impl Write,
+) -> Result<uuidforge_db::backup::Backup, UsageError> {
+    let file = request
+        .file
+        .unwrap_or_else(|| uuidforge_db::backup::default_file(request.database));
+    let done = uuidforge_db::backup::dump(config, request.relations, request.schema_only, &file)
+        .map_err(db_error)?;
+    if !json {
+        writeln!(
+            out,
+            "\n-- backup: {} ({} entries, read back with pg_restore --list)",
+            one_line(&done.file.display().to_string()),
+            done.entries
+        )?;
+        out.flush()?;
+    }
+    Ok(done)
+}
+
+/// The secret in `path` (32 bytes), created from the operating system's
+/// random source (0600) when the file does not exist.
+fn migration_secret(path: &std::path::Path) -> Result<Vec<u8>, UsageError> {
+    use std::io::Read;
+    match std::fs::File::open(path) {
+        Ok(mut f) => {
+            let mut bytes = Vec::new();
+            f.read_to_end(&mut bytes)?;
+            if bytes.len() != 32 {
+                return Err(UsageError::plain(format!(
+                    "key-file: {} holds {} bytes (expected 32)",
+                    path.display(),
+                    bytes.len()
+                )));
+            }
+            Ok(bytes)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            use std::os::unix::fs::OpenOptionsExt;
+            use uuidforge::generator::RandSource;
+            let mut secret = vec![0u8; 32];
+            uuidforge::generator::OsChaCha::new().fill(&mut secret);
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(path)
+                .map_err(|e| UsageError::plain(format!("key-file: {}: {e}", path.display())))?;
+            f.write_all(&secret)?;
+            f.sync_all()?;
+            Ok(secret)
+        }
+        Err(e) => Err(UsageError::plain(format!(
+            "key-file: {}: {e}",
+            path.display()
+        ))),
+    }
+}
+
+async fn migrate_key(
+    session: &ReadOnly,
+    config: &tokio_postgres::Config,
+    args: MigrateKeyArgs,
+) -> Result<ExitCode, UsageError> {
+    let options = uuidforge_db::migrate::MigrateOptions {
+        order_by: args.order_by.clone(),
+        keep_old: args.keep_old.clone(),
+    };
+    let plan = exec::migrate_key_plan(session, &args.table, &options)
+        .await
+        .map_err(db_error)?;
+    let mut out = std::io::stdout().lock();
+    if !args.change.json {
+        writeln!(
+            out,
+            "-- plan: {} key {} ({}) → uuid (UUIDv7, {}), old values kept in {}",
+            one_line(&plan.table),
+            one_line(&plan.key),
+            plan.key_type,
+            match &args.order_by {
+                Some(c) => format!("time from {}", one_line(c)),
+                None => "old key order kept".into(),
+            },
+            one_line(&plan.old_name)
+        )?;
+        for r in &plan.references {
+            writeln!(
+                out,
+                "--   referenced by {}.{} ({})",
+                one_line(&r.table),
+                one_line(&r.column),
+                one_line(&r.constraint)
+            )?;
+        }
+        writeln!(out, "--   new default: {}", plan.default_note)?;
+        writeln!(out, "BEGIN;\n{};", plan.map_sql)?;
+        writeln!(
+            out,
+            "-- COPY uuidforge_keymap (old, new): one row per key, computed by uuidforge"
+        )?;
+        for statement in &plan.statements {
+            writeln!(out, "{statement};")?;
+        }
+        writeln!(
+            out,
+            "-- verify (every count 0, else rollback):\n{};\nCOMMIT;",
+            plan.verify_sql
+        )?;
+        out.flush()?;
+    }
+    let mut backup = None;
+    let mut checks = Vec::new();
+    let mut rows = 0;
+    if args.change.apply {
+        let snapshot = session.snapshot().await.map_err(db_error)?;
+        let key_file = args.key_file.clone().unwrap_or_else(|| {
+            let table: String = args
+                .table
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect();
+            std::path::PathBuf::from(format!(
+                "uuidforge-migrate-{}-{table}.key",
+                snapshot.database
+            ))
+        });
+        let secret = migration_secret(&key_file)?;
+        let plan_backup = BackupRequest {
+            file: args.change.backup.clone(),
+            database: &snapshot.database,
+            relations: &plan.backup,
+            schema_only: false,
+        };
+        backup = Some(back_up(config, plan_backup, args.change.json, &mut out)?);
+        (checks, rows) = exec::migrate_key_apply(config, &args.table, &options, &plan, &secret)
+            .await
+            .map_err(db_error)?;
+        if !args.change.json {
+            writeln!(out, "-- applied: {rows} rows given a UUIDv7 key; verified:")?;
+            for check in &checks {
+                writeln!(out, "--   {}", one_line(check))?;
+            }
+        }
+    } else if !args.change.json {
+        writeln!(out, "\n-- nothing was changed: run again with --apply")?;
+    }
+    if args.change.json {
+        return print_json(
+            &mut out,
+            &serde_json::json!({
+                "table": plan.table,
+                "key": plan.key,
+                "key_type": plan.key_type,
+                "old_name": plan.old_name,
+                "references": plan.references,
+                "statements": plan.statements,
+                "default": plan.default_note,
+                "applied": args.change.apply,
+                "rows": rows,
+                "backup": backup,
+                "verified": checks,
             }),
         );
     }

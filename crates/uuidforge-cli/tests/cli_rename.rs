@@ -270,25 +270,12 @@ fn a_killed_apply_changes_nothing() {
     // Another session reads invoices (a lock the backup shares but a
     // rename waits for): the rename of orders goes through, then the
     // transaction waits on invoices, and is killed there.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let holder = runtime.block_on(async {
-        let (client, conn) =
-            tokio_postgres::connect(&common::admin_url(&db), tokio_postgres::NoTls)
-                .await
-                .unwrap();
-        tokio::spawn(conn);
-        client
-            .batch_execute("BEGIN; LOCK TABLE invoices IN ACCESS SHARE MODE")
-            .await
-            .unwrap();
-        client
-    });
     let dir = scratch("kill");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("uuidforge"))
-        .args([
+    common::kill_while_waiting_on(
+        &db,
+        "invoices",
+        &dir,
+        &[
             "db",
             "--db",
             &url(&db),
@@ -298,40 +285,9 @@ fn a_killed_apply_changes_nothing() {
             "--related",
             "--apply",
             "--backup",
-        ])
-        .arg(dir.join("b.dump"))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    // Wait until the change is blocked on the lock, then kill -9.
-    let waiting = "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'ALTER TABLE%invoices%'";
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while admin_sql(&db, waiting) != "1" {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the rename never waited on the lock"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
-    runtime.block_on(async { holder.batch_execute("ROLLBACK").await.unwrap() });
-    drop(holder);
-    // The orphaned backend ends (its lock wait times out or its socket is
-    // found closed); nothing it did is visible.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while admin_sql(
-        &db,
-        "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'ALTER TABLE%'",
-    ) != "0"
-    {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the killed change never ended"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+            "b.dump",
+        ],
+    );
     assert_eq!(admin_sql(&db, NAMES), before);
 }
 

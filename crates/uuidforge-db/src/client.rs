@@ -362,6 +362,60 @@ impl Change {
             .map_err(|e| DbError::new(sql.to_string(), e))
     }
 
+    /// The rows of `sql` as (text, bigint) pairs (the old keys and their
+    /// times, for a migration).
+    pub async fn text_and_times(&self, sql: &str) -> Result<Vec<(String, Option<i64>)>, DbError> {
+        let rows = self
+            .client
+            .query(sql, &[])
+            .await
+            .map_err(|e| DbError::new("read the keys", e))?;
+        Ok(rows
+            .iter()
+            .map(|r| (r.get::<_, Option<String>>(0).unwrap_or_default(), r.get(1)))
+            .collect())
+    }
+
+    /// The first column of `sql`'s one row, as text.
+    pub async fn one_text(&self, sql: &str, context: &str) -> Result<String, DbError> {
+        let row = self
+            .client
+            .query_one(sql, &[])
+            .await
+            .map_err(|e| DbError::new(context, e))?;
+        Ok(row.get::<_, Option<String>>(0).unwrap_or_default())
+    }
+
+    /// Fills the migration's key map (`uuidforge_keymap (old, new)`) by
+    /// binary COPY.
+    pub async fn copy_key_map(
+        &self,
+        old: &[(String, Option<i64>)],
+        new: &[uuid::Uuid],
+    ) -> Result<(), DbError> {
+        use tokio_postgres::binary_copy::BinaryCopyInWriter;
+        use tokio_postgres::types::Type;
+        let sink = self
+            .client
+            .copy_in("COPY uuidforge_keymap (old, new) FROM STDIN (FORMAT binary)")
+            .await
+            .map_err(|e| DbError::new("copy the key map", e))?;
+        let writer = BinaryCopyInWriter::new(sink, &[Type::TEXT, Type::UUID]);
+        pin_mut!(writer);
+        for ((key, _), uuid) in old.iter().zip(new) {
+            writer
+                .as_mut()
+                .write(&[key, uuid])
+                .await
+                .map_err(|e| DbError::new("copy the key map", e))?;
+        }
+        writer
+            .finish()
+            .await
+            .map_err(|e| DbError::new("copy the key map", e))?;
+        Ok(())
+    }
+
     /// Commits.
     pub async fn commit(self) -> Result<(), DbError> {
         self.client

@@ -383,3 +383,61 @@ pub async fn rename_apply(
     change.commit().await?;
     Ok(checks)
 }
+
+/// D1: the migration plan (read-only).
+pub async fn migrate_key_plan(
+    session: &ReadOnly,
+    table: &str,
+    options: &crate::migrate::MigrateOptions,
+) -> Result<crate::migrate::MigratePlan, DbError> {
+    let snapshot = session.snapshot().await?;
+    crate::migrate::plan(&snapshot, table, options).map_err(|m| DbError::invalid("migrate-key", m))
+}
+
+/// D1: runs `expected` in one transaction — planned again inside it (a
+/// database changed since the plan was printed is refused, unchanged) —
+/// with new keys from `secret`, and commits only when every check holds.
+/// Returns the checks and the number of rows given a new key.
+pub async fn migrate_key_apply(
+    config: &Config,
+    table: &str,
+    options: &crate::migrate::MigrateOptions,
+    expected: &crate::migrate::MigratePlan,
+    secret: &[u8],
+) -> Result<(Vec<String>, usize), DbError> {
+    let change = crate::client::Change::begin(config).await?;
+    let snapshot = change.snapshot().await?;
+    let plan = crate::migrate::plan(&snapshot, table, options)
+        .map_err(|m| DbError::invalid("migrate-key", m))?;
+    if plan.statements != expected.statements {
+        return Err(DbError::invalid(
+            "migrate-key",
+            "the database changed since the plan was printed (nothing was changed: plan again)",
+        ));
+    }
+    let rows = change.text_and_times(&plan.read_keys_sql).await?;
+    let keys = crate::migrate::new_keys(&rows, options.order_by.is_some(), secret)
+        .map_err(|m| DbError::invalid("migrate-key", m))?;
+    change.execute(&plan.map_sql).await?;
+    change.copy_key_map(&rows, &keys).await?;
+    for statement in &plan.statements {
+        change.execute(statement).await?;
+    }
+    let json = change
+        .one_text(&plan.verify_sql, "verify the migration")
+        .await?;
+    let (failed, checks) = crate::migrate::verification(&json).map_err(|message| DbError {
+        context: "verify the migration".into(),
+        message,
+        code: None,
+    })?;
+    if !failed.is_empty() {
+        return Err(DbError {
+            context: "verify the migration (nothing was changed)".into(),
+            message: failed.join("; "),
+            code: None,
+        });
+    }
+    change.commit().await?;
+    Ok((checks, rows.len()))
+}

@@ -14,6 +14,7 @@
 //! | [`find`] | D5: a UUID anywhere: probes, scans, hits with JSON paths |
 //! | [`related`] | D6: columns carrying the same key (keys, views, names, values) |
 //! | [`rename`] | D6: rename a key's columns together, with an undo script |
+//! | [`migrate`] | D1: a primary key and its references moved to UUIDv7, order kept |
 //! | [`discover`], [`diagram`] | D13: keys from the data, adoption DDL, ER diagram |
 //! | [`pages`] | D5 in the extension: candidate rows read from heap pages |
 //!
@@ -28,6 +29,7 @@ pub mod diagram;
 pub mod discover;
 pub mod find;
 pub mod ident;
+pub mod migrate;
 pub mod pages;
 pub mod plan;
 pub mod related;

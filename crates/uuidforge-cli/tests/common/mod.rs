@@ -114,10 +114,10 @@ pub fn admin_sql(db: &str, sql: &str) -> String {
             .await
             .expect("run scripts/pg-setup.sh");
         tokio::spawn(conn);
-        let messages = client
-            .simple_query(sql)
-            .await
-            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        let messages = client.simple_query(sql).await.unwrap_or_else(|e| {
+            let detail = e.as_db_error().map(|d| d.message().to_string());
+            panic!("{sql}: {e} {detail:?}")
+        });
         messages
             .iter()
             .filter_map(|m| match m {
@@ -129,4 +129,57 @@ pub fn admin_sql(db: &str, sql: &str) -> String {
             .next_back()
             .unwrap_or_default()
     })
+}
+
+/// Runs `uuidforge args` (in `dir`) while another session reads `table`
+/// (a lock a backup shares and an `ALTER TABLE` waits for), kills it with
+/// SIGKILL once its transaction waits on that lock, lets the lock go and
+/// waits until the orphaned backend has ended.
+pub fn kill_while_waiting_on(db: &str, table: &str, dir: &std::path::Path, args: &[&str]) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let holder = runtime.block_on(async {
+        let (client, conn) = tokio_postgres::connect(&admin_url(db), tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        client
+            .batch_execute(&format!("BEGIN; LOCK TABLE {table} IN ACCESS SHARE MODE"))
+            .await
+            .unwrap();
+        client
+    });
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("uuidforge"))
+        .current_dir(dir)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let waiting = format!(
+        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'ALTER TABLE%{table}%'"
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while admin_sql(db, &waiting) != "1" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the change never waited on the lock"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    runtime.block_on(async { holder.batch_execute("ROLLBACK").await.unwrap() });
+    drop(holder);
+    let busy = "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND (query LIKE 'ALTER TABLE%' OR query LIKE 'UPDATE%') AND state <> 'idle'";
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while admin_sql(db, busy) != "0" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the killed change never ended"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
 }

@@ -1,0 +1,287 @@
+//! `uuidforge db migrate-key` as a process against the real PostgreSQL
+//! server: the plan changes nothing; --apply backs up, moves the key and
+//! every reference to UUIDv7 in one transaction, keeps order and old
+//! values, verifies; the same key file gives the same keys; kill -9
+//! mid-transaction changes nothing; bad input is refused.
+
+mod common;
+
+use common::{admin_sql, fresh_database, uuidforge};
+use predicates::prelude::*;
+
+const SCHEMA: &str = r#"
+CREATE TABLE customers (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, name text,
+                        created_at timestamptz NOT NULL, parent_id bigint REFERENCES customers (id));
+CREATE TABLE orders (id serial PRIMARY KEY,
+                     customer_id bigint NOT NULL REFERENCES customers (id) ON DELETE CASCADE);
+CREATE INDEX orders_customer_id_idx ON orders (customer_id);
+CREATE TABLE referrals (id int PRIMARY KEY,
+                        customer_id bigint REFERENCES customers (id) DEFERRABLE INITIALLY DEFERRED,
+                        referred_by bigint REFERENCES customers (id) ON DELETE SET NULL ON UPDATE RESTRICT);
+CREATE TABLE "Zeilen" ("Kunde" bigint REFERENCES customers (id), n int, PRIMARY KEY ("Kunde", n));
+INSERT INTO customers (name, created_at)
+  SELECT 'c' || g, timestamptz '2024-01-01' + ((g * 7919) % 300) * interval '1 hour' FROM generate_series(1, 300) g;
+UPDATE customers SET parent_id = id - 1 WHERE id % 3 = 0;
+INSERT INTO orders (customer_id) SELECT 1 + (g * 37) % 300 FROM generate_series(1, 900) g;
+INSERT INTO referrals SELECT g, 1 + g % 300, CASE WHEN g % 2 = 0 THEN 1 + (g * 5) % 300 END FROM generate_series(1, 200) g;
+INSERT INTO "Zeilen" SELECT 1 + g % 300, g FROM generate_series(1, 400) g;
+"#;
+
+fn url(db: &str) -> String {
+    format!("postgres://uuidforge:uuidforge@127.0.0.1:5432/{db}")
+}
+
+fn scratch(tag: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("uf_migrate_{tag}_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn migrate(db: &str, dir: &std::path::Path) -> assert_cmd::Command {
+    let mut c = uuidforge();
+    c.env_remove("UUIDFORGE_DB")
+        .current_dir(dir)
+        .args(["db", "--db", &url(db), "migrate-key"]);
+    c
+}
+
+fn fixture(tag: &str) -> String {
+    let db = fresh_database(tag, SCHEMA);
+    admin_sql(&db, "CREATE EXTENSION uuidforge");
+    db
+}
+
+/// Every count must be zero after a migration.
+const CHECKS: &str = "SELECT concat_ws(' ',
+  (SELECT count(*) FROM (SELECT id < lag(id) OVER (ORDER BY id_old) AS inv FROM customers) o WHERE inv),
+  (SELECT count(*) FROM orders o JOIN customers c ON c.id_old = o.customer_id_old WHERE c.id <> o.customer_id),
+  (SELECT count(*) FROM referrals r JOIN customers c ON c.id_old = r.referred_by_old WHERE c.id <> r.referred_by),
+  (SELECT count(*) FROM referrals WHERE (referred_by IS NULL) <> (referred_by_old IS NULL)),
+  (SELECT count(*) FROM customers p JOIN customers c ON c.parent_id_old = p.id_old WHERE c.parent_id <> p.id),
+  (SELECT count(*) FROM \"Zeilen\" z JOIN customers c ON c.id_old = z.\"Kunde_old\" WHERE c.id <> z.\"Kunde\"),
+  (SELECT count(*) FROM customers WHERE uuid_extract_version(id) <> 7))";
+
+#[test]
+fn the_plan_changes_nothing_and_apply_moves_every_reference() {
+    let db = fixture("migrate_apply");
+    let dir = scratch("apply");
+    let before = admin_sql(&db, "SELECT count(*) FROM customers");
+    let out = migrate(&db, &dir)
+        .args(["customers", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let plan: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let references = plan["references"].to_string();
+    for column in ["customer_id", "referred_by", "parent_id", "Kunde"] {
+        assert!(references.contains(column), "{column} in {references}");
+    }
+    assert_eq!(plan["applied"], false);
+    assert_eq!(
+        admin_sql(&db, "SELECT format_type(atttypid, NULL) FROM pg_attribute WHERE attrelid = 'customers'::regclass AND attname = 'id'"),
+        "bigint",
+        "a plan changes nothing"
+    );
+    let out = migrate(&db, &dir)
+        .args(["customers", "--apply", "--json", "--backup", "before.dump"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let report: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(report["rows"], 300);
+    assert!(
+        report["verified"]
+            .to_string()
+            .contains("rows out of order: 0"),
+        "{report}"
+    );
+    assert!(dir.join("before.dump").exists());
+    let key_file =
+        std::fs::metadata(dir.join(format!("uuidforge-migrate-{db}-customers.key"))).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(key_file.permissions().mode() & 0o777, 0o600);
+    assert_eq!(key_file.len(), 32);
+    // Order, references, old values, v7: every check 0.
+    assert_eq!(admin_sql(&db, CHECKS), "0 0 0 0 0 0 0");
+    assert_eq!(admin_sql(&db, "SELECT count(*) FROM customers"), before);
+    // Keys, actions and deferrability kept; the reference's index and the
+    // referencing table's own key moved to the new column.
+    let constraints = admin_sql(
+        &db,
+        "SELECT string_agg(format('%s:%s:%s:%s:%s', conname, contype, confdeltype, confupdtype, condeferred), ' ' ORDER BY conname)
+           FROM pg_constraint WHERE connamespace = 'public'::regnamespace",
+    );
+    for expected in [
+        "orders_customer_id_fkey:f:c:a:f",
+        "referrals_customer_id_fkey:f:a:a:t",
+        "referrals_referred_by_fkey:f:n:r:f",
+        "customers_pkey:p",
+        "Zeilen_pkey:p",
+    ] {
+        assert!(
+            constraints.contains(expected),
+            "{expected} in {constraints}"
+        );
+    }
+    assert_eq!(
+        admin_sql(
+            &db,
+            "SELECT pg_get_indexdef('orders_customer_id_idx'::regclass)"
+        ),
+        "CREATE INDEX orders_customer_id_idx ON public.orders USING btree (customer_id)"
+    );
+    assert!(admin_sql(
+        &db,
+        "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 'Zeilen_pkey'"
+    )
+    .contains(r#"("Kunde", n)"#));
+    // The identity is gone, the default is the extension's uuidv7().
+    assert_eq!(
+        admin_sql(
+            &db,
+            "SELECT count(*) FROM pg_sequences WHERE sequencename LIKE 'customers%'"
+        ),
+        "0"
+    );
+    let fresh = admin_sql(&db, "INSERT INTO customers (name, created_at) VALUES ('new', now()) RETURNING uuid_extract_version(id)");
+    assert_eq!(fresh, "7");
+    // The new keys are the old order's: a second identical database with the
+    // same key file gets the same keys.
+    let twin = fixture("migrate_twin");
+    migrate(&twin, &dir)
+        .args([
+            "customers",
+            "--apply",
+            "--backup",
+            "twin.dump",
+            "--key-file",
+        ])
+        .arg(dir.join(format!("uuidforge-migrate-{db}-customers.key")))
+        .assert()
+        .success();
+    let keys = "SELECT md5(string_agg(id::text, ',' ORDER BY id_old)) FROM customers WHERE id_old IS NOT NULL";
+    assert_eq!(admin_sql(&db, keys), admin_sql(&twin, keys));
+    // Migrated already: a uuid key is planned again only with a new old name.
+    migrate(&db, &dir)
+        .args(["customers"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("keep-old").and(predicate::str::contains("id_old")));
+}
+
+#[test]
+fn order_by_a_time_column() {
+    let db = fixture("migrate_time");
+    let dir = scratch("time");
+    migrate(&db, &dir)
+        .args([
+            "customers",
+            "--order-by",
+            "created_at",
+            "--apply",
+            "--backup",
+            "b.dump",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("time from created_at"));
+    assert_eq!(
+        admin_sql(&db, "SELECT count(*) FROM (SELECT created_at < lag(created_at) OVER (ORDER BY id) AS inv FROM customers) o WHERE inv"),
+        "0"
+    );
+    assert_eq!(
+        admin_sql(&db, "SELECT count(*) FROM customers WHERE date_trunc('milliseconds', created_at) <> uuid_extract_timestamp(id)"),
+        "0"
+    );
+}
+
+#[test]
+fn a_killed_migration_changes_nothing() {
+    let db = fixture("migrate_kill");
+    let dir = scratch("kill");
+    common::kill_while_waiting_on(
+        &db,
+        "referrals",
+        &dir,
+        &[
+            "db",
+            "--db",
+            &url(&db),
+            "migrate-key",
+            "customers",
+            "--apply",
+            "--backup",
+            "b.dump",
+        ],
+    );
+    assert_eq!(
+        admin_sql(&db, "SELECT string_agg(format_type(atttypid, NULL), ',' ORDER BY attnum) FROM pg_attribute WHERE attrelid = 'customers'::regclass AND attnum > 0 AND NOT attisdropped"),
+        "bigint,text,timestamp with time zone,bigint"
+    );
+    assert_eq!(
+        admin_sql(
+            &db,
+            "SELECT count(*) FROM orders o JOIN customers c ON c.id = o.customer_id"
+        ),
+        "900"
+    );
+}
+
+#[test]
+fn bad_input_is_refused_with_the_field_and_value() {
+    let db = fixture("migrate_bad");
+    admin_sql(
+        &db,
+        "SET ROLE uuidforge; CREATE TABLE keyless (x int); CREATE TABLE pair (a int, b int, PRIMARY KEY (a, b));
+         CREATE TABLE tags (code text PRIMARY KEY); CREATE TABLE tagged (code text REFERENCES tags, n int);
+         INSERT INTO tags VALUES ('b'), ('a'), ('c'); INSERT INTO tagged VALUES ('a', 1), ('c', 2);",
+    );
+    let dir = scratch("bad");
+    migrate(&db, &dir)
+        .args(["keyless"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no primary key"));
+    migrate(&db, &dir)
+        .args(["pair"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("2 columns"));
+    migrate(&db, &dir)
+        .args(["customers", "--order-by", "name"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("order-by").and(predicate::str::contains("text")));
+    migrate(&db, &dir)
+        .args(["customers", "--order-by", "nope"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("'nope'"));
+    std::fs::write(dir.join("short.key"), b"too short").unwrap();
+    migrate(&db, &dir)
+        .args(["tags", "--apply", "--key-file", "short.key"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("key-file").and(predicate::str::contains("expected 32")));
+    // A text key: its order (the collation's) is kept.
+    migrate(&db, &dir)
+        .args(["tags", "--apply", "--backup", "tags.dump"])
+        .assert()
+        .success();
+    assert_eq!(
+        admin_sql(
+            &db,
+            "SELECT string_agg(code_old, '' ORDER BY code) FROM tags"
+        ),
+        "abc"
+    );
+    assert_eq!(
+        admin_sql(&db, "SELECT count(*) FROM tagged t JOIN tags g ON g.code = t.code AND g.code_old = t.code_old"),
+        "2"
+    );
+}

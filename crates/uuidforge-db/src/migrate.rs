@@ -1,0 +1,566 @@
+//! D1: migrate a table's primary key to UUIDv7, with every foreign key
+//! that references it, in one transaction.
+//!
+//! The new keys are computed by the library (E8, [`uuidforge::generator::v7_from`],
+//! keyed): from the `--order-by` column's time, or — without it — from
+//! times synthesized one millisecond apart in the old key order, so the new
+//! order equals the old one exactly. They reach the database as a
+//! temporary map (old key as text → new UUID) and the plan runs:
+//!
+//! 1. a new `uuid` column on the table and on each referencing table,
+//!    filled through the map;
+//! 2. the referencing foreign keys and the primary key dropped, the
+//!    identity or serial default dropped (its sequence too);
+//! 3. `k` renamed `k_old` (kept, with a unique index), the new column
+//!    renamed `k`; the same on each referencing column;
+//! 4. `NOT NULL` and the primary key on the new column, the default
+//!    `uuidv7()` when the extension is installed, single-column indexes of
+//!    the referencing columns made again on the new columns, the foreign
+//!    keys made again with their actions and deferrability;
+//! 5. verification before commit ([`MigratePlan::verify_sql`]): row counts,
+//!    1:1 old and new values, references resolved, order kept.
+
+use crate::catalog::{Constraint, RelKind, Relation, Snapshot};
+use crate::ident::{quote_ident, quote_literal};
+use serde::Serialize;
+
+/// What to migrate.
+#[derive(Debug, Clone, Default)]
+pub struct MigrateOptions {
+    /// A column whose time orders the new keys (`created_at`); without it,
+    /// the old key order.
+    pub order_by: Option<String>,
+    /// The name kept for the old values (default `<key>_old`).
+    pub keep_old: Option<String>,
+}
+
+/// A referencing column to rewrite.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Reference {
+    /// `schema.table`, quoted.
+    pub table: String,
+    /// The column.
+    pub column: String,
+    /// The foreign key.
+    pub constraint: String,
+}
+
+/// The plan of a migration.
+#[derive(Debug, Clone, Serialize)]
+pub struct MigratePlan {
+    /// `schema.table`, quoted.
+    pub table: String,
+    /// The key column.
+    pub key: String,
+    /// Its type before.
+    pub key_type: String,
+    /// Where the old values are kept.
+    pub old_name: String,
+    /// The referencing columns.
+    pub references: Vec<Reference>,
+    /// Reads the old keys in the new order: rows of (old key as text,
+    /// Unix milliseconds or NULL).
+    pub read_keys_sql: String,
+    /// Creates the temporary map (`uuidforge_keymap (old text, new uuid)`),
+    /// filled by COPY before `statements` run.
+    pub map_sql: String,
+    /// The statements, in order.
+    pub statements: Vec<String>,
+    /// Checks after the statements: one row of named counts that must all
+    /// be zero, as JSON text.
+    pub verify_sql: String,
+    /// What the key's default becomes, for the report.
+    pub default_note: String,
+    /// Relations to back up (quoted qualified names).
+    pub backup: Vec<String>,
+}
+
+/// Key types the migration reads.
+const KEY_TYPES: [&str; 5] = ["smallint", "integer", "bigint", "text", "uuid"];
+
+fn key_type_supported(type_name: &str) -> bool {
+    KEY_TYPES.contains(&type_name)
+        || type_name.starts_with("character varying")
+        || type_name.starts_with("character(")
+        || type_name == "character"
+}
+
+fn fk_clause(fk: &Constraint, column: &str, table: &str, key: &str) -> String {
+    let action = |code: &str| match code {
+        "r" => "RESTRICT",
+        "c" => "CASCADE",
+        "n" => "SET NULL",
+        "d" => "SET DEFAULT",
+        _ => "NO ACTION",
+    };
+    let mut clause = format!(
+        "FOREIGN KEY ({}) REFERENCES {table} ({}) ON UPDATE {} ON DELETE {}",
+        quote_ident(column),
+        quote_ident(key),
+        action(&fk.on_update),
+        action(&fk.on_delete)
+    );
+    if fk.deferrable {
+        clause.push_str(if fk.deferred {
+            " DEFERRABLE INITIALLY DEFERRED"
+        } else {
+            " DEFERRABLE INITIALLY IMMEDIATE"
+        });
+    }
+    clause
+}
+
+/// Plans migrating `table`'s primary key. Errors name the argument, the
+/// value and what was expected.
+pub fn plan(
+    snapshot: &Snapshot,
+    table: &str,
+    options: &MigrateOptions,
+) -> Result<MigratePlan, String> {
+    let relation = snapshot.find_relation(table)?;
+    if relation.kind != RelKind::Table || relation.is_partition {
+        return Err(format!(
+            "table: {} is a {} (expected an ordinary table; partitioned tables are not migrated yet)",
+            relation.display_name(),
+            relation.kind.name()
+        ));
+    }
+    let pk = snapshot.primary_key(relation.oid).ok_or_else(|| {
+        format!(
+            "table: {} has no primary key (expected one of one column)",
+            relation.display_name()
+        )
+    })?;
+    let [key_num] = pk.columns[..] else {
+        return Err(format!(
+            "table: the primary key of {} has {} columns (expected one)",
+            relation.display_name(),
+            pk.columns.len()
+        ));
+    };
+    let key = relation
+        .column(key_num)
+        .ok_or("table: key column not found")?;
+    if !key_type_supported(&key.type_name) {
+        return Err(format!(
+            "table: key {}.{} is {} (expected smallint, integer, bigint, text, varchar, char or uuid)",
+            relation.display_name(),
+            key.name,
+            key.type_name
+        ));
+    }
+    let old_name = options
+        .keep_old
+        .clone()
+        .unwrap_or_else(|| format!("{}_old", key.name));
+    if old_name.is_empty() || old_name.len() > 63 || relation.column_named(&old_name).is_some() {
+        return Err(format!(
+            "keep-old: '{old_name}' is taken or not a column name (expected a free name of 1 to 63 bytes)"
+        ));
+    }
+    let order_column = match &options.order_by {
+        Some(name) => {
+            let c = relation.column_named(name).ok_or_else(|| {
+                format!(
+                    "order-by: {} has no column '{name}' (expected a timestamp or date column)",
+                    relation.display_name()
+                )
+            })?;
+            if !(c.type_name.starts_with("timestamp") || c.type_name == "date") {
+                return Err(format!(
+                    "order-by: {}.{name} is {} (expected timestamp, timestamptz or date)",
+                    relation.display_name(),
+                    c.type_name
+                ));
+            }
+            Some(c.name.clone())
+        }
+        None => None,
+    };
+
+    // Foreign keys referencing the table.
+    let mut references = Vec::new();
+    let mut children: Vec<(&Relation, &Constraint, String)> = Vec::new();
+    for fk in snapshot
+        .foreign_keys()
+        .filter(|fk| fk.ref_table == relation.oid)
+    {
+        let child = snapshot
+            .relation(fk.table)
+            .ok_or("foreign key: table not found")?;
+        let refs = fk.ref_columns.clone().unwrap_or_default();
+        if fk.columns.len() != 1 || refs != [key_num] {
+            return Err(format!(
+                "table: foreign key {} of {} references {} columns of {} (only single-column foreign keys to the primary key are migrated yet)",
+                fk.name,
+                child.display_name(),
+                refs.len(),
+                relation.display_name()
+            ));
+        }
+        if child.kind != RelKind::Table || child.is_partition {
+            return Err(format!(
+                "table: {} referencing it is a {} (expected an ordinary table)",
+                child.display_name(),
+                child.kind.name()
+            ));
+        }
+        let column = child
+            .column(fk.columns[0])
+            .ok_or("foreign key: column not found")?
+            .name
+            .clone();
+        let kept = format!("{column}_old");
+        if child.column_named(&kept).is_some() {
+            return Err(format!(
+                "table: {} already has a column '{kept}' (expected it free for the old references)",
+                child.display_name()
+            ));
+        }
+        references.push(Reference {
+            table: child.sql_name(),
+            column: column.clone(),
+            constraint: fk.name.clone(),
+        });
+        children.push((child, fk, column));
+    }
+    // Views over the columns would go on showing the old values.
+    let sources = snapshot.view_sources();
+    let mut watched = vec![(relation.oid, key_num)];
+    watched.extend(children.iter().map(|(c, fk, _)| (c.oid, fk.columns[0])));
+    let mut views: Vec<String> = sources
+        .iter()
+        .filter(|(_, s)| watched.contains(&(s.relation, s.column)))
+        .filter_map(|(v, _)| snapshot.relation(v.relation).map(|r| r.display_name()))
+        .collect();
+    views.sort();
+    views.dedup();
+    if !views.is_empty() {
+        return Err(format!(
+            "table: views show the key or its references ({}); drop them first and make them again after (views are not recreated yet)",
+            views.join(", ")
+        ));
+    }
+
+    let t = relation.sql_name();
+    let k = quote_ident(&key.name);
+    let new_col = |name: &str| quote_ident(&format!("{name}_uuidforge_new"));
+    let kn = new_col(&key.name);
+    let old = quote_ident(&old_name);
+    // Qualified in ORDER BY: a bare name would sort by the output column
+    // of that name, the key as text (1, 10, 100, 2, …).
+    let read_keys_sql = match &order_column {
+        Some(o) => format!(
+            "SELECT x.{k}::text AS old_key, (extract(epoch FROM x.{o}) * 1000)::int8 AS unix_ms FROM {t} x ORDER BY x.{o}, x.{k}",
+            o = quote_ident(o)
+        ),
+        None => format!("SELECT x.{k}::text AS old_key, NULL::int8 AS unix_ms FROM {t} x ORDER BY x.{k}"),
+    };
+    let map_sql = "CREATE TEMP TABLE uuidforge_keymap (old text PRIMARY KEY, new uuid NOT NULL UNIQUE) ON COMMIT DROP".to_string();
+    let mut s = Vec::new();
+    // Deferred foreign key checks would leave events pending, and a table
+    // with pending events cannot be altered: check as rows change.
+    s.push("SET CONSTRAINTS ALL IMMEDIATE".to_string());
+    s.push(format!("ALTER TABLE {t} ADD COLUMN {kn} uuid"));
+    s.push(format!(
+        "UPDATE {t} AS x SET {kn} = m.new FROM uuidforge_keymap m WHERE m.old = x.{k}::text"
+    ));
+    for (child, _, column) in &children {
+        let c = quote_ident(column);
+        let cn = new_col(column);
+        let ct = child.sql_name();
+        s.push(format!("ALTER TABLE {ct} ADD COLUMN {cn} uuid"));
+        s.push(format!(
+            "UPDATE {ct} AS x SET {cn} = m.new FROM uuidforge_keymap m WHERE m.old = x.{c}::text"
+        ));
+    }
+    for (child, fk, _) in &children {
+        s.push(format!(
+            "ALTER TABLE {} DROP CONSTRAINT {}",
+            child.sql_name(),
+            quote_ident(&fk.name)
+        ));
+    }
+    // A referencing table's own primary key or unique constraints over the
+    // reference move to the new column: dropped here, made again below.
+    let mut child_keys: Vec<(&Relation, &Constraint)> = Vec::new();
+    for (child, fk, _) in &children {
+        for c in snapshot.constraints.iter().filter(|c| {
+            c.table == child.oid
+                && matches!(c.kind.as_str(), "p" | "u")
+                && c.columns.contains(&fk.columns[0])
+        }) {
+            if c.table == relation.oid && c.name == pk.name {
+                continue;
+            }
+            if let Some(user) = snapshot.foreign_keys().find(|f| {
+                f.ref_table == child.oid
+                    && f.ref_columns
+                        .as_ref()
+                        .is_some_and(|r| r.contains(&fk.columns[0]))
+            }) {
+                return Err(format!(
+                    "table: {} of {} covers a reference and is itself referenced by {} (not migrated yet)",
+                    c.name, child.display_name(), user.name
+                ));
+            }
+            s.push(format!(
+                "ALTER TABLE {} DROP CONSTRAINT {}",
+                child.sql_name(),
+                quote_ident(&c.name)
+            ));
+            child_keys.push((child, c));
+        }
+    }
+    s.push(format!(
+        "ALTER TABLE {t} DROP CONSTRAINT {}",
+        quote_ident(&pk.name)
+    ));
+    // Identity or serial: the default goes, and its sequence with it.
+    s.push(format!(
+        "ALTER TABLE {t} ALTER COLUMN {k} DROP IDENTITY IF EXISTS"
+    ));
+    s.push(format!("ALTER TABLE {t} ALTER COLUMN {k} DROP DEFAULT"));
+    s.push(format!(
+        "DO $uuidforge$ DECLARE s text := pg_get_serial_sequence({}, {}); BEGIN IF s IS NOT NULL THEN EXECUTE 'DROP SEQUENCE ' || s; END IF; END $uuidforge$",
+        quote_literal(&t),
+        quote_literal(&key.name)
+    ));
+    s.push(format!("ALTER TABLE {t} RENAME COLUMN {k} TO {old}"));
+    // Rows made from now on have no old key.
+    s.push(format!("ALTER TABLE {t} ALTER COLUMN {old} DROP NOT NULL"));
+    s.push(format!("ALTER TABLE {t} RENAME COLUMN {kn} TO {k}"));
+    s.push(format!("ALTER TABLE {t} ALTER COLUMN {k} SET NOT NULL"));
+    s.push(format!(
+        "ALTER TABLE {t} ADD CONSTRAINT {} PRIMARY KEY ({k})",
+        quote_ident(&pk.name)
+    ));
+    let old_index = format!("{}_{}_key", relation.name, old_name);
+    s.push(format!(
+        "CREATE UNIQUE INDEX {} ON {t} ({old})",
+        quote_ident(&truncate(&old_index))
+    ));
+    let default_note = match &snapshot.extension_schema {
+        Some(schema) => {
+            s.push(format!(
+                "ALTER TABLE {t} ALTER COLUMN {k} SET DEFAULT {}.uuidv7()",
+                quote_ident(schema)
+            ));
+            format!("{schema}.uuidv7() (the uuidforge extension)")
+        }
+        None => "none: the uuidforge extension is not installed; generate UUIDv7 keys in the application or install it and set DEFAULT uuidv7()".into(),
+    };
+    for (child, fk, column) in &children {
+        let ct = child.sql_name();
+        let c = quote_ident(column);
+        let cold = quote_ident(&format!("{column}_old"));
+        s.push(format!("ALTER TABLE {ct} RENAME COLUMN {c} TO {cold}"));
+        s.push(format!(
+            "ALTER TABLE {ct} RENAME COLUMN {} TO {c}",
+            new_col(column)
+        ));
+        if child.column(fk.columns[0]).is_some_and(|c| c.not_null) {
+            s.push(format!("ALTER TABLE {ct} ALTER COLUMN {c} SET NOT NULL"));
+            s.push(format!(
+                "ALTER TABLE {ct} ALTER COLUMN {cold} DROP NOT NULL"
+            ));
+        }
+        // Single-column indexes of the reference serve the new column.
+        for index in snapshot.indexes_of(child.oid) {
+            if index.keys == [fk.columns[0]]
+                && index.expressions.is_none()
+                && index.predicate.is_none()
+                && index.method == "btree"
+            {
+                let old_index = truncate(&format!("{}_old", index.name));
+                s.push(format!(
+                    "ALTER INDEX {} RENAME TO {}",
+                    crate::ident::qualified(&child.schema, &index.name),
+                    quote_ident(&old_index)
+                ));
+                s.push(format!(
+                    "CREATE {}INDEX {} ON {ct} ({c})",
+                    if index.unique { "UNIQUE " } else { "" },
+                    quote_ident(&index.name)
+                ));
+            }
+        }
+        s.push(format!(
+            "ALTER TABLE {ct} ADD CONSTRAINT {} {}",
+            quote_ident(&fk.name),
+            fk_clause(fk, column, &t, &key.name)
+        ));
+    }
+    for (child, c) in &child_keys {
+        let names: Vec<String> = c
+            .columns
+            .iter()
+            .filter_map(|&n| child.column(n))
+            .map(|col| quote_ident(&col.name))
+            .collect();
+        s.push(format!(
+            "ALTER TABLE {} ADD CONSTRAINT {} {} ({})",
+            child.sql_name(),
+            quote_ident(&c.name),
+            if c.kind == "p" {
+                "PRIMARY KEY"
+            } else {
+                "UNIQUE"
+            },
+            names.join(", ")
+        ));
+    }
+
+    // Checks: every count must be zero.
+    let mut checks = vec![
+        format!("'rows without a new key', (SELECT count(*) FROM {t} WHERE {k} IS NULL)"),
+        format!("'rows without their old key', (SELECT count(*) FROM {t} WHERE {old} IS NULL)"),
+        format!(
+            "'new keys not 1:1 with old keys', (SELECT count(*) - count(DISTINCT {k}) + count(*) - count(DISTINCT {old}) FROM {t})"
+        ),
+        format!(
+            "'new keys not from the map', (SELECT count(*) FROM {t} x LEFT JOIN uuidforge_keymap m ON m.old = x.{old}::text WHERE m.new IS DISTINCT FROM x.{k})"
+        ),
+    ];
+    let order = match &order_column {
+        Some(o) => format!("{}, {old}", quote_ident(o)),
+        None => old.clone(),
+    };
+    checks.push(format!(
+        "'rows out of order', (SELECT count(*) FROM (SELECT {k} < lag({k}) OVER (ORDER BY {order}) AS inverted FROM {t}) o WHERE inverted)"
+    ));
+    if order_column.is_some() {
+        // Time decides the order; rows of the same time may swap.
+        checks.pop();
+        checks.push(format!(
+            "'rows out of order', (SELECT count(*) FROM (SELECT {o} < lag({o}) OVER (ORDER BY {k}) AS inverted FROM {t}) o WHERE inverted)",
+            o = quote_ident(order_column.as_deref().unwrap_or_default())
+        ));
+    }
+    for (child, _, column) in &children {
+        let ct = child.sql_name();
+        let c = quote_ident(column);
+        let cold = quote_ident(&format!("{column}_old"));
+        checks.push(format!(
+            "{}, (SELECT count(*) FROM {ct} x LEFT JOIN uuidforge_keymap m ON m.old = x.{cold}::text WHERE m.new IS DISTINCT FROM x.{c})",
+            quote_literal(&format!("references of {}.{column} not rewritten", child.display_name()))
+        ));
+    }
+    let verify_sql = format!("SELECT json_build_object({})::text", checks.join(", "));
+    let mut backup = vec![t.clone()];
+    for r in &references {
+        if !backup.contains(&r.table) {
+            backup.push(r.table.clone());
+        }
+    }
+    Ok(MigratePlan {
+        table: t,
+        key: key.name.clone(),
+        key_type: key.type_name.clone(),
+        old_name,
+        references,
+        read_keys_sql,
+        map_sql,
+        statements: s,
+        verify_sql,
+        default_note,
+        backup,
+    })
+}
+
+/// At most 63 bytes (PostgreSQL's limit), cut at a character boundary.
+fn truncate(name: &str) -> String {
+    let mut end = name.len().min(63);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    name[..end].to_string()
+}
+
+/// Where synthesized times start (2000-01-01T00:00:00Z): without
+/// `--order-by`, row `i` in the old key order gets this time plus `i`
+/// milliseconds, so a re-run gives the same keys.
+pub const SYNTHESIZED_EPOCH_MS: u64 = 946_684_800_000;
+
+/// The new key of each row, in the order `read_keys_sql` returned them:
+/// `v7_from(time, old key, secret)` with the row's time (or the
+/// synthesized one).
+pub fn new_keys(
+    rows: &[(String, Option<i64>)],
+    ordered: bool,
+    secret: &[u8],
+) -> Result<Vec<uuid::Uuid>, String> {
+    rows.iter()
+        .enumerate()
+        .map(|(i, (old, ms))| {
+            let ms = match (ordered, ms) {
+                (true, Some(ms)) => u64::try_from(*ms).map_err(|_| {
+                    format!("order-by: row with key '{old}' has a time before 1970 (expected 1970 to 10889)")
+                })?,
+                (true, None) => {
+                    return Err(format!(
+                        "order-by: row with key '{old}' has no time (expected a time in every row)"
+                    ))
+                }
+                (false, _) => SYNTHESIZED_EPOCH_MS + i as u64,
+            };
+            uuidforge::generator::v7_from(ms, old.as_bytes(), secret).map_err(|e| {
+                format!("order-by: row with key '{old}': {e}")
+            })
+        })
+        .collect()
+}
+
+/// Reads the verification row: the checks that failed (empty when all
+/// hold), and every check as `name: count`.
+pub fn verification(json: &str) -> Result<(Vec<String>, Vec<String>), String> {
+    let map: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(json).map_err(|e| format!("verification: {e}"))?;
+    let mut failed = Vec::new();
+    let mut all = Vec::new();
+    for (name, count) in map {
+        let n = count.as_i64().unwrap_or(-1);
+        all.push(format!("{name}: {n}"));
+        if n != 0 {
+            failed.push(format!("{name}: {n}"));
+        }
+    }
+    Ok((failed, all))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn synthesized_keys_keep_the_old_order_and_come_back_the_same() {
+        let rows: Vec<(String, Option<i64>)> = (1..=5000).map(|i| (i.to_string(), None)).collect();
+        let a = new_keys(&rows, false, b"secret").unwrap();
+        assert!(a.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(a, new_keys(&rows, false, b"secret").unwrap());
+        assert_ne!(a, new_keys(&rows, false, b"other").unwrap());
+        assert!(a.iter().all(|u| u.get_version_num() == 7));
+    }
+
+    #[test]
+    fn times_from_a_column_order_the_keys() {
+        let rows = vec![
+            ("b".to_string(), Some(1_000)),
+            ("a".to_string(), Some(2_000)),
+        ];
+        let keys = new_keys(&rows, true, b"s").unwrap();
+        assert!(keys[0] < keys[1]);
+        let err = new_keys(&[("x".into(), Some(-1))], true, b"s").unwrap_err();
+        assert!(err.contains("order-by") && err.contains("'x'"), "{err}");
+        let err = new_keys(&[("y".into(), None)], true, b"s").unwrap_err();
+        assert!(err.contains("no time") && err.contains("'y'"), "{err}");
+    }
+
+    #[test]
+    fn verification_names_what_failed() {
+        let (failed, all) =
+            verification(r#"{"rows out of order": 0, "new keys not from the map": 2}"#).unwrap();
+        assert_eq!(failed, vec!["new keys not from the map: 2"]);
+        assert_eq!(all.len(), 2);
+    }
+}
