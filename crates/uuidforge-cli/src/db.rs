@@ -780,6 +780,7 @@ async fn migrate_key(
     let mut backup = None;
     let mut checks = Vec::new();
     let mut rows = 0;
+    let mut outcome = None;
     if args.change.apply {
         let snapshot = session.snapshot().await.map_err(db_error)?;
         let key_file = args.key_file.clone().unwrap_or_else(|| {
@@ -801,11 +802,20 @@ async fn migrate_key(
             schema_only: false,
         };
         backup = Some(back_up(config, plan_backup, args.change.json, &mut out)?);
-        (checks, rows) = exec::migrate_key_apply(config, &args.table, &options, &plan, &secret)
+        let done = exec::migrate_key_apply(config, &args.table, &options, &plan, &secret)
             .await
             .map_err(db_error)?;
+        rows = done.rows;
+        checks = done.checks.clone();
+        outcome = Some(done);
         if !args.change.json {
-            writeln!(out, "-- applied: {rows} rows given a UUIDv7 key; verified:")?;
+            if let Some(o) = &outcome {
+                writeln!(
+                    out,
+                    "-- applied: {rows} rows given a UUIDv7 key in {:.2} s (keys {:.2} s, statements {:.2} s, checks {:.2} s); verified:",
+                    o.transaction_seconds, o.keys_seconds, o.statements_seconds, o.verify_seconds
+                )?;
+            }
             for check in &checks {
                 writeln!(out, "--   {}", one_line(check))?;
             }
@@ -828,6 +838,12 @@ async fn migrate_key(
                 "rows": rows,
                 "backup": backup,
                 "verified": checks,
+                "seconds": outcome.as_ref().map(|o| serde_json::json!({
+                    "transaction": o.transaction_seconds,
+                    "keys": o.keys_seconds,
+                    "statements": o.statements_seconds,
+                    "checks": o.verify_seconds,
+                })),
             }),
         );
     }

@@ -404,7 +404,8 @@ pub async fn migrate_key_apply(
     options: &crate::migrate::MigrateOptions,
     expected: &crate::migrate::MigratePlan,
     secret: &[u8],
-) -> Result<(Vec<String>, usize), DbError> {
+) -> Result<MigrateOutcome, DbError> {
+    let started = std::time::Instant::now();
     let change = crate::client::Change::begin(config).await?;
     let snapshot = change.snapshot().await?;
     let plan = crate::migrate::plan(&snapshot, table, options)
@@ -420,9 +421,11 @@ pub async fn migrate_key_apply(
         .map_err(|m| DbError::invalid("migrate-key", m))?;
     change.execute(&plan.map_sql).await?;
     change.copy_key_map(&rows, &keys).await?;
+    let keys_seconds = started.elapsed().as_secs_f64();
     for statement in &plan.statements {
         change.execute(statement).await?;
     }
+    let statements_seconds = started.elapsed().as_secs_f64() - keys_seconds;
     let json = change
         .one_text(&plan.verify_sql, "verify the migration")
         .await?;
@@ -438,6 +441,31 @@ pub async fn migrate_key_apply(
             code: None,
         });
     }
+    let verify_seconds = started.elapsed().as_secs_f64() - keys_seconds - statements_seconds;
     change.commit().await?;
-    Ok((checks, rows.len()))
+    Ok(MigrateOutcome {
+        checks,
+        rows: rows.len(),
+        keys_seconds,
+        statements_seconds,
+        verify_seconds,
+        transaction_seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// What a migration did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct MigrateOutcome {
+    /// The checks made before commit, each `name: 0`.
+    pub checks: Vec<String>,
+    /// Rows given a new key.
+    pub rows: usize,
+    /// Reading the old keys, computing and copying the new ones.
+    pub keys_seconds: f64,
+    /// Running the statements.
+    pub statements_seconds: f64,
+    /// Running the checks.
+    pub verify_seconds: f64,
+    /// The whole transaction, commit included.
+    pub transaction_seconds: f64,
 }

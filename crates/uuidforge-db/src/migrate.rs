@@ -75,6 +75,11 @@ pub struct MigratePlan {
     pub backup: Vec<String>,
 }
 
+/// Memory for the updates' joins and the index builds, for this
+/// transaction only (`SET LOCAL`).
+const WORK_MEM: &str = "256MB";
+const MAINTENANCE_WORK_MEM: &str = "512MB";
+
 /// Key types the migration reads.
 const KEY_TYPES: [&str; 5] = ["smallint", "integer", "bigint", "text", "uuid"];
 
@@ -261,17 +266,18 @@ pub fn plan(
     // Deferred foreign key checks would leave events pending, and a table
     // with pending events cannot be altered: check as rows change.
     s.push("SET CONSTRAINTS ALL IMMEDIATE".to_string());
-    s.push(format!("ALTER TABLE {t} ADD COLUMN {kn} uuid"));
+    // The joins of the updates and the index builds, in memory.
+    s.push(format!("SET LOCAL work_mem = {}", quote_literal(WORK_MEM)));
     s.push(format!(
-        "UPDATE {t} AS x SET {kn} = m.new FROM uuidforge_keymap m WHERE m.old = x.{k}::text"
+        "SET LOCAL maintenance_work_mem = {}",
+        quote_literal(MAINTENANCE_WORK_MEM)
     ));
+    s.push(format!("ALTER TABLE {t} ADD COLUMN {kn} uuid"));
     for (child, _, column) in &children {
-        let c = quote_ident(column);
-        let cn = new_col(column);
-        let ct = child.sql_name();
-        s.push(format!("ALTER TABLE {ct} ADD COLUMN {cn} uuid"));
         s.push(format!(
-            "UPDATE {ct} AS x SET {cn} = m.new FROM uuidforge_keymap m WHERE m.old = x.{c}::text"
+            "ALTER TABLE {} ADD COLUMN {} uuid",
+            child.sql_name(),
+            new_col(column)
         ));
     }
     for (child, fk, _) in &children {
@@ -312,10 +318,50 @@ pub fn plan(
             child_keys.push((child, c));
         }
     }
+    // Single-column indexes of a reference serve the new column: dropped
+    // before the updates (which would otherwise add an entry per row),
+    // built again at the end.
+    let constraint_names: Vec<&str> = snapshot
+        .constraints
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    let mut reference_indexes = Vec::new();
+    for (child, fk, column) in &children {
+        for index in snapshot.indexes_of(child.oid) {
+            if index.keys == [fk.columns[0]]
+                && index.expressions.is_none()
+                && index.predicate.is_none()
+                && index.method == "btree"
+                && !constraint_names.contains(&index.name.as_str())
+            {
+                s.push(format!(
+                    "DROP INDEX {}",
+                    crate::ident::qualified(&child.schema, &index.name)
+                ));
+                reference_indexes.push((child.sql_name(), column.clone(), index));
+            }
+        }
+    }
     s.push(format!(
         "ALTER TABLE {t} DROP CONSTRAINT {}",
         quote_ident(&pk.name)
     ));
+    // With no key or reference index left to maintain, each row is
+    // written once.
+    s.push(format!(
+        "UPDATE {t} AS x SET {kn} = m.new FROM uuidforge_keymap m WHERE m.old = x.{k}::text"
+    ));
+    for (child, _, column) in &children {
+        // Joined with the table's new column on the old key's own type
+        // (no text cast on millions of references).
+        s.push(format!(
+            "UPDATE {ct} AS x SET {cn} = p.{kn} FROM {t} p WHERE p.{k} = x.{c}",
+            ct = child.sql_name(),
+            cn = new_col(column),
+            c = quote_ident(column)
+        ));
+    }
     // Identity or serial: the default goes, and its sequence with it.
     s.push(format!(
         "ALTER TABLE {t} ALTER COLUMN {k} DROP IDENTITY IF EXISTS"
@@ -365,25 +411,15 @@ pub fn plan(
                 "ALTER TABLE {ct} ALTER COLUMN {cold} DROP NOT NULL"
             ));
         }
-        // Single-column indexes of the reference serve the new column.
-        for index in snapshot.indexes_of(child.oid) {
-            if index.keys == [fk.columns[0]]
-                && index.expressions.is_none()
-                && index.predicate.is_none()
-                && index.method == "btree"
-            {
-                let old_index = truncate(&format!("{}_old", index.name));
-                s.push(format!(
-                    "ALTER INDEX {} RENAME TO {}",
-                    crate::ident::qualified(&child.schema, &index.name),
-                    quote_ident(&old_index)
-                ));
-                s.push(format!(
-                    "CREATE {}INDEX {} ON {ct} ({c})",
-                    if index.unique { "UNIQUE " } else { "" },
-                    quote_ident(&index.name)
-                ));
-            }
+        for (_, _, index) in reference_indexes
+            .iter()
+            .filter(|(table, name, _)| *table == ct && name == column)
+        {
+            s.push(format!(
+                "CREATE {}INDEX {} ON {ct} ({c})",
+                if index.unique { "UNIQUE " } else { "" },
+                quote_ident(&index.name)
+            ));
         }
         s.push(format!(
             "ALTER TABLE {ct} ADD CONSTRAINT {} {}",
@@ -442,7 +478,7 @@ pub fn plan(
         let c = quote_ident(column);
         let cold = quote_ident(&format!("{column}_old"));
         checks.push(format!(
-            "{}, (SELECT count(*) FROM {ct} x LEFT JOIN uuidforge_keymap m ON m.old = x.{cold}::text WHERE m.new IS DISTINCT FROM x.{c})",
+            "{}, (SELECT count(*) FROM {ct} x LEFT JOIN {t} p ON p.{old} = x.{cold} WHERE p.{k} IS DISTINCT FROM x.{c})",
             quote_literal(&format!("references of {}.{column} not rewritten", child.display_name()))
         ));
     }

@@ -159,7 +159,7 @@ pub fn kill_while_waiting_on(db: &str, table: &str, dir: &std::path::Path, args:
         .spawn()
         .unwrap();
     let waiting = format!(
-        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'ALTER TABLE%{table}%'"
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'ALTER TABLE%{table}%'"
     );
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while admin_sql(db, &waiting) != "1" {
@@ -173,7 +173,7 @@ pub fn kill_while_waiting_on(db: &str, table: &str, dir: &std::path::Path, args:
     child.wait().unwrap();
     runtime.block_on(async { holder.batch_execute("ROLLBACK").await.unwrap() });
     drop(holder);
-    let busy = "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND (query LIKE 'ALTER TABLE%' OR query LIKE 'UPDATE%') AND state <> 'idle'";
+    let busy = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend' AND (query LIKE 'ALTER TABLE%' OR query LIKE 'UPDATE%') AND state <> 'idle'";
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while admin_sql(db, busy) != "0" {
         assert!(
