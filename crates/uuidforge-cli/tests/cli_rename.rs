@@ -16,6 +16,7 @@ CREATE VIEW order_customers AS SELECT id, customer_id FROM orders;
 CREATE FUNCTION orders_touch() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN NEW.note := 'for ' || NEW.customer_id; RETURN NEW; END $$;
 CREATE TRIGGER orders_touch BEFORE INSERT ON orders FOR EACH ROW EXECUTE FUNCTION orders_touch();
+CREATE POLICY orders_by_customer ON orders USING (customer_id IS NOT NULL);
 CREATE SCHEMA "Ünï ""Code""";
 CREATE TABLE "Ünï ""Code"""."Select" ("Kunden Id" uuid REFERENCES customers (id), "select" int);
 INSERT INTO customers VALUES ('01890a5d-ac96-774b-bcce-b302099a8057', 'a');
@@ -137,6 +138,10 @@ fn the_plan_renames_the_key_everywhere_and_changes_nothing() {
     );
     // The trigger function's body mentions the old name: listed, not rewritten.
     let mentions = plan["mentions"].to_string();
+    assert!(
+        mentions.contains("orders_by_customer") && mentions.contains("policy"),
+        "{mentions}"
+    );
     assert!(
         mentions.contains("orders_touch()") && mentions.contains("trigger"),
         "{mentions}"

@@ -418,10 +418,10 @@ pub fn plan(
     })
 }
 
-/// Something that mentions an old name and is not renamed.
+/// Something that mentions an old name and is not renamed by the plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Mention {
-    /// `function`, `procedure` or `trigger`.
+    /// `function`, `procedure`, `trigger` or `policy`.
     pub kind: String,
     /// `schema.name(arguments)`, or `table: trigger` for a trigger.
     pub name: String,
@@ -451,6 +451,13 @@ fn mentions_query(old_names: &[String]) -> Query {
     CROSS JOIN unnest($1::text[]) AS w(word)
    WHERE NOT t.tgisinternal AND n.nspname NOT IN ('pg_catalog', 'information_schema')
      AND p.prosrc ~* ('\m' || regexp_replace(w.word, '([.*+?^${}()|\[\]\\])', '\\\1', 'g') || '\M')
+  UNION ALL
+  SELECT 'policy', format('%s.%s: %s', n.nspname, c.relname, p.polname), w.word,
+         'PostgreSQL follows the rename (the policy refers to columns by number): review its meaning'
+    FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+    CROSS JOIN unnest($1::text[]) AS w(word)
+   WHERE (coalesce(pg_get_expr(p.polqual, p.polrelid), '') || ' ' || coalesce(pg_get_expr(p.polwithcheck, p.polrelid), ''))
+         ~* ('\m' || regexp_replace(w.word, '([.*+?^${}()|\[\]\\])', '\\\1', 'g') || '\M')
 ) m"#
         .to_string();
     Query {
