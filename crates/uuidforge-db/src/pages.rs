@@ -113,16 +113,102 @@ pub fn spelling_bytes(x: u64) -> bool {
 /// Largest window bitmap: 2^22 bits (512 KiB).
 const MAX_BITMAP_LOG2: u32 = 22;
 
-/// A set of 8-byte windows: a bitmap answers most lookups, an
-/// open-addressing table (one probe, usually) the rest exactly.
+/// The word of a window bitmap (`shift` from its size) and the two bits in
+/// it that stand for `key` (two bits in one word: one memory access, a
+/// third of the false positives of one bit).
+#[inline]
+fn bits_of(key: u64, shift: u32) -> (usize, u64) {
+    let h = key.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let word = (h >> shift) as usize;
+    (word, (1 << ((h >> 20) & 63)) | (1 << ((h >> 26) & 63)))
+}
+
+/// A key of a [`ProbeTable`]: 0 marks a free slot.
+trait ProbeKey: Copy + Eq {
+    const ZERO: Self;
+    /// 64 bits that spread the key over the table.
+    fn spread(self) -> u64;
+}
+
+impl ProbeKey for u64 {
+    const ZERO: u64 = 0;
+    fn spread(self) -> u64 {
+        self.wrapping_mul(0xc2b2_ae3d_27d4_eb4f)
+    }
+}
+
+impl ProbeKey for u128 {
+    const ZERO: u128 = 0;
+    fn spread(self) -> u64 {
+        ((self as u64) ^ ((self >> 64) as u64).rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
+}
+
+/// An exact set of keys by open addressing (linear probing, at most half
+/// full: one probe, usually).
+#[derive(Debug, Clone)]
+struct ProbeTable<K> {
+    /// Keys by slot; the zero key marks a free slot (it is `has_zero`).
+    slots: Vec<K>,
+    shift: u32,
+    has_zero: bool,
+}
+
+impl<K: ProbeKey> ProbeTable<K> {
+    fn new(keys: impl ExactSizeIterator<Item = K>) -> ProbeTable<K> {
+        let log2 = (keys.len().max(1) * 2)
+            .next_power_of_two()
+            .trailing_zeros()
+            .max(4);
+        let mut t = ProbeTable {
+            slots: vec![K::ZERO; 1 << log2],
+            shift: 64 - log2,
+            has_zero: false,
+        };
+        let mask = t.slots.len() - 1;
+        for key in keys {
+            if key == K::ZERO {
+                t.has_zero = true;
+                continue;
+            }
+            let mut slot = t.slot(key);
+            while t.slots[slot] != K::ZERO && t.slots[slot] != key {
+                slot = (slot + 1) & mask;
+            }
+            t.slots[slot] = key;
+        }
+        t
+    }
+
+    #[inline]
+    fn slot(&self, key: K) -> usize {
+        (key.spread() >> self.shift) as usize
+    }
+
+    #[inline]
+    fn contains(&self, key: K) -> bool {
+        if key == K::ZERO {
+            return self.has_zero;
+        }
+        let mask = self.slots.len() - 1;
+        let mut slot = self.slot(key);
+        loop {
+            match self.slots[slot] {
+                k if k == K::ZERO => return false,
+                k if k == key => return true,
+                _ => slot = (slot + 1) & mask,
+            }
+        }
+    }
+}
+
+/// A set of 8-byte windows: a bitmap answers most lookups, a
+/// [`ProbeTable`] the rest exactly.
 #[derive(Debug, Clone)]
 struct Windows {
     bits: Vec<u64>,
     bits_shift: u32,
-    /// Keys by slot; 0 marks a free slot (the key 0 is `has_zero`).
-    table: Vec<u64>,
-    table_shift: u32,
-    has_zero: bool,
+    table: ProbeTable<u64>,
 }
 
 impl Windows {
@@ -135,64 +221,23 @@ impl Windows {
             .next_power_of_two()
             .trailing_zeros()
             .clamp(12, MAX_BITMAP_LOG2);
-        let table_log2 = (n * 2).next_power_of_two().trailing_zeros().max(4);
-        let mut w = Windows {
-            bits: vec![0; 1 << (bits_log2 - 6)],
-            bits_shift: 64 - (bits_log2 - 6),
-            table: vec![0; 1 << table_log2],
-            table_shift: 64 - table_log2,
-            has_zero: false,
-        };
-        for key in keys {
-            let (word, mask) = w.bits_of(key);
-            w.bits[word] |= mask;
-            if key == 0 {
-                w.has_zero = true;
-                continue;
-            }
-            let mask = w.table.len() - 1;
-            let mut slot = w.slot(key);
-            while w.table[slot] != 0 && w.table[slot] != key {
-                slot = (slot + 1) & mask;
-            }
-            w.table[slot] = key;
+        let mut bits = vec![0; 1 << (bits_log2 - 6)];
+        let bits_shift = 64 - (bits_log2 - 6);
+        for &key in &keys {
+            let (word, mask) = bits_of(key, bits_shift);
+            bits[word] |= mask;
         }
-        w
-    }
-
-    /// The word of the bitmap and the two bits in it that stand for `key`
-    /// (two bits in one word: one memory access, a third of the false
-    /// positives of one bit).
-    #[inline]
-    fn bits_of(&self, key: u64) -> (usize, u64) {
-        let h = key.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        let word = (h >> self.bits_shift) as usize;
-        (word, (1 << ((h >> 20) & 63)) | (1 << ((h >> 26) & 63)))
-    }
-
-    #[inline]
-    fn slot(&self, key: u64) -> usize {
-        (key.wrapping_mul(0xc2b2_ae3d_27d4_eb4f) >> self.table_shift) as usize
+        Windows {
+            bits,
+            bits_shift,
+            table: ProbeTable::new(keys.into_iter()),
+        }
     }
 
     #[inline]
     fn contains(&self, key: u64) -> bool {
-        let (word, mask) = self.bits_of(key);
-        if self.bits[word] & mask != mask {
-            return false;
-        }
-        if key == 0 {
-            return self.has_zero;
-        }
-        let mask = self.table.len() - 1;
-        let mut slot = self.slot(key);
-        loop {
-            match self.table[slot] {
-                0 => return false,
-                k if k == key => return true,
-                _ => slot = (slot + 1) & mask,
-            }
-        }
+        let (word, mask) = bits_of(key, self.bits_shift);
+        self.bits[word] & mask == mask && self.table.contains(key)
     }
 
     /// Whether a window of `bytes` sampled every `stride` bytes (folded
@@ -219,68 +264,10 @@ impl Windows {
 pub struct WindowSet {
     binary: Windows,
     text: Windows,
-    exact: Exact,
-}
-
-/// The searched UUIDs themselves, for `uuid` and `uuid192` columns (whose
-/// stored value starts with the UUID): one lookup in a small table instead
-/// of two window lookups.
-#[derive(Debug, Clone)]
-struct Exact {
-    /// UUIDs by slot; the nil UUID marks a free slot (`has_nil`).
-    table: Vec<u128>,
-    shift: u32,
-    has_nil: bool,
-}
-
-impl Exact {
-    fn new(uuids: &[Uuid]) -> Exact {
-        let log2 = (uuids.len().max(1) * 2)
-            .next_power_of_two()
-            .trailing_zeros()
-            .max(4);
-        let mut e = Exact {
-            table: vec![0; 1 << log2],
-            shift: 64 - log2,
-            has_nil: false,
-        };
-        let mask = e.table.len() - 1;
-        for u in uuids {
-            let key = u.as_u128();
-            if key == 0 {
-                e.has_nil = true;
-                continue;
-            }
-            let mut slot = e.slot(key);
-            while e.table[slot] != 0 && e.table[slot] != key {
-                slot = (slot + 1) & mask;
-            }
-            e.table[slot] = key;
-        }
-        e
-    }
-
-    #[inline]
-    fn slot(&self, key: u128) -> usize {
-        let folded = (key as u64) ^ ((key >> 64) as u64).rotate_left(29);
-        (folded.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift) as usize
-    }
-
-    #[inline]
-    fn contains(&self, key: u128) -> bool {
-        if key == 0 {
-            return self.has_nil;
-        }
-        let mask = self.table.len() - 1;
-        let mut slot = self.slot(key);
-        loop {
-            match self.table[slot] {
-                0 => return false,
-                k if k == key => return true,
-                _ => slot = (slot + 1) & mask,
-            }
-        }
-    }
+    /// The searched UUIDs themselves, for `uuid` and `uuid192` columns
+    /// (whose stored value starts with the UUID): one lookup in a small
+    /// table instead of two window lookups.
+    exact: ProbeTable<u128>,
 }
 
 /// Text is sampled every 16 bytes (its spellings are 26 bytes or more),
@@ -315,7 +302,7 @@ impl WindowSet {
         WindowSet {
             binary: Windows::new(binary),
             text: Windows::new(text),
-            exact: Exact::new(uuids),
+            exact: ProbeTable::new(uuids.iter().map(|u| u.as_u128())),
         }
     }
 

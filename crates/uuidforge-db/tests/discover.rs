@@ -3,7 +3,10 @@
 //! a generated schema of 200 tables; precision and recall against the
 //! dropped constraints.
 
+#[path = "chinook.rs"]
+mod chinook;
 mod common;
+use chinook::CHINOOK_FKS;
 
 use common::TestDb;
 use std::collections::BTreeSet;
@@ -11,21 +14,6 @@ use uuid::Uuid;
 use uuidforge_db::client::ReadOnly;
 
 type Edge = (String, String, String, String); // from table, from column, to table, to column
-
-/// Chinook's foreign keys (chinook/models.py): model, field, referenced model.
-const CHINOOK_FKS: [(&str, &str, &str); 11] = [
-    ("album", "artist", "artist"),
-    ("customer", "support_rep", "employee"),
-    ("employee", "reports_to", "employee"),
-    ("invoice", "customer", "customer"),
-    ("invoiceline", "invoice", "invoice"),
-    ("invoiceline", "track", "track"),
-    ("playlisttrack", "playlist", "playlist"),
-    ("playlisttrack", "track", "track"),
-    ("track", "album", "album"),
-    ("track", "mediatype", "mediatype"),
-    ("track", "genre", "genre"),
-];
 
 /// The deterministic UUIDv7 of a Chinook row (E8): time from the integer
 /// key, the rest keyed by model and key.
