@@ -12,6 +12,8 @@ use uuidforge_db::columns::UuidColumn;
 use uuidforge_db::exec;
 use uuidforge_db::find::{FindOptions, Needles};
 
+mod migrate_key;
+
 /// Arguments of `db`.
 #[derive(clap::Args)]
 pub struct Args {
@@ -45,27 +47,7 @@ enum Command {
     /// Move a table's primary key to UUIDv7 with every foreign key that
     /// references it, keeping row order and the old values (D1). Prints
     /// the plan; changes the database only with --apply.
-    MigrateKey(MigrateKeyArgs),
-}
-
-#[derive(clap::Args)]
-struct MigrateKeyArgs {
-    /// TABLE or SCHEMA.TABLE.
-    table: String,
-    /// Order the new keys by this timestamp or date column (without it,
-    /// the old key order is kept exactly).
-    #[arg(long, value_name = "COLUMN")]
-    order_by: Option<String>,
-    /// Keep the old values under this name (default KEY_old).
-    #[arg(long, value_name = "NAME")]
-    keep_old: Option<String>,
-    /// The secret of the new keys (32 bytes): the same file gives the same
-    /// keys on the same data. Created (0600) when it does not exist;
-    /// default uuidforge-migrate-DATABASE-TABLE.key.
-    #[arg(long, value_name = "FILE")]
-    key_file: Option<std::path::PathBuf>,
-    #[command(flatten)]
-    change: ChangeArgs,
+    MigrateKey(migrate_key::MigrateKeyArgs),
 }
 
 #[derive(clap::Args)]
@@ -234,7 +216,7 @@ pub fn run(args: Args) -> Result<ExitCode, UsageError> {
             Command::Discover(a) => discover(&session, a).await,
             Command::Related(a) => related(&session, a).await,
             Command::Rename(a) => rename(&session, &config, a).await,
-            Command::MigrateKey(a) => migrate_key(&session, &config, a).await,
+            Command::MigrateKey(a) => migrate_key::run(session, &config, a).await,
         }
     })
 }
@@ -381,7 +363,7 @@ async fn find(
     if args.plan {
         return print_find_plan(session, &needles, &options, args.json).await;
     }
-    let bar = progress_bar();
+    let bar = progress_bar("{spinner} scanning {bytes}/{total_bytes} {wide_bar} {eta}");
     let mut out = std::io::stdout().lock();
     let mut write_failure: Option<std::io::Error> = None;
     let summary = exec::find(
@@ -447,17 +429,13 @@ async fn find(
     })
 }
 
-fn progress_bar() -> indicatif::ProgressBar {
+/// A progress bar on a terminal's stderr (hidden otherwise).
+fn progress_bar(template: &str) -> indicatif::ProgressBar {
     if !std::io::stderr().is_terminal() {
         return indicatif::ProgressBar::hidden();
     }
     let bar = indicatif::ProgressBar::new(0);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{spinner} scanning {bytes}/{total_bytes} {wide_bar} {eta}",
-        )
-        .expect("a valid template"),
-    );
+    bar.set_style(indicatif::ProgressStyle::with_template(template).expect("a valid template"));
     bar
 }
 
@@ -685,169 +663,6 @@ fn back_up(
         out.flush()?;
     }
     Ok(done)
-}
-
-/// The secret in `path` (32 bytes), created from the operating system's
-/// random source (0600) when the file does not exist.
-fn migration_secret(path: &std::path::Path) -> Result<Vec<u8>, UsageError> {
-    use std::io::Read;
-    match std::fs::File::open(path) {
-        Ok(mut f) => {
-            let mut bytes = Vec::new();
-            f.read_to_end(&mut bytes)?;
-            if bytes.len() != 32 {
-                return Err(UsageError::plain(format!(
-                    "key-file: {} holds {} bytes (expected 32)",
-                    path.display(),
-                    bytes.len()
-                )));
-            }
-            Ok(bytes)
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            use std::os::unix::fs::OpenOptionsExt;
-            use uuidforge::generator::RandSource;
-            let mut secret = vec![0u8; 32];
-            uuidforge::generator::OsChaCha::new().fill(&mut secret);
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(path)
-                .map_err(|e| UsageError::plain(format!("key-file: {}: {e}", path.display())))?;
-            f.write_all(&secret)?;
-            f.sync_all()?;
-            Ok(secret)
-        }
-        Err(e) => Err(UsageError::plain(format!(
-            "key-file: {}: {e}",
-            path.display()
-        ))),
-    }
-}
-
-async fn migrate_key(
-    session: &ReadOnly,
-    config: &tokio_postgres::Config,
-    args: MigrateKeyArgs,
-) -> Result<ExitCode, UsageError> {
-    let options = uuidforge_db::migrate::MigrateOptions {
-        order_by: args.order_by.clone(),
-        keep_old: args.keep_old.clone(),
-    };
-    let plan = exec::migrate_key_plan(session, &args.table, &options)
-        .await
-        .map_err(db_error)?;
-    let mut out = std::io::stdout().lock();
-    if !args.change.json {
-        writeln!(
-            out,
-            "-- plan: {} key {} ({}) → uuid (UUIDv7, {}), old values kept in {}",
-            one_line(&plan.table),
-            one_line(&plan.key),
-            plan.key_type,
-            match &args.order_by {
-                Some(c) => format!("time from {}", one_line(c)),
-                None => "old key order kept".into(),
-            },
-            one_line(&plan.old_name)
-        )?;
-        for r in &plan.references {
-            writeln!(
-                out,
-                "--   referenced by {}.{} ({})",
-                one_line(&r.table),
-                one_line(&r.column),
-                one_line(&r.constraint)
-            )?;
-        }
-        writeln!(out, "--   new default: {}", plan.default_note)?;
-        writeln!(out, "BEGIN;\n{};", plan.map_sql)?;
-        writeln!(
-            out,
-            "-- COPY uuidforge_keymap (old, new): one row per key, computed by uuidforge"
-        )?;
-        for statement in &plan.statements {
-            writeln!(out, "{statement};")?;
-        }
-        writeln!(
-            out,
-            "-- verify (every count 0, else rollback):\n{};\nCOMMIT;",
-            plan.verify_sql
-        )?;
-        out.flush()?;
-    }
-    let mut backup = None;
-    let mut checks = Vec::new();
-    let mut rows = 0;
-    let mut outcome = None;
-    if args.change.apply {
-        let snapshot = session.snapshot().await.map_err(db_error)?;
-        let key_file = args.key_file.clone().unwrap_or_else(|| {
-            let table: String = args
-                .table
-                .chars()
-                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-                .collect();
-            std::path::PathBuf::from(format!(
-                "uuidforge-migrate-{}-{table}.key",
-                snapshot.database
-            ))
-        });
-        let secret = migration_secret(&key_file)?;
-        let plan_backup = BackupRequest {
-            file: args.change.backup.clone(),
-            database: &snapshot.database,
-            relations: &plan.backup,
-            schema_only: false,
-        };
-        backup = Some(back_up(config, plan_backup, args.change.json, &mut out)?);
-        let done = exec::migrate_key_apply(config, &args.table, &options, &plan, &secret)
-            .await
-            .map_err(db_error)?;
-        rows = done.rows;
-        checks = done.checks.clone();
-        outcome = Some(done);
-        if !args.change.json {
-            if let Some(o) = &outcome {
-                writeln!(
-                    out,
-                    "-- applied: {rows} rows given a UUIDv7 key in {:.2} s (keys {:.2} s, statements {:.2} s, checks {:.2} s); verified:",
-                    o.transaction_seconds, o.keys_seconds, o.statements_seconds, o.verify_seconds
-                )?;
-            }
-            for check in &checks {
-                writeln!(out, "--   {}", one_line(check))?;
-            }
-        }
-    } else if !args.change.json {
-        writeln!(out, "\n-- nothing was changed: run again with --apply")?;
-    }
-    if args.change.json {
-        return print_json(
-            &mut out,
-            &serde_json::json!({
-                "table": plan.table,
-                "key": plan.key,
-                "key_type": plan.key_type,
-                "old_name": plan.old_name,
-                "references": plan.references,
-                "statements": plan.statements,
-                "default": plan.default_note,
-                "applied": args.change.apply,
-                "rows": rows,
-                "backup": backup,
-                "verified": checks,
-                "seconds": outcome.as_ref().map(|o| serde_json::json!({
-                    "transaction": o.transaction_seconds,
-                    "keys": o.keys_seconds,
-                    "statements": o.statements_seconds,
-                    "checks": o.verify_seconds,
-                })),
-            }),
-        );
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// `text` on one line, for an SQL comment: a name from the database may

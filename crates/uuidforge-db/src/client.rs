@@ -36,7 +36,7 @@ impl std::fmt::Display for DbError {
 impl std::error::Error for DbError {}
 
 impl DbError {
-    fn new(context: impl Into<String>, e: tokio_postgres::Error) -> DbError {
+    pub(crate) fn new(context: impl Into<String>, e: tokio_postgres::Error) -> DbError {
         let (message, code) = match e.as_db_error() {
             Some(db) => (db.message().to_string(), Some(db.code().code().to_string())),
             None => (e.to_string(), None),
@@ -156,6 +156,16 @@ impl ReadOnly {
             .await
             .map_err(|e| DbError::new("begin read-only transaction", e))?;
         Ok(ReadOnly { client })
+    }
+
+    /// Ends the transaction and the connection: a change that waits for
+    /// older snapshots (an index built concurrently) must not wait for
+    /// this one.
+    pub async fn close(self) -> Result<(), DbError> {
+        self.client
+            .batch_execute("COMMIT")
+            .await
+            .map_err(|e| DbError::new("end read-only transaction", e))
     }
 
     /// Connects another session that sees exactly the same data as this
@@ -365,15 +375,7 @@ impl Change {
     /// The rows of `sql` as (text, bigint) pairs (the old keys and their
     /// times, for a migration).
     pub async fn text_and_times(&self, sql: &str) -> Result<Vec<(String, Option<i64>)>, DbError> {
-        let rows = self
-            .client
-            .query(sql, &[])
-            .await
-            .map_err(|e| DbError::new("read the keys", e))?;
-        Ok(rows
-            .iter()
-            .map(|r| (r.get::<_, Option<String>>(0).unwrap_or_default(), r.get(1)))
-            .collect())
+        text_and_times(&self.client, sql).await
     }
 
     /// The first column of `sql`'s one row, as text.
@@ -386,34 +388,19 @@ impl Change {
         Ok(row.get::<_, Option<String>>(0).unwrap_or_default())
     }
 
-    /// Fills the migration's key map (`uuidforge_keymap (old, new)`) by
-    /// binary COPY.
+    /// The connection, for statements with parameters.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// Fills a migration's key map `table (old, new)` by binary COPY.
     pub async fn copy_key_map(
         &self,
+        table: &str,
         old: &[(String, Option<i64>)],
         new: &[uuid::Uuid],
     ) -> Result<(), DbError> {
-        use tokio_postgres::binary_copy::BinaryCopyInWriter;
-        use tokio_postgres::types::Type;
-        let sink = self
-            .client
-            .copy_in("COPY uuidforge_keymap (old, new) FROM STDIN (FORMAT binary)")
-            .await
-            .map_err(|e| DbError::new("copy the key map", e))?;
-        let writer = BinaryCopyInWriter::new(sink, &[Type::TEXT, Type::UUID]);
-        pin_mut!(writer);
-        for ((key, _), uuid) in old.iter().zip(new) {
-            writer
-                .as_mut()
-                .write(&[key, uuid])
-                .await
-                .map_err(|e| DbError::new("copy the key map", e))?;
-        }
-        writer
-            .finish()
-            .await
-            .map_err(|e| DbError::new("copy the key map", e))?;
-        Ok(())
+        copy_key_map(&self.client, table, old, new).await
     }
 
     /// Commits.
@@ -423,6 +410,53 @@ impl Change {
             .await
             .map_err(|e| DbError::new("commit", e))
     }
+}
+
+/// The rows of `sql` as (text, bigint) pairs (the old keys and their
+/// times, for a migration).
+pub async fn text_and_times(
+    client: &Client,
+    sql: &str,
+) -> Result<Vec<(String, Option<i64>)>, DbError> {
+    let rows = client
+        .query(sql, &[])
+        .await
+        .map_err(|e| DbError::new("read the keys", e))?;
+    Ok(rows
+        .iter()
+        .map(|r| (r.get::<_, Option<String>>(0).unwrap_or_default(), r.get(1)))
+        .collect())
+}
+
+/// Fills a migration's key map `table (old, new)` by binary COPY.
+pub async fn copy_key_map(
+    client: &Client,
+    table: &str,
+    old: &[(String, Option<i64>)],
+    new: &[uuid::Uuid],
+) -> Result<(), DbError> {
+    use tokio_postgres::binary_copy::BinaryCopyInWriter;
+    use tokio_postgres::types::Type;
+    let sink = client
+        .copy_in(&format!(
+            "COPY {table} (old, new) FROM STDIN (FORMAT binary)"
+        ))
+        .await
+        .map_err(|e| DbError::new("copy the key map", e))?;
+    let writer = BinaryCopyInWriter::new(sink, &[Type::TEXT, Type::UUID]);
+    pin_mut!(writer);
+    for ((key, _), uuid) in old.iter().zip(new) {
+        writer
+            .as_mut()
+            .write(&[key, uuid])
+            .await
+            .map_err(|e| DbError::new("copy the key map", e))?;
+    }
+    writer
+        .finish()
+        .await
+        .map_err(|e| DbError::new("copy the key map", e))?;
+    Ok(())
 }
 
 async fn read_snapshot(client: &Client) -> Result<Snapshot, DbError> {

@@ -420,7 +420,9 @@ pub async fn migrate_key_apply(
     let keys = crate::migrate::new_keys(&rows, options.order_by.is_some(), secret)
         .map_err(|m| DbError::invalid("migrate-key", m))?;
     change.execute(&plan.map_sql).await?;
-    change.copy_key_map(&rows, &keys).await?;
+    change
+        .copy_key_map("uuidforge_keymap", &rows, &keys)
+        .await?;
     let keys_seconds = started.elapsed().as_secs_f64();
     for statement in &plan.statements {
         change.execute(statement).await?;

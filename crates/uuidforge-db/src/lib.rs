@@ -30,6 +30,7 @@ pub mod discover;
 pub mod find;
 pub mod ident;
 pub mod migrate;
+pub mod migrate_batched;
 pub mod pages;
 pub mod plan;
 pub mod related;
@@ -43,3 +44,5 @@ pub mod client;
 pub mod connect;
 #[cfg(feature = "client")]
 pub mod exec;
+#[cfg(feature = "client")]
+pub mod migrate_run;

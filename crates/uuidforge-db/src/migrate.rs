@@ -20,7 +20,7 @@
 //! 5. verification before commit ([`MigratePlan::verify_sql`]): row counts,
 //!    1:1 old and new values, references resolved, order kept.
 
-use crate::catalog::{Constraint, RelKind, Relation, Snapshot};
+use crate::catalog::{Column, Constraint, Index, RelKind, Relation, Snapshot};
 use crate::ident::{quote_ident, quote_literal};
 use serde::Serialize;
 
@@ -35,7 +35,7 @@ pub struct MigrateOptions {
 }
 
 /// A referencing column to rewrite.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Reference {
     /// `schema.table`, quoted.
     pub table: String,
@@ -90,7 +90,9 @@ fn key_type_supported(type_name: &str) -> bool {
         || type_name == "character"
 }
 
-fn fk_clause(fk: &Constraint, column: &str, table: &str, key: &str) -> String {
+/// The foreign key `fk` made again on the referencing `column`, to
+/// `table (key)`, with its actions and deferrability.
+pub(crate) fn fk_clause(fk: &Constraint, column: &str, table: &str, key: &str) -> String {
     let action = |code: &str| match code {
         "r" => "RESTRICT",
         "c" => "CASCADE",
@@ -115,13 +117,131 @@ fn fk_clause(fk: &Constraint, column: &str, table: &str, key: &str) -> String {
     clause
 }
 
-/// Plans migrating `table`'s primary key. Errors name the argument, the
-/// value and what was expected.
-pub fn plan(
-    snapshot: &Snapshot,
+/// What a migration changes, read from the catalog and checked: the
+/// single-transaction and the batched plans are both made from it.
+pub(crate) struct Target<'a> {
+    pub relation: &'a Relation,
+    pub key: &'a Column,
+    pub pk: &'a Constraint,
+    pub old_name: String,
+    pub order_column: Option<String>,
+    /// Referencing tables, their foreign key and column.
+    pub children: Vec<(&'a Relation, &'a Constraint, String)>,
+    /// A referencing table's primary key or unique constraints over the
+    /// reference (they move to the new column).
+    pub child_keys: Vec<(&'a Relation, &'a Constraint)>,
+    /// Single-column plain btree indexes of a reference: (table, column,
+    /// index).
+    pub reference_indexes: Vec<(String, String, &'a Index)>,
+    pub references: Vec<Reference>,
+    pub default_note: String,
+}
+
+impl Target<'_> {
+    /// The relations a backup holds.
+    pub fn backup(&self) -> Vec<String> {
+        let mut backup = vec![self.relation.sql_name()];
+        for r in &self.references {
+            if !backup.contains(&r.table) {
+                backup.push(r.table.clone());
+            }
+        }
+        backup
+    }
+
+    /// Reads the old keys in the new order, (old key as text, Unix ms or
+    /// NULL), of the rows `filter` (SQL over `x`) keeps.
+    pub fn read_keys_sql(&self, filter: &str) -> String {
+        let t = self.relation.sql_name();
+        let k = quote_ident(&self.key.name);
+        // Qualified in ORDER BY: a bare name would sort by the output column
+        // of that name, the key as text (1, 10, 100, 2, …).
+        match &self.order_column {
+            Some(o) => format!(
+                "SELECT x.{k}::text AS old_key, (extract(epoch FROM x.{o}) * 1000)::int8 AS unix_ms FROM {t} x{filter} ORDER BY x.{o}, x.{k}",
+                o = quote_ident(o)
+            ),
+            None => format!(
+                "SELECT x.{k}::text AS old_key, NULL::int8 AS unix_ms FROM {t} x{filter} ORDER BY x.{k}"
+            ),
+        }
+    }
+
+    /// The checks (a JSON object of counts that must all be zero) with the
+    /// old values in `old`, the new ones in `new` (and each reference's
+    /// `ref_old`/`ref_new` names from `names`), against the key map
+    /// `map`. With `concurrent`, rows written by others during a batched
+    /// migration (not in the map) are left out of the map and order checks.
+    pub fn checks_sql(
+        &self,
+        old: &str,
+        new: &str,
+        reference_names: &dyn Fn(&str) -> (String, String),
+        map: &str,
+        concurrent: bool,
+    ) -> String {
+        let t = self.relation.sql_name();
+        let (old, new) = (quote_ident(old), quote_ident(new));
+        let mut checks = vec![
+            format!("'rows without a new key', (SELECT count(*) FROM {t} WHERE {new} IS NULL)"),
+            format!(
+                "'new keys not 1:1 with old keys', (SELECT count(*) - count(DISTINCT {new}) + count({old}) - count(DISTINCT {old}) FROM {t})"
+            ),
+        ];
+        if concurrent {
+            checks.push(format!(
+                "'new keys not from the map', (SELECT count(*) FROM {t} x JOIN {map} m ON m.old = x.{old}::text WHERE m.new <> x.{new})"
+            ));
+        } else {
+            checks.push(format!(
+                "'rows without their old key', (SELECT count(*) FROM {t} WHERE {old} IS NULL)"
+            ));
+            checks.push(format!(
+                "'new keys not from the map', (SELECT count(*) FROM {t} x LEFT JOIN {map} m ON m.old = x.{old}::text WHERE m.new IS DISTINCT FROM x.{new})"
+            ));
+        }
+        let mapped = if concurrent {
+            format!(" JOIN {map} m ON m.old = x.{old}::text")
+        } else {
+            String::new()
+        };
+        checks.push(match &self.order_column {
+            // Time decides the order; rows of the same time may swap.
+            Some(o) => format!(
+                "'rows out of order', (SELECT count(*) FROM (SELECT x.{o} < lag(x.{o}) OVER (ORDER BY x.{new}) AS inverted FROM {t} x{mapped}) o WHERE inverted)",
+                o = quote_ident(o)
+            ),
+            None => format!(
+                "'rows out of order', (SELECT count(*) FROM (SELECT x.{new} < lag(x.{new}) OVER (ORDER BY x.{old}) AS inverted FROM {t} x{mapped}) o WHERE inverted)"
+            ),
+        });
+        for (child, _, column) in &self.children {
+            let ct = child.sql_name();
+            let (c_old, c_new) = reference_names(column);
+            let (c_old, c_new) = (quote_ident(&c_old), quote_ident(&c_new));
+            // Rows others add during a batched migration have no old
+            // reference to compare with (their foreign key checks them).
+            let written_before = if concurrent {
+                format!("x.{c_old} IS NOT NULL AND ")
+            } else {
+                String::new()
+            };
+            checks.push(format!(
+                "{}, (SELECT count(*) FROM {ct} x LEFT JOIN {t} p ON p.{old} = x.{c_old} WHERE {written_before}p.{new} IS DISTINCT FROM x.{c_new})",
+                quote_literal(&format!("references of {}.{column} not rewritten", child.display_name()))
+            ));
+        }
+        format!("SELECT json_build_object({})::text", checks.join(", "))
+    }
+}
+
+/// Reads and checks what migrating `table`'s key changes. Errors name
+/// the argument, the value and what was expected.
+pub(crate) fn analyze<'a>(
+    snapshot: &'a Snapshot,
     table: &str,
     options: &MigrateOptions,
-) -> Result<MigratePlan, String> {
+) -> Result<Target<'a>, String> {
     let relation = snapshot.find_relation(table)?;
     if relation.kind != RelKind::Table || relation.is_partition {
         return Err(format!(
@@ -247,50 +367,8 @@ pub fn plan(
         ));
     }
 
-    let t = relation.sql_name();
-    let k = quote_ident(&key.name);
-    let new_col = |name: &str| quote_ident(&format!("{name}_uuidforge_new"));
-    let kn = new_col(&key.name);
-    let old = quote_ident(&old_name);
-    // Qualified in ORDER BY: a bare name would sort by the output column
-    // of that name, the key as text (1, 10, 100, 2, …).
-    let read_keys_sql = match &order_column {
-        Some(o) => format!(
-            "SELECT x.{k}::text AS old_key, (extract(epoch FROM x.{o}) * 1000)::int8 AS unix_ms FROM {t} x ORDER BY x.{o}, x.{k}",
-            o = quote_ident(o)
-        ),
-        None => format!("SELECT x.{k}::text AS old_key, NULL::int8 AS unix_ms FROM {t} x ORDER BY x.{k}"),
-    };
-    let map_sql = "CREATE TEMP TABLE uuidforge_keymap (old text PRIMARY KEY, new uuid NOT NULL UNIQUE) ON COMMIT DROP".to_string();
-    let mut s = Vec::new();
-    // Deferred foreign key checks would leave events pending, and a table
-    // with pending events cannot be altered: check as rows change.
-    s.push("SET CONSTRAINTS ALL IMMEDIATE".to_string());
-    // The joins of the updates and the index builds, in memory.
-    s.push(format!("SET LOCAL work_mem = {}", quote_literal(WORK_MEM)));
-    s.push(format!(
-        "SET LOCAL maintenance_work_mem = {}",
-        quote_literal(MAINTENANCE_WORK_MEM)
-    ));
-    s.push(format!("ALTER TABLE {t} ADD COLUMN {kn} uuid"));
-    for (child, _, column) in &children {
-        s.push(format!(
-            "ALTER TABLE {} ADD COLUMN {} uuid",
-            child.sql_name(),
-            new_col(column)
-        ));
-    }
-    for (child, fk, _) in &children {
-        s.push(format!(
-            "ALTER TABLE {} DROP CONSTRAINT {}",
-            child.sql_name(),
-            quote_ident(&fk.name)
-        ));
-    }
-    // A referencing table's own primary key or unique constraints over the
-    // reference move to the new column: dropped here, made again below.
     let mut child_keys: Vec<(&Relation, &Constraint)> = Vec::new();
-    for (child, fk, _) in &children {
+    for (child, fk, _) in children.iter() {
         for c in snapshot.constraints.iter().filter(|c| {
             c.table == child.oid
                 && matches!(c.kind.as_str(), "p" | "u")
@@ -310,24 +388,16 @@ pub fn plan(
                     c.name, child.display_name(), user.name
                 ));
             }
-            s.push(format!(
-                "ALTER TABLE {} DROP CONSTRAINT {}",
-                child.sql_name(),
-                quote_ident(&c.name)
-            ));
             child_keys.push((child, c));
         }
     }
-    // Single-column indexes of a reference serve the new column: dropped
-    // before the updates (which would otherwise add an entry per row),
-    // built again at the end.
     let constraint_names: Vec<&str> = snapshot
         .constraints
         .iter()
         .map(|c| c.name.as_str())
         .collect();
     let mut reference_indexes = Vec::new();
-    for (child, fk, column) in &children {
+    for (child, fk, column) in children.iter() {
         for index in snapshot.indexes_of(child.oid) {
             if index.keys == [fk.columns[0]]
                 && index.expressions.is_none()
@@ -335,13 +405,113 @@ pub fn plan(
                 && index.method == "btree"
                 && !constraint_names.contains(&index.name.as_str())
             {
-                s.push(format!(
-                    "DROP INDEX {}",
-                    crate::ident::qualified(&child.schema, &index.name)
-                ));
                 reference_indexes.push((child.sql_name(), column.clone(), index));
             }
         }
+    }
+    let default_note = match &snapshot.extension_schema {
+        Some(schema) => format!("{schema}.uuidv7() (the uuidforge extension)"),
+        None => "none: the uuidforge extension is not installed; generate UUIDv7 keys in the application or install it and set DEFAULT uuidv7()".into(),
+    };
+    Ok(Target {
+        relation,
+        key,
+        pk,
+        old_name,
+        order_column,
+        children,
+        child_keys,
+        reference_indexes,
+        references,
+        default_note,
+    })
+}
+
+/// The name of the new column made for `column` while the migration runs.
+pub(crate) fn new_column(column: &str) -> String {
+    format!("{column}_uuidforge_new")
+}
+
+/// The name the old references of `column` are kept under.
+pub(crate) fn old_reference(column: &str) -> String {
+    format!("{column}_old")
+}
+
+/// The unique index kept on the old key values.
+pub(crate) fn old_index_name(target: &Target) -> String {
+    truncate(&format!("{}_{}_key", target.relation.name, target.old_name))
+}
+
+/// Plans migrating `table`'s primary key in one transaction. Errors name
+/// the argument, the value and what was expected.
+pub fn plan(
+    snapshot: &Snapshot,
+    table: &str,
+    options: &MigrateOptions,
+) -> Result<MigratePlan, String> {
+    let target = analyze(snapshot, table, options)?;
+    let Target {
+        relation,
+        key,
+        pk,
+        old_name,
+        children,
+        child_keys,
+        reference_indexes,
+        ..
+    } = &target;
+    let t = relation.sql_name();
+    let k = quote_ident(&key.name);
+    let new_col = |name: &str| quote_ident(&new_column(name));
+    let kn = new_col(&key.name);
+    let old = quote_ident(old_name);
+    let read_keys_sql = target.read_keys_sql("");
+    let map_sql = "CREATE TEMP TABLE uuidforge_keymap (old text PRIMARY KEY, new uuid NOT NULL UNIQUE) ON COMMIT DROP".to_string();
+    let mut s = Vec::new();
+    // Deferred foreign key checks would leave events pending, and a table
+    // with pending events cannot be altered: check as rows change.
+    s.push("SET CONSTRAINTS ALL IMMEDIATE".to_string());
+    // The joins of the updates and the index builds, in memory.
+    s.push(format!("SET LOCAL work_mem = {}", quote_literal(WORK_MEM)));
+    s.push(format!(
+        "SET LOCAL maintenance_work_mem = {}",
+        quote_literal(MAINTENANCE_WORK_MEM)
+    ));
+    s.push(format!("ALTER TABLE {t} ADD COLUMN {kn} uuid"));
+    for (child, _, column) in children.iter() {
+        s.push(format!(
+            "ALTER TABLE {} ADD COLUMN {} uuid",
+            child.sql_name(),
+            new_col(column)
+        ));
+    }
+    for (child, fk, _) in children.iter() {
+        s.push(format!(
+            "ALTER TABLE {} DROP CONSTRAINT {}",
+            child.sql_name(),
+            quote_ident(&fk.name)
+        ));
+    }
+    // A referencing table's own primary key or unique constraints over the
+    // reference move to the new column: dropped here, made again below.
+    for (child, c) in child_keys {
+        s.push(format!(
+            "ALTER TABLE {} DROP CONSTRAINT {}",
+            child.sql_name(),
+            quote_ident(&c.name)
+        ));
+    }
+    // Single-column indexes of a reference serve the new column: dropped
+    // before the updates (which would otherwise add an entry per row),
+    // built again at the end.
+    for (_, _, index) in reference_indexes {
+        let child = snapshot
+            .relation(index.table)
+            .ok_or("index: table not found")?;
+        s.push(format!(
+            "DROP INDEX {}",
+            crate::ident::qualified(&child.schema, &index.name)
+        ));
     }
     s.push(format!(
         "ALTER TABLE {t} DROP CONSTRAINT {}",
@@ -352,7 +522,7 @@ pub fn plan(
     s.push(format!(
         "UPDATE {t} AS x SET {kn} = m.new FROM uuidforge_keymap m WHERE m.old = x.{k}::text"
     ));
-    for (child, _, column) in &children {
+    for (child, _, column) in children.iter() {
         // Joined with the table's new column on the old key's own type
         // (no text cast on millions of references).
         s.push(format!(
@@ -381,22 +551,17 @@ pub fn plan(
         "ALTER TABLE {t} ADD CONSTRAINT {} PRIMARY KEY ({k})",
         quote_ident(&pk.name)
     ));
-    let old_index = format!("{}_{}_key", relation.name, old_name);
     s.push(format!(
         "CREATE UNIQUE INDEX {} ON {t} ({old})",
-        quote_ident(&truncate(&old_index))
+        quote_ident(&old_index_name(&target))
     ));
-    let default_note = match &snapshot.extension_schema {
-        Some(schema) => {
-            s.push(format!(
-                "ALTER TABLE {t} ALTER COLUMN {k} SET DEFAULT {}.uuidv7()",
-                quote_ident(schema)
-            ));
-            format!("{schema}.uuidv7() (the uuidforge extension)")
-        }
-        None => "none: the uuidforge extension is not installed; generate UUIDv7 keys in the application or install it and set DEFAULT uuidv7()".into(),
-    };
-    for (child, fk, column) in &children {
+    if let Some(schema) = &snapshot.extension_schema {
+        s.push(format!(
+            "ALTER TABLE {t} ALTER COLUMN {k} SET DEFAULT {}.uuidv7()",
+            quote_ident(schema)
+        ));
+    }
+    for (child, fk, column) in children.iter() {
         let ct = child.sql_name();
         let c = quote_ident(column);
         let cold = quote_ident(&format!("{column}_old"));
@@ -427,7 +592,7 @@ pub fn plan(
             fk_clause(fk, column, &t, &key.name)
         ));
     }
-    for (child, c) in &child_keys {
+    for (child, c) in child_keys.iter() {
         let names: Vec<String> = c
             .columns
             .iter()
@@ -447,60 +612,25 @@ pub fn plan(
         ));
     }
 
-    // Checks: every count must be zero.
-    let mut checks = vec![
-        format!("'rows without a new key', (SELECT count(*) FROM {t} WHERE {k} IS NULL)"),
-        format!("'rows without their old key', (SELECT count(*) FROM {t} WHERE {old} IS NULL)"),
-        format!(
-            "'new keys not 1:1 with old keys', (SELECT count(*) - count(DISTINCT {k}) + count(*) - count(DISTINCT {old}) FROM {t})"
-        ),
-        format!(
-            "'new keys not from the map', (SELECT count(*) FROM {t} x LEFT JOIN uuidforge_keymap m ON m.old = x.{old}::text WHERE m.new IS DISTINCT FROM x.{k})"
-        ),
-    ];
-    let order = match &order_column {
-        Some(o) => format!("{}, {old}", quote_ident(o)),
-        None => old.clone(),
-    };
-    checks.push(format!(
-        "'rows out of order', (SELECT count(*) FROM (SELECT {k} < lag({k}) OVER (ORDER BY {order}) AS inverted FROM {t}) o WHERE inverted)"
-    ));
-    if order_column.is_some() {
-        // Time decides the order; rows of the same time may swap.
-        checks.pop();
-        checks.push(format!(
-            "'rows out of order', (SELECT count(*) FROM (SELECT {o} < lag({o}) OVER (ORDER BY {k}) AS inverted FROM {t}) o WHERE inverted)",
-            o = quote_ident(order_column.as_deref().unwrap_or_default())
-        ));
-    }
-    for (child, _, column) in &children {
-        let ct = child.sql_name();
-        let c = quote_ident(column);
-        let cold = quote_ident(&format!("{column}_old"));
-        checks.push(format!(
-            "{}, (SELECT count(*) FROM {ct} x LEFT JOIN {t} p ON p.{old} = x.{cold} WHERE p.{k} IS DISTINCT FROM x.{c})",
-            quote_literal(&format!("references of {}.{column} not rewritten", child.display_name()))
-        ));
-    }
-    let verify_sql = format!("SELECT json_build_object({})::text", checks.join(", "));
-    let mut backup = vec![t.clone()];
-    for r in &references {
-        if !backup.contains(&r.table) {
-            backup.push(r.table.clone());
-        }
-    }
+    let verify_sql = target.checks_sql(
+        old_name,
+        &key.name,
+        &|column| (old_reference(column), column.to_string()),
+        "uuidforge_keymap",
+        false,
+    );
     Ok(MigratePlan {
         table: t,
         key: key.name.clone(),
         key_type: key.type_name.clone(),
-        old_name,
-        references,
+        old_name: old_name.clone(),
+        references: target.references.clone(),
         read_keys_sql,
         map_sql,
         statements: s,
         verify_sql,
-        default_note,
-        backup,
+        default_note: target.default_note.clone(),
+        backup: target.backup(),
     })
 }
 

@@ -1,0 +1,414 @@
+//! `uuidforge db migrate-key --batch-size` against the real PostgreSQL
+//! server: the same keys as one transaction; kill -9 at random points and a
+//! terminated connection leave a database that works under the old schema
+//! and that `--resume` completes; writers (pgbench) run throughout without
+//! a failed transaction.
+
+mod common;
+
+use common::{admin_sql, fresh_database, uuidforge};
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+/// Customers with an identity key, a self-reference, references of every
+/// kind (NOT NULL with an index, deferrable, ON DELETE SET NULL, part of a
+/// primary key).
+fn schema(customers: u32) -> String {
+    format!(
+        r#"
+CREATE TABLE customers (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, name text,
+                        created_at timestamptz NOT NULL, parent_id bigint REFERENCES customers (id));
+CREATE TABLE orders (id serial PRIMARY KEY,
+                     customer_id bigint NOT NULL REFERENCES customers (id) ON DELETE CASCADE);
+CREATE INDEX orders_customer_id_idx ON orders (customer_id);
+CREATE TABLE referrals (id int PRIMARY KEY,
+                        customer_id bigint REFERENCES customers (id) DEFERRABLE INITIALLY DEFERRED,
+                        referred_by bigint REFERENCES customers (id) ON DELETE SET NULL ON UPDATE RESTRICT);
+CREATE TABLE "Zeilen" ("Kunde" bigint REFERENCES customers (id), n int, PRIMARY KEY ("Kunde", n));
+INSERT INTO customers (name, created_at)
+  SELECT 'c' || g, timestamptz '2024-01-01' + g * interval '1 minute' FROM generate_series(1, {customers}) g;
+UPDATE customers SET parent_id = id - 1 WHERE id % 3 = 0;
+INSERT INTO orders (customer_id) SELECT 1 + (g * 37) % {customers} FROM generate_series(1, 3 * {customers}) g;
+INSERT INTO referrals SELECT g, 1 + g % {customers}, CASE WHEN g % 2 = 0 THEN 1 + (g * 5) % {customers} END
+  FROM generate_series(1, {customers} / 2) g;
+INSERT INTO "Zeilen" SELECT 1 + g % {customers}, g FROM generate_series(1, {customers}) g;
+"#
+    )
+}
+
+fn url(db: &str) -> String {
+    format!("postgres://uuidforge:uuidforge@127.0.0.1:5432/{db}")
+}
+
+fn scratch(tag: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("uf_batched_{tag}_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn migrate(db: &str, dir: &Path) -> assert_cmd::Command {
+    let mut c = uuidforge();
+    c.env_remove("UUIDFORGE_DB").current_dir(dir).args([
+        "db",
+        "--db",
+        &url(db),
+        "migrate-key",
+        "customers",
+    ]);
+    c
+}
+
+fn template(tag: &str, customers: u32) -> String {
+    let db = fresh_database(tag, &schema(customers));
+    admin_sql(&db, "CREATE EXTENSION uuidforge");
+    db
+}
+
+/// A copy of `template` named `name`.
+fn copy_of(template: &str, name: &str) -> String {
+    admin_sql(
+        "postgres",
+        &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+    );
+    admin_sql(
+        "postgres",
+        &format!("CREATE DATABASE {name} TEMPLATE {template} OWNER uuidforge"),
+    );
+    name.to_string()
+}
+
+/// Row counts of the four tables.
+const COUNTS: &str = "SELECT concat_ws(' ', (SELECT count(*) FROM customers), (SELECT count(*) FROM orders), (SELECT count(*) FROM referrals), (SELECT count(*) FROM \"Zeilen\"))";
+
+/// After a migration every count is zero: order of the original rows,
+/// references rewritten, version 7 keys, nothing the migration made left
+/// behind, every constraint validated, no invalid index.
+fn assert_migrated(db: &str, original: u32) {
+    let checks = format!(
+        "SELECT concat_ws(' ',
+  (SELECT count(*) FROM (SELECT id < lag(id) OVER (ORDER BY id_old) AS inv FROM customers WHERE id_old <= {original}) o WHERE inv),
+  (SELECT count(*) FROM orders o JOIN customers c ON c.id_old = o.customer_id_old WHERE c.id <> o.customer_id),
+  (SELECT count(*) FROM referrals r JOIN customers c ON c.id_old = r.referred_by_old WHERE c.id <> r.referred_by),
+  (SELECT count(*) FROM referrals WHERE referred_by_old IS NOT NULL AND referred_by IS NULL),
+  (SELECT count(*) FROM customers p JOIN customers c ON c.parent_id_old = p.id_old WHERE c.parent_id <> p.id),
+  (SELECT count(*) FROM \"Zeilen\" z JOIN customers c ON c.id_old = z.\"Kunde_old\" WHERE c.id <> z.\"Kunde\"),
+  (SELECT count(*) FROM customers WHERE uuid_extract_version(id) <> 7),
+  (SELECT count(*) FROM pg_constraint WHERE connamespace = 'public'::regnamespace AND NOT convalidated),
+  (SELECT count(*) FROM pg_index WHERE NOT indisvalid),
+  (SELECT count(*) FROM pg_proc WHERE proname LIKE 'uuidforge_migrate_%'),
+  (SELECT count(*) FROM pg_trigger WHERE tgname = 'uuidforge_migrate'),
+  (SELECT count(*) FROM pg_class WHERE relname LIKE 'uuidforge_keymap_%' OR relname = 'uuidforge_migration'),
+  (SELECT count(*) FROM information_schema.columns WHERE column_name LIKE '%uuidforge_new'))"
+    );
+    assert_eq!(admin_sql(db, &checks), "0 0 0 0 0 0 0 0 0 0 0 0 0", "{db}");
+    assert_eq!(
+        admin_sql(
+            db,
+            "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'orders'::regclass AND attname = 'customer_id'"
+        ),
+        "uuid"
+    );
+}
+
+#[test]
+fn batches_give_the_keys_one_transaction_gives_and_leave_nothing_behind() {
+    let tpl = template("batched_same", 600);
+    let dir = scratch("same");
+    let key = dir.join("secret.key");
+    let key = key.to_str().unwrap();
+    let batched = copy_of(&tpl, &format!("{tpl}_b"));
+    let single = copy_of(&tpl, &format!("{tpl}_s"));
+    let before = admin_sql(&batched, COUNTS);
+
+    // The plan alone changes nothing.
+    let out = migrate(&batched, &dir)
+        .args(["--batch-size", "40", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let plan: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let kinds: Vec<&str> = plan["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds.first(), Some(&"transaction"));
+    assert!(kinds.contains(&"backfill") && kinds.contains(&"concurrently"));
+    assert_eq!(
+        admin_sql(
+            &batched,
+            "SELECT count(*) FROM pg_class WHERE relname = 'uuidforge_migration'"
+        ),
+        "0"
+    );
+
+    let out = migrate(&batched, &dir)
+        .args(["--batch-size", "40", "--apply", "--json", "--key-file", key])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let report: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(report["outcome"]["rows"], 600);
+    assert!(
+        report["outcome"]["batches"].as_u64().unwrap() > 5,
+        "{report}"
+    );
+    assert!(
+        report["outcome"]["longest_exclusive_seconds"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    assert_eq!(admin_sql(&batched, COUNTS), before);
+    assert_migrated(&batched, 600);
+
+    migrate(&single, &dir)
+        .args(["--apply", "--key-file", key])
+        .assert()
+        .success();
+    let keys =
+        "SELECT md5(string_agg(id::text || parent_id::text, ',' ORDER BY id_old)) FROM customers";
+    assert_eq!(admin_sql(&batched, keys), admin_sql(&single, keys));
+
+    // Nothing under way: --resume says so.
+    migrate(&batched, &dir)
+        .args(["--resume"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("resume: no batched migration"));
+}
+
+/// Waits until no session of `db` runs a statement of the killed process.
+fn wait_for_orphans(db: &str) {
+    let busy = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'uuidforge'";
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while admin_sql(db, busy) != "0" {
+        assert!(
+            Instant::now() < deadline,
+            "the killed run's sessions never ended"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The step recorded in the state table, or "none".
+fn recorded_step(db: &str) -> String {
+    if admin_sql(db, "SELECT to_regclass('uuidforge_migration') IS NULL") == "t" {
+        return "none".into();
+    }
+    admin_sql(
+        db,
+        "SELECT coalesce((SELECT step::text FROM uuidforge_migration), 'none')",
+    )
+}
+
+/// Old and new code both write through the triggers: an order for the
+/// first customer, whatever the key's type is now.
+fn write_an_order(db: &str) {
+    admin_sql(
+        db,
+        "SET ROLE uuidforge; INSERT INTO orders (customer_id) SELECT id FROM customers ORDER BY created_at LIMIT 1",
+    );
+}
+
+/// Completes whatever a killed run left: `--resume` when a batched
+/// migration is under way, a new run when none began, nothing when it
+/// finished.
+fn complete(db: &str, dir: &Path, key: &str) {
+    let migrated = admin_sql(
+        db,
+        "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'customers'::regclass AND attname = 'id'",
+    ) == "uuid";
+    if recorded_step(db) != "none" {
+        migrate(db, dir)
+            .args(["--resume", "--key-file", key])
+            .assert()
+            .success();
+    } else if !migrated {
+        let backup = dir.join(format!("{db}-complete.dump"));
+        migrate(db, dir)
+            .args([
+                "--batch-size",
+                "100",
+                "--apply",
+                "--key-file",
+                key,
+                "--backup",
+            ])
+            .arg(backup)
+            .assert()
+            .success();
+    }
+}
+
+#[test]
+fn kill_9_at_random_points_then_resume_completes() {
+    let tpl = template("batched_kill", 3000);
+    let dir = scratch("kill");
+    let key = dir.join("secret.key");
+    let key = key.to_str().unwrap().to_string();
+    // An uninterrupted run sets the range of the kill points.
+    let timed = copy_of(&tpl, &format!("{tpl}_t"));
+    let started = Instant::now();
+    migrate(&timed, &dir)
+        .args(["--batch-size", "100", "--apply", "--key-file", &key])
+        .assert()
+        .success();
+    let full = started.elapsed();
+    assert_migrated(&timed, 3000);
+    let expected_keys = admin_sql(
+        &timed,
+        "SELECT md5(string_agg(id::text, ',' ORDER BY id_old)) FROM customers WHERE id_old <= 3000",
+    );
+    let before = admin_sql(&tpl, COUNTS);
+
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    let mut state = seed | 1;
+    let mut seen = std::collections::BTreeSet::new();
+    for point in 0..20 {
+        // xorshift: kill points spread over the whole run.
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let delay = full.mul_f64((state % 1000) as f64 / 1000.0);
+        let db = copy_of(&tpl, &format!("{tpl}_{point}"));
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("uuidforge"))
+            .current_dir(&dir)
+            .args(["db", "--db", &url(&db), "migrate-key", "customers"])
+            .args(["--batch-size", "100", "--apply", "--key-file", &key])
+            .env_remove("UUIDFORGE_DB")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(delay);
+        let _ = child.kill();
+        child.wait().unwrap();
+        wait_for_orphans(&db);
+        let step = recorded_step(&db);
+        seen.insert(step.clone());
+        let context = format!("seed {seed}, point {point} after {delay:?}, step {step}");
+        // Nothing lost, and writers still work, whatever the schema is now.
+        assert_eq!(admin_sql(&db, COUNTS), before, "{context}");
+        write_an_order(&db);
+        complete(&db, &dir, &key);
+        assert_migrated(&db, 3000);
+        assert_eq!(
+            admin_sql(
+                &db,
+                "SELECT md5(string_agg(id::text, ',' ORDER BY id_old)) FROM customers WHERE id_old <= 3000"
+            ),
+            expected_keys,
+            "{context}"
+        );
+        admin_sql("postgres", &format!("DROP DATABASE {db} WITH (FORCE)"));
+    }
+    // The points fell before, inside and after the batched steps.
+    assert!(
+        seen.len() >= 3,
+        "seed {seed}: kill points hit only {seen:?}"
+    );
+}
+
+#[test]
+fn a_terminated_connection_stops_the_run_and_resume_completes_it() {
+    let db = template("batched_terminate", 5000);
+    let dir = scratch("terminate");
+    let key = dir.join("secret.key");
+    let key = key.to_str().unwrap().to_string();
+    let before = admin_sql(&db, COUNTS);
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("uuidforge"))
+        .current_dir(&dir)
+        .args(["db", "--db", &url(&db), "migrate-key", "customers"])
+        .args(["--batch-size", "10", "--apply", "--key-file", &key])
+        .env_remove("UUIDFORGE_DB")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the backfill has begun, the server ends the run's sessions.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let step = recorded_step(&db);
+        if step.parse::<u32>().is_ok_and(|s| s >= 3) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the backfill never began");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    admin_sql(
+        &db,
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'uuidforge'",
+    );
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("--resume"), "{stderr}");
+    assert_eq!(admin_sql(&db, COUNTS), before);
+    write_an_order(&db);
+    migrate(&db, &dir)
+        .args(["--resume", "--key-file", &key])
+        .assert()
+        .success();
+    assert_migrated(&db, 5000);
+}
+
+#[test]
+fn writers_run_throughout_a_batched_migration() {
+    let db = template("batched_pgbench", 20000);
+    let dir = scratch("pgbench");
+    let script = dir.join("writers.sql");
+    // Statements that work before, during and after: no key type named.
+    std::fs::write(
+        &script,
+        "\\set r random(0, 999)\n\
+         INSERT INTO orders (customer_id) SELECT id FROM customers ORDER BY created_at LIMIT 1 OFFSET :r;\n\
+         UPDATE customers SET name = name || '.' WHERE id = (SELECT id FROM customers ORDER BY created_at LIMIT 1 OFFSET :r);\n\
+         INSERT INTO customers (name, created_at) VALUES ('new', now());\n\
+         INSERT INTO \"Zeilen\" (\"Kunde\", n) SELECT id, 100000 + :client_id * 1000000 + :r * 1000 + (random() * 999)::int FROM customers ORDER BY created_at LIMIT 1 OFFSET :r ON CONFLICT DO NOTHING;\n",
+    )
+    .unwrap();
+    let pgbench = std::process::Command::new("pgbench")
+        .args(["-n", "-c", "4", "-j", "2", "-T", "15", "-f"])
+        .arg(&script)
+        .args(["-h", "127.0.0.1", "-U", "uuidforge", &db])
+        .env("PGPASSWORD", "uuidforge")
+        .env("PGCLUSTER", "15/main")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("pgbench (from the PostgreSQL server package)");
+    std::thread::sleep(Duration::from_secs(2));
+    let out = migrate(&db, &dir)
+        .args(["--batch-size", "500", "--apply", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let report: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let bench = pgbench.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&bench.stdout).to_string()
+        + &String::from_utf8_lossy(&bench.stderr);
+    eprintln!(
+        "longest step locking writers out: {} s\n{text}",
+        report["outcome"]["longest_exclusive_seconds"]
+    );
+    assert!(bench.status.success(), "{text}");
+    assert!(text.contains("number of failed transactions: 0"), "{text}");
+    assert!(!text.contains("aborted"), "{text}");
+    // The migration finished while they were still writing.
+    let writes_after = admin_sql(&db, "SELECT count(*) FROM customers WHERE id_old IS NULL");
+    assert_ne!(writes_after, "0", "no writer ran after the swap:\n{text}");
+    assert_migrated(&db, 20000);
+}

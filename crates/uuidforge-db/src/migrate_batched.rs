@@ -1,0 +1,611 @@
+//! D1 in batches (`--batch-size`): a key migration for tables too large
+//! to lock for one transaction.
+//!
+//! Writers keep working throughout. The plan is a list of [`Step`]s, each
+//! committed on its own and recorded in a state table
+//! (`uuidforge_migration`, in the table's schema), so that after a kill -9
+//! or a lost connection the old schema still works and `--resume` goes on
+//! from the last committed step:
+//!
+//! 1. *prepare* (short): the new `uuid` columns, the key map table
+//!    (old key as text → new UUID) and triggers that keep the new columns
+//!    right for rows others write from now on;
+//! 2. *keys*: the new keys computed by the library and copied into the map;
+//! 3. *backfill*: the new columns filled in batches of pages, one
+//!    transaction each (the table first, then each reference);
+//! 4. *indexes*: the new primary key, the old key's unique index and the
+//!    references' indexes built `CONCURRENTLY`; `NOT NULL` proved by
+//!    `CHECK` constraints added `NOT VALID` and validated without blocking
+//!    writes;
+//! 5. *check*: every count zero before the swap;
+//! 6. *swap* (short, exclusive locks): triggers dropped, constraints moved
+//!    to the prebuilt indexes, columns renamed, foreign keys made again
+//!    `NOT VALID`;
+//! 7. *validate* the foreign keys (no write blocked), *check* again,
+//!    *finish* (the map dropped).
+
+use crate::catalog::Snapshot;
+use crate::ident::{quote_ident, quote_literal};
+use crate::migrate::{analyze, fk_clause, new_column, old_index_name, old_reference};
+use crate::migrate::{MigrateOptions, Reference};
+use serde::{Deserialize, Serialize};
+
+/// The state table's name, in the migrated table's schema.
+pub const STATE_TABLE: &str = "uuidforge_migration";
+
+/// The setting a backfill transaction sets so that the triggers leave its
+/// own updates alone.
+pub const BACKFILL_SETTING: &str = "uuidforge_migrate.backfill";
+
+/// One step of a batched migration, committed on its own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Step {
+    /// Statements in one transaction. With `exclusive`, they take
+    /// `ACCESS EXCLUSIVE` locks: the run measures how long they are held.
+    Transaction {
+        /// What the step does.
+        what: String,
+        /// The statements.
+        statements: Vec<String>,
+        /// Whether writers wait while it runs.
+        exclusive: bool,
+    },
+    /// The new keys: `read_keys_sql` read, keys computed, copied into `map`.
+    Keys {
+        /// Rows of (old key as text, Unix ms or NULL), in the new order.
+        read_keys_sql: String,
+        /// The map table (quoted, qualified).
+        map: String,
+    },
+    /// `update_sql` run for each range of pages (`$1` first block, `$2`
+    /// the block after the last, both `bigint`), one transaction each.
+    Backfill {
+        /// What the step does.
+        what: String,
+        /// The table (quoted, qualified).
+        table: String,
+        /// The update of one range.
+        update_sql: String,
+    },
+    /// `cleanup` then `statement`, outside any transaction (an index built
+    /// `CONCURRENTLY`; `cleanup` drops what a killed earlier try left).
+    Concurrently {
+        /// What the step does.
+        what: String,
+        /// Run first.
+        cleanup: String,
+        /// The statement.
+        statement: String,
+    },
+    /// Counts that must all be zero (one row of JSON, read-only).
+    Check {
+        /// What the step checks.
+        what: String,
+        /// The query.
+        sql: String,
+    },
+}
+
+impl Step {
+    /// What the step does, for progress and the printed plan.
+    pub fn what(&self) -> &str {
+        match self {
+            Step::Transaction { what, .. }
+            | Step::Backfill { what, .. }
+            | Step::Concurrently { what, .. }
+            | Step::Check { what, .. } => what,
+            Step::Keys { .. } => "compute the new keys and copy them into the map",
+        }
+    }
+}
+
+/// The plan of a batched migration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchedPlan {
+    /// `schema.table`, quoted.
+    pub table: String,
+    /// The key column.
+    pub key: String,
+    /// Its type before.
+    pub key_type: String,
+    /// Where the old values are kept.
+    pub old_name: String,
+    /// The referencing columns.
+    pub references: Vec<Reference>,
+    /// What the key's default becomes.
+    pub default_note: String,
+    /// Relations to back up.
+    pub backup: Vec<String>,
+    /// The state table (quoted, qualified).
+    pub state_table: String,
+    /// Whether `--order-by` times the keys.
+    pub ordered: bool,
+    /// The steps, in order.
+    pub steps: Vec<Step>,
+}
+
+/// A UUIDv7 from the clock, in SQL, for rows written while the migration
+/// runs: the extension's `uuidv7()` or, without it, a version 4 UUID whose
+/// first 48 bits become the Unix milliseconds (RFC 9562 §5.7).
+fn uuidv7_sql(snapshot: &Snapshot) -> String {
+    match &snapshot.extension_schema {
+        Some(schema) => format!("{}.uuidv7()", quote_ident(schema)),
+        None => "encode(set_byte(overlay(uuid_send(gen_random_uuid()) PLACING substring(int8send((extract(epoch FROM clock_timestamp()) * 1000)::int8) FROM 3) FROM 1 FOR 6), 6, (get_byte(uuid_send(gen_random_uuid()), 6) & 15) | 112), 'hex')::uuid".into(),
+    }
+}
+
+/// Plans migrating `table`'s key in batches. Errors name the argument, the
+/// value and what was expected.
+pub fn plan(
+    snapshot: &Snapshot,
+    table: &str,
+    options: &MigrateOptions,
+) -> Result<BatchedPlan, String> {
+    let target = analyze(snapshot, table, options)?;
+    let relation = target.relation;
+    let t = relation.sql_name();
+    let q = |name: &str| quote_ident(name);
+    let k = q(&target.key.name);
+    let kn = q(&new_column(&target.key.name));
+    let schema = &relation.schema;
+    let in_schema = |name: &str| crate::ident::qualified(schema, name);
+    let map = in_schema(&cut(&format!("uuidforge_keymap_{}", relation.oid)));
+    let state_table = in_schema(STATE_TABLE);
+    let not_null_check =
+        |table_oid: u32, column: &str| q(&cut(&format!("uuidforge_nn_{table_oid}_{column}")));
+
+    // Tables whose rows the triggers keep right: the table itself and each
+    // referencing table, with its reference columns.
+    let mut tables: Vec<(&crate::catalog::Relation, Vec<&str>)> = vec![(relation, Vec::new())];
+    for (child, _, column) in &target.children {
+        match tables.iter_mut().find(|(r, _)| r.oid == child.oid) {
+            Some((_, columns)) => columns.push(column.as_str()),
+            None => tables.push((child, vec![column.as_str()])),
+        }
+    }
+    let function = |oid: u32| in_schema(&format!("uuidforge_migrate_{oid}"));
+
+    // Referencing tables first: a writer's statement that reads the table
+    // (its foreign key check, or the triggers' lookups) has locked the
+    // referencing table before, so taking them in the same order cannot
+    // deadlock with it.
+    let mut lock_order: Vec<String> = tables
+        .iter()
+        .filter(|(r, _)| r.oid != relation.oid)
+        .map(|(r, _)| r.sql_name())
+        .collect();
+    lock_order.push(t.clone());
+    let lock_all = format!(
+        "LOCK TABLE {} IN ACCESS EXCLUSIVE MODE",
+        lock_order.join(", ")
+    );
+    let mut prepare = vec![
+        lock_all.clone(),
+        format!(
+            "CREATE TABLE IF NOT EXISTS {state_table} (table_name text PRIMARY KEY, plan jsonb NOT NULL, step int NOT NULL, next_block bigint, end_block bigint, batch_size int NOT NULL, started_at timestamptz NOT NULL DEFAULT now(), updated_at timestamptz NOT NULL DEFAULT now())"
+        ),
+        format!("CREATE TABLE {map} (old text PRIMARY KEY, new uuid NOT NULL UNIQUE)"),
+    ];
+    for (table, columns) in &tables {
+        let mut added = Vec::new();
+        if table.oid == relation.oid {
+            added.push(format!("ADD COLUMN {kn} uuid"));
+        }
+        added.extend(
+            columns
+                .iter()
+                .map(|c| format!("ADD COLUMN {} uuid", q(&new_column(c)))),
+        );
+        prepare.push(format!(
+            "ALTER TABLE {} {}",
+            table.sql_name(),
+            added.join(", ")
+        ));
+    }
+    let v7 = uuidv7_sql(snapshot);
+    for (table, columns) in &tables {
+        let mut body = String::new();
+        // An updated row may move to a page the backfill has passed: an
+        // update gives it its new value as an insert does.
+        if table.oid == relation.oid {
+            body.push_str(&format!(
+                "IF TG_OP = 'INSERT' OR NEW.{k} IS DISTINCT FROM OLD.{k} OR NEW.{kn} IS NULL THEN NEW.{kn} := (SELECT m.new FROM {map} m WHERE m.old = NEW.{k}::text); IF NEW.{kn} IS NULL AND NEW.{k} IS NOT NULL AND (TG_OP = 'INSERT' OR NEW.{k} IS DISTINCT FROM OLD.{k}) THEN NEW.{kn} := {v7}; END IF; END IF; "
+            ));
+        }
+        for column in columns {
+            let (c, cn) = (q(column), q(&new_column(column)));
+            let own = if table.oid == relation.oid {
+                format!("WHEN NEW.{c} = NEW.{k} THEN NEW.{kn} ")
+            } else {
+                String::new()
+            };
+            body.push_str(&format!(
+                "IF TG_OP = 'INSERT' OR NEW.{c} IS DISTINCT FROM OLD.{c} OR NEW.{cn} IS NULL THEN NEW.{cn} := CASE WHEN NEW.{c} IS NULL THEN NULL {own}ELSE (SELECT p.{kn} FROM {t} p WHERE p.{k} = NEW.{c}) END; END IF; "
+            ));
+        }
+        prepare.push(format!(
+            "CREATE FUNCTION {}() RETURNS trigger LANGUAGE plpgsql AS $uuidforge$ BEGIN {body}RETURN NEW; END $uuidforge$",
+            function(table.oid)
+        ));
+        prepare.push(format!(
+            "CREATE TRIGGER uuidforge_migrate BEFORE INSERT OR UPDATE ON {} FOR EACH ROW WHEN (current_setting({}, true) IS DISTINCT FROM 'on') EXECUTE FUNCTION {}()",
+            table.sql_name(),
+            quote_literal(BACKFILL_SETTING),
+            function(table.oid)
+        ));
+    }
+
+    let mut steps = vec![
+        Step::Transaction {
+            what: "prepare: new columns, the key map, triggers for rows written meanwhile".into(),
+            statements: prepare,
+            exclusive: true,
+        },
+        Step::Keys {
+            read_keys_sql: target.read_keys_sql(&format!(" WHERE x.{kn} IS NULL")),
+            map: map.clone(),
+        },
+    ];
+    let range =
+        "x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid";
+    steps.push(Step::Backfill {
+        what: format!("fill {}.{}", relation.display_name(), new_column(&target.key.name)),
+        table: t.clone(),
+        update_sql: format!(
+            "UPDATE {t} AS x SET {kn} = m.new FROM {map} m WHERE {range} AND x.{kn} IS NULL AND m.old = x.{k}::text"
+        ),
+    });
+    for (child, _, column) in &target.children {
+        let (c, cn) = (q(column), q(&new_column(column)));
+        steps.push(Step::Backfill {
+            what: format!("fill {}.{}", child.display_name(), new_column(column)),
+            table: child.sql_name(),
+            update_sql: format!(
+                "UPDATE {ct} AS x SET {cn} = p.{kn} FROM {t} p WHERE {range} AND p.{k} = x.{c} AND x.{cn} IS DISTINCT FROM p.{kn}",
+                ct = child.sql_name()
+            ),
+        });
+    }
+
+    // Indexes the swap adopts, built without blocking writes.
+    let new_key_index = cut(&format!(
+        "{}_{}",
+        relation.name,
+        new_column(&target.key.name)
+    ));
+    let concurrently = |what: String, index: &str, sql: String| Step::Concurrently {
+        what,
+        cleanup: format!("DROP INDEX CONCURRENTLY IF EXISTS {}", in_schema(index)),
+        statement: sql,
+    };
+    steps.push(concurrently(
+        "index the new key".into(),
+        &new_key_index,
+        format!(
+            "CREATE UNIQUE INDEX CONCURRENTLY {} ON {t} ({kn})",
+            q(&new_key_index)
+        ),
+    ));
+    let old_index = old_index_name(&target);
+    steps.push(concurrently(
+        "index the old key (kept unique)".into(),
+        &old_index,
+        format!(
+            "CREATE UNIQUE INDEX CONCURRENTLY {} ON {t} ({k})",
+            q(&old_index)
+        ),
+    ));
+    let temporary = |name: &str| cut(&format!("{}_uuidforge", cut_to(name, 50)));
+    for (ct, column, index) in &target.reference_indexes {
+        let name = temporary(&index.name);
+        let child = snapshot
+            .relation(index.table)
+            .ok_or("index: table not found")?;
+        steps.push(Step::Concurrently {
+            what: format!("index {}.{}", child.display_name(), new_column(column)),
+            cleanup: format!(
+                "DROP INDEX CONCURRENTLY IF EXISTS {}",
+                crate::ident::qualified(&child.schema, &name)
+            ),
+            statement: format!(
+                "CREATE {}INDEX CONCURRENTLY {} ON {ct} ({})",
+                if index.unique { "UNIQUE " } else { "" },
+                q(&name),
+                q(&new_column(column))
+            ),
+        });
+    }
+    let migrated_columns = |child: &crate::catalog::Relation, num: i16| -> Option<String> {
+        target
+            .children
+            .iter()
+            .find(|(c, fk, _)| c.oid == child.oid && fk.columns[0] == num)
+            .map(|(_, _, column)| new_column(column))
+    };
+    for (child, constraint) in &target.child_keys {
+        let name = temporary(&constraint.name);
+        let columns: Vec<String> = constraint
+            .columns
+            .iter()
+            .filter_map(|&n| {
+                migrated_columns(child, n).or_else(|| child.column(n).map(|c| c.name.clone()))
+            })
+            .map(|c| q(&c))
+            .collect();
+        steps.push(Step::Concurrently {
+            what: format!("index {} for {}", child.display_name(), constraint.name),
+            cleanup: format!(
+                "DROP INDEX CONCURRENTLY IF EXISTS {}",
+                crate::ident::qualified(&child.schema, &name)
+            ),
+            statement: format!(
+                "CREATE UNIQUE INDEX CONCURRENTLY {} ON {} ({})",
+                q(&name),
+                child.sql_name(),
+                columns.join(", ")
+            ),
+        });
+    }
+
+    // NOT NULL without a scan under the swap's locks: a validated CHECK
+    // proves it (PostgreSQL then skips the scan of SET NOT NULL).
+    let mut not_null = vec![(relation, target.key.name.clone())];
+    for (child, fk, column) in &target.children {
+        if child.column(fk.columns[0]).is_some_and(|c| c.not_null) {
+            not_null.push((child, column.clone()));
+        }
+    }
+    let mut add_checks = vec![lock_all.clone()];
+    let mut validate_checks = Vec::new();
+    for (table, column) in &not_null {
+        let check = not_null_check(table.oid, column);
+        add_checks.push(format!(
+            "ALTER TABLE {} DROP CONSTRAINT IF EXISTS {check}, ADD CONSTRAINT {check} CHECK ({} IS NOT NULL) NOT VALID",
+            table.sql_name(),
+            q(&new_column(column))
+        ));
+        validate_checks.push(format!(
+            "ALTER TABLE {} VALIDATE CONSTRAINT {check}",
+            table.sql_name()
+        ));
+    }
+    steps.push(Step::Transaction {
+        what: "add NOT NULL checks (not valid yet)".into(),
+        statements: add_checks,
+        exclusive: true,
+    });
+    steps.push(Step::Transaction {
+        what: "validate the NOT NULL checks (writers go on)".into(),
+        statements: validate_checks,
+        exclusive: false,
+    });
+    steps.push(Step::Check {
+        what: "check the new columns before the swap".into(),
+        sql: target.checks_sql(
+            &target.key.name,
+            &new_column(&target.key.name),
+            &|column| (column.to_string(), new_column(column)),
+            &map,
+            true,
+        ),
+    });
+
+    // The swap: catalog changes only.
+    let mut swap = vec!["SET CONSTRAINTS ALL IMMEDIATE".to_string()];
+    swap.push(lock_all.clone());
+    for (table, _) in &tables {
+        swap.push(format!(
+            "DROP TRIGGER uuidforge_migrate ON {}",
+            table.sql_name()
+        ));
+        swap.push(format!("DROP FUNCTION {}()", function(table.oid)));
+    }
+    for (child, fk, _) in &target.children {
+        swap.push(format!(
+            "ALTER TABLE {} DROP CONSTRAINT {}",
+            child.sql_name(),
+            q(&fk.name)
+        ));
+    }
+    for (child, c) in &target.child_keys {
+        swap.push(format!(
+            "ALTER TABLE {} DROP CONSTRAINT {}",
+            child.sql_name(),
+            q(&c.name)
+        ));
+    }
+    for (_, _, index) in &target.reference_indexes {
+        let child = snapshot
+            .relation(index.table)
+            .ok_or("index: table not found")?;
+        swap.push(format!(
+            "DROP INDEX {}",
+            crate::ident::qualified(&child.schema, &index.name)
+        ));
+    }
+    let old = q(&target.old_name);
+    let pk_name = q(&target.pk.name);
+    swap.push(format!("ALTER TABLE {t} DROP CONSTRAINT {pk_name}"));
+    swap.push(format!(
+        "ALTER TABLE {t} ALTER COLUMN {kn} SET NOT NULL, DROP CONSTRAINT {}",
+        not_null_check(relation.oid, &target.key.name)
+    ));
+    swap.push(format!(
+        "ALTER TABLE {t} ADD CONSTRAINT {pk_name} PRIMARY KEY USING INDEX {}",
+        q(&new_key_index)
+    ));
+    swap.push(format!(
+        "ALTER TABLE {t} ALTER COLUMN {k} DROP IDENTITY IF EXISTS"
+    ));
+    swap.push(format!("ALTER TABLE {t} ALTER COLUMN {k} DROP DEFAULT"));
+    swap.push(format!(
+        "DO $uuidforge$ DECLARE s text := pg_get_serial_sequence({}, {}); BEGIN IF s IS NOT NULL THEN EXECUTE 'DROP SEQUENCE ' || s; END IF; END $uuidforge$",
+        quote_literal(&t),
+        quote_literal(&target.key.name)
+    ));
+    swap.push(format!("ALTER TABLE {t} RENAME COLUMN {k} TO {old}"));
+    swap.push(format!("ALTER TABLE {t} ALTER COLUMN {old} DROP NOT NULL"));
+    swap.push(format!("ALTER TABLE {t} RENAME COLUMN {kn} TO {k}"));
+    if let Some(schema) = &snapshot.extension_schema {
+        swap.push(format!(
+            "ALTER TABLE {t} ALTER COLUMN {k} SET DEFAULT {}.uuidv7()",
+            q(schema)
+        ));
+    }
+    let mut validate = Vec::new();
+    for (child, fk, column) in &target.children {
+        let ct = child.sql_name();
+        let (c, cn, c_old) = (q(column), q(&new_column(column)), q(&old_reference(column)));
+        swap.push(format!("ALTER TABLE {ct} RENAME COLUMN {c} TO {c_old}"));
+        swap.push(format!("ALTER TABLE {ct} RENAME COLUMN {cn} TO {c}"));
+        if not_null
+            .iter()
+            .any(|(r, name)| r.oid == child.oid && name == column)
+        {
+            swap.push(format!(
+                "ALTER TABLE {ct} ALTER COLUMN {c} SET NOT NULL, DROP CONSTRAINT {}, ALTER COLUMN {c_old} DROP NOT NULL",
+                not_null_check(child.oid, column)
+            ));
+        }
+        for (_, _, index) in target
+            .reference_indexes
+            .iter()
+            .filter(|(table, name, _)| *table == ct && name == column)
+        {
+            swap.push(format!(
+                "ALTER INDEX {} RENAME TO {}",
+                crate::ident::qualified(&child.schema, &temporary(&index.name)),
+                q(&index.name)
+            ));
+        }
+        swap.push(format!(
+            "ALTER TABLE {ct} ADD CONSTRAINT {} {} NOT VALID",
+            q(&fk.name),
+            fk_clause(fk, column, &t, &target.key.name)
+        ));
+        validate.push(format!(
+            "ALTER TABLE {ct} VALIDATE CONSTRAINT {}",
+            q(&fk.name)
+        ));
+    }
+    for (child, c) in &target.child_keys {
+        swap.push(format!(
+            "ALTER TABLE {} ADD CONSTRAINT {} {} USING INDEX {}",
+            child.sql_name(),
+            q(&c.name),
+            if c.kind == "p" {
+                "PRIMARY KEY"
+            } else {
+                "UNIQUE"
+            },
+            q(&temporary(&c.name))
+        ));
+    }
+    steps.push(Step::Transaction {
+        what: "swap: constraints onto the new columns, names exchanged".into(),
+        statements: swap,
+        exclusive: true,
+    });
+    if !validate.is_empty() {
+        steps.push(Step::Transaction {
+            what: "validate the foreign keys (writers go on)".into(),
+            statements: validate,
+            exclusive: false,
+        });
+    }
+    steps.push(Step::Check {
+        what: "verify the migration".into(),
+        sql: target.checks_sql(
+            &target.old_name,
+            &target.key.name,
+            &|column| (old_reference(column), column.to_string()),
+            &map,
+            true,
+        ),
+    });
+    steps.push(Step::Transaction {
+        what: "finish: drop the key map".into(),
+        statements: vec![format!("DROP TABLE {map}")],
+        exclusive: false,
+    });
+    Ok(BatchedPlan {
+        table: t,
+        key: target.key.name.clone(),
+        key_type: target.key.type_name.clone(),
+        old_name: target.old_name.clone(),
+        references: target.references.clone(),
+        default_note: target.default_note.clone(),
+        backup: target.backup(),
+        state_table,
+        ordered: target.order_column.is_some(),
+        steps,
+    })
+}
+
+/// `name` cut to PostgreSQL's 63 bytes.
+fn cut(name: &str) -> String {
+    cut_to(name, 63).to_string()
+}
+
+fn cut_to(name: &str, max: usize) -> &str {
+    let mut end = name.len().min(max);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    &name[..end]
+}
+
+/// Statements that record progress in the state table (`$1` is the table
+/// name, quoted and qualified).
+pub mod state {
+    /// Inserts the state row: `$1` table, `$2` plan (JSON text), `$3`
+    /// batch size.
+    pub fn insert(state_table: &str) -> String {
+        format!("INSERT INTO {state_table} (table_name, plan, step, batch_size) VALUES ($1, $2::text::jsonb, 1, $3)")
+    }
+    /// Reads (plan as text, step, next block, end block, batch size).
+    pub fn read(state_table: &str) -> String {
+        format!("SELECT plan::text, step, next_block, end_block, batch_size FROM {state_table} WHERE table_name = $1")
+    }
+    /// Moves to step `$2`.
+    pub fn advance(state_table: &str) -> String {
+        format!("UPDATE {state_table} SET step = $2, next_block = NULL, end_block = NULL, updated_at = now() WHERE table_name = $1")
+    }
+    /// Records a backfill's range: `$2` next block, `$3` end block.
+    pub fn progress(state_table: &str) -> String {
+        format!("UPDATE {state_table} SET next_block = $2, end_block = $3, updated_at = now() WHERE table_name = $1")
+    }
+    /// Removes the row, and the table once it is empty.
+    pub fn finish(state_table: &str) -> Vec<String> {
+        vec![
+            format!("DELETE FROM {state_table} WHERE table_name = $1"),
+            format!("DO $uuidforge$ BEGIN IF NOT EXISTS (SELECT FROM {state_table}) THEN DROP TABLE {state_table}; END IF; END $uuidforge$"),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_cut_at_a_character_boundary() {
+        let long = "é".repeat(40);
+        let c = cut(&long);
+        assert!(c.len() <= 63 && c.len().is_multiple_of(2));
+        assert_eq!(cut("short"), "short");
+    }
+
+    #[test]
+    fn steps_round_trip_through_the_state_table_json() {
+        let step = Step::Backfill {
+            what: "fill".into(),
+            table: "\"t\"".into(),
+            update_sql: "UPDATE".into(),
+        };
+        let json = serde_json::to_string(&step).unwrap();
+        assert!(json.contains("\"kind\":\"backfill\""), "{json}");
+        assert_eq!(serde_json::from_str::<Step>(&json).unwrap(), step);
+    }
+}

@@ -1,0 +1,439 @@
+//! Runs a batched key migration ([`crate::migrate_batched`]): each step
+//! in its own transaction, its completion recorded in the state table in
+//! that same transaction, so that a killed run leaves a database that
+//! works under the old schema and [`run`] goes on from where it stopped.
+
+use crate::client::{Change, DbError};
+use crate::migrate_batched::{state, BatchedPlan, Step, BACKFILL_SETTING, STATE_TABLE};
+use std::time::Instant;
+use tokio_postgres::Config;
+
+/// How many times the swap is tried when it waits too long for its locks.
+const SWAP_TRIES: u32 = 5;
+
+/// Where a batched migration stands, as its state table says.
+#[derive(Debug, Clone)]
+pub struct BatchedState {
+    /// The plan recorded when it began.
+    pub plan: BatchedPlan,
+    /// The next step (index into `plan.steps`).
+    pub step: usize,
+    /// Rows per batch.
+    pub batch_size: i64,
+}
+
+/// What a run reports as it goes.
+#[derive(Debug, Clone)]
+pub enum Progress {
+    /// Step `index` (of `total`) begins.
+    Step {
+        /// Its index.
+        index: usize,
+        /// The number of steps.
+        total: usize,
+        /// What it does.
+        what: String,
+    },
+    /// A backfill has done `done` of `total` pages.
+    Pages {
+        /// Pages done.
+        done: u64,
+        /// Pages in all.
+        total: u64,
+    },
+}
+
+/// What a batched migration did.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct BatchedOutcome {
+    /// Rows given a key from the map in this run.
+    pub rows: usize,
+    /// Backfill transactions.
+    pub batches: u64,
+    /// Each step that locked writers out and how long its transaction
+    /// took, waiting for its locks included.
+    pub exclusive: Vec<(String, f64)>,
+    /// The longest of those.
+    pub longest_exclusive_seconds: f64,
+    /// The checks of the last check step, each `name: 0`.
+    pub checks: Vec<String>,
+    /// The whole run.
+    pub seconds: f64,
+}
+
+/// The state of `table`'s batched migration, if one is under way.
+pub async fn batched_state(config: &Config, table: &str) -> Result<Option<BatchedState>, DbError> {
+    let change = Change::begin(config).await?;
+    let snapshot = change.snapshot().await?;
+    let relation = snapshot
+        .find_relation(table)
+        .map_err(|m| DbError::invalid("table", m))?;
+    let state_table = crate::ident::qualified(&relation.schema, STATE_TABLE);
+    let exists: Option<String> = change
+        .client()
+        .query_one("SELECT to_regclass($1)::text", &[&state_table])
+        .await
+        .map_err(|e| DbError::new("read the migration state", e))?
+        .get(0);
+    if exists.is_none() {
+        return Ok(None);
+    }
+    read_state(change.client(), &state_table, &relation.sql_name()).await
+}
+
+async fn read_state(
+    client: &tokio_postgres::Client,
+    state_table: &str,
+    table: &str,
+) -> Result<Option<BatchedState>, DbError> {
+    let row = client
+        .query_opt(&state::read(state_table), &[&table])
+        .await
+        .map_err(|e| DbError::new("read the migration state", e))?;
+    let Some(row) = row else { return Ok(None) };
+    let plan: BatchedPlan = serde_json::from_str(row.get::<_, &str>(0)).map_err(|e| DbError {
+        context: "read the migration state".into(),
+        message: format!("the recorded plan does not parse: {e}"),
+        code: None,
+    })?;
+    let step: i32 = row.get(1);
+    let batch_size: i32 = row.get(4);
+    Ok(Some(BatchedState {
+        plan,
+        step: usize::try_from(step).unwrap_or(0),
+        batch_size: i64::from(batch_size),
+    }))
+}
+
+/// Begins a batched migration: plans again inside the first step's
+/// transaction (a database changed since `expected` was printed is
+/// refused, unchanged), runs the *prepare* step and records the state.
+pub async fn start(
+    config: &Config,
+    table: &str,
+    options: &crate::migrate::MigrateOptions,
+    expected: &BatchedPlan,
+    batch_size: i64,
+) -> Result<f64, DbError> {
+    let started = Instant::now();
+    let change = Change::begin(config).await?;
+    let snapshot = change.snapshot().await?;
+    let plan = crate::migrate_batched::plan(&snapshot, table, options)
+        .map_err(|m| DbError::invalid("migrate-key", m))?;
+    if plan != *expected {
+        return Err(DbError::invalid(
+            "migrate-key",
+            "the database changed since the plan was printed (nothing was changed: plan again)",
+        ));
+    }
+    let Some(Step::Transaction { statements, .. }) = plan.steps.first() else {
+        return Err(DbError::invalid(
+            "migrate-key",
+            "the plan has no first step",
+        ));
+    };
+    for statement in statements {
+        change.execute(statement).await?;
+    }
+    let json =
+        serde_json::to_string(&plan).map_err(|e| DbError::invalid("migrate-key", e.to_string()))?;
+    let batch = i32::try_from(batch_size).map_err(|_| {
+        DbError::invalid(
+            "batch-size",
+            format!("{batch_size} is too large (expected at most 2147483647)"),
+        )
+    })?;
+    change
+        .client()
+        .execute(
+            &state::insert(&plan.state_table),
+            &[&plan.table, &json, &batch],
+        )
+        .await
+        .map_err(|e| DbError::new("record the migration state", e))?;
+    change.commit().await?;
+    Ok(started.elapsed().as_secs_f64())
+}
+
+/// Runs the steps left of `table`'s batched migration, then removes its
+/// state. New keys come from `secret` (only the *keys* step uses it).
+pub async fn run(
+    config: &Config,
+    table: &str,
+    secret: &[u8],
+    progress: &mut (dyn FnMut(Progress) + Send),
+) -> Result<BatchedOutcome, DbError> {
+    let started = Instant::now();
+    let mut outcome = BatchedOutcome::default();
+    let Some(first) = batched_state(config, table).await? else {
+        return Err(DbError::invalid(
+            "resume",
+            format!("no batched migration of {table} is under way"),
+        ));
+    };
+    let plan = first.plan;
+    let (state_table, name) = (plan.state_table.clone(), plan.table.clone());
+    let client = crate::client::connect(config).await?;
+    loop {
+        let Some(current) = read_state(&client, &state_table, &name).await? else {
+            break;
+        };
+        let index = current.step;
+        let Some(step) = plan.steps.get(index) else {
+            begin(&client).await?;
+            for sql in state::finish(&state_table) {
+                let params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = if sql.contains("$1")
+                {
+                    vec![&name]
+                } else {
+                    vec![]
+                };
+                client
+                    .execute(&sql, &params)
+                    .await
+                    .map_err(|e| DbError::new("remove the migration state", e))?;
+            }
+            commit(&client).await?;
+            break;
+        };
+        progress(Progress::Step {
+            index,
+            total: plan.steps.len(),
+            what: step.what().to_string(),
+        });
+        let done = Advance {
+            sql: state::advance(&state_table),
+            name: &name,
+            next: i32::try_from(index + 1).unwrap_or(i32::MAX),
+        };
+        match step {
+            Step::Transaction {
+                what,
+                statements,
+                exclusive,
+            } => {
+                let seconds = transaction(&client, statements, &done, *exclusive).await?;
+                if *exclusive {
+                    outcome.exclusive.push((what.clone(), seconds));
+                }
+            }
+            Step::Keys { read_keys_sql, map } => {
+                begin(&client).await?;
+                let rows = crate::client::text_and_times(&client, read_keys_sql).await?;
+                let keys = crate::migrate::new_keys(&rows, plan.ordered, secret)
+                    .map_err(|m| DbError::invalid("migrate-key", m))?;
+                crate::client::copy_key_map(&client, map, &rows, &keys).await?;
+                done.record(&client).await?;
+                commit(&client).await?;
+                outcome.rows += rows.len();
+            }
+            Step::Backfill {
+                table, update_sql, ..
+            } => {
+                outcome.batches += backfill(
+                    &client,
+                    (&state_table, &name),
+                    table,
+                    update_sql,
+                    current.batch_size,
+                    progress,
+                )
+                .await?;
+                begin(&client).await?;
+                done.record(&client).await?;
+                commit(&client).await?;
+            }
+            Step::Concurrently {
+                cleanup, statement, ..
+            } => {
+                // Building an index concurrently waits for older
+                // transactions to end: a longer wait than a change's.
+                for sql in ["SET lock_timeout = '60s'", cleanup, statement] {
+                    client
+                        .batch_execute(sql)
+                        .await
+                        .map_err(|e| DbError::new(sql.to_string(), e))?;
+                }
+                begin(&client).await?;
+                done.record(&client).await?;
+                commit(&client).await?;
+            }
+            Step::Check { what, sql } => {
+                begin(&client).await?;
+                let json: Option<String> = client
+                    .query_one(sql.as_str(), &[])
+                    .await
+                    .map_err(|e| DbError::new(what.clone(), e))?
+                    .get(0);
+                let (failed, checks) = crate::migrate::verification(&json.unwrap_or_default())
+                    .map_err(|message| DbError {
+                        context: what.clone(),
+                        message,
+                        code: None,
+                    })?;
+                if !failed.is_empty() {
+                    return Err(DbError {
+                        context: format!("{what} (the migration stopped here: fix and --resume)"),
+                        message: failed.join("; "),
+                        code: None,
+                    });
+                }
+                done.record(&client).await?;
+                commit(&client).await?;
+                outcome.checks = checks;
+            }
+        }
+    }
+    outcome.longest_exclusive_seconds = outcome
+        .exclusive
+        .iter()
+        .map(|(_, s)| *s)
+        .fold(0.0, f64::max);
+    outcome.seconds = started.elapsed().as_secs_f64();
+    Ok(outcome)
+}
+
+/// Begins a transaction with a change's lock timeout.
+async fn begin(client: &tokio_postgres::Client) -> Result<(), DbError> {
+    client
+        .batch_execute(&format!(
+            "BEGIN; SET LOCAL lock_timeout = {}",
+            crate::ident::quote_literal(crate::client::LOCK_TIMEOUT)
+        ))
+        .await
+        .map_err(|e| DbError::new("begin", e))
+}
+
+async fn commit(client: &tokio_postgres::Client) -> Result<(), DbError> {
+    client
+        .batch_execute("COMMIT")
+        .await
+        .map_err(|e| DbError::new("commit", e))
+}
+
+/// Moves the state to the next step, inside the step's transaction.
+struct Advance<'a> {
+    sql: String,
+    name: &'a str,
+    next: i32,
+}
+
+impl Advance<'_> {
+    async fn record(&self, client: &tokio_postgres::Client) -> Result<(), DbError> {
+        client
+            .execute(&self.sql, &[&self.name, &self.next])
+            .await
+            .map_err(|e| DbError::new("record the migration state", e))?;
+        Ok(())
+    }
+}
+
+/// Runs `statements` and the step's advance in one transaction; its
+/// duration. An exclusive one is tried again when it waited too long for
+/// its locks (it never keeps writers queued longer than the lock timeout).
+async fn transaction(
+    client: &tokio_postgres::Client,
+    statements: &[String],
+    done: &Advance<'_>,
+    exclusive: bool,
+) -> Result<f64, DbError> {
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let started = Instant::now();
+        begin(client).await?;
+        let mut result = Ok(());
+        for statement in statements {
+            result = client
+                .batch_execute(statement)
+                .await
+                .map_err(|e| DbError::new(statement.clone(), e));
+            if result.is_err() {
+                break;
+            }
+        }
+        if result.is_ok() {
+            result = done.record(client).await;
+        }
+        match result {
+            Ok(()) => {
+                commit(client).await?;
+                return Ok(started.elapsed().as_secs_f64());
+            }
+            Err(e) => {
+                client
+                    .batch_execute("ROLLBACK")
+                    .await
+                    .map_err(|e| DbError::new("rollback", e))?;
+                if !(exclusive && tries < SWAP_TRIES && e.code.as_deref() == Some("55P03")) {
+                    return Err(e);
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(200 * u64::from(tries))).await;
+            }
+        }
+    }
+}
+
+/// Fills one new column batch by batch, recording after each batch where
+/// to go on; the number of batches run.
+async fn backfill(
+    client: &tokio_postgres::Client,
+    (state_table, name): (&str, &str),
+    table: &str,
+    update_sql: &str,
+    batch_size: i64,
+    progress: &mut (dyn FnMut(Progress) + Send),
+) -> Result<u64, DbError> {
+    let row = client
+        .query_one(
+            "SELECT (pg_relation_size(c.oid) / current_setting('block_size')::int8)::int8, \
+             CASE WHEN c.reltuples > 0 AND c.relpages > 0 THEN c.reltuples / c.relpages ELSE 100 END::float8 \
+             FROM pg_class c WHERE c.oid = $1::text::regclass",
+            &[&table],
+        )
+        .await
+        .map_err(|e| DbError::new(format!("measure {table}"), e))?;
+    let pages_now: i64 = row.get(0);
+    let rows_per_page: f64 = row.get(1);
+    let per_batch = ((batch_size as f64 / rows_per_page.max(1.0)).floor() as i64).max(1);
+    let recorded = client
+        .query_one(
+            &format!("SELECT next_block, end_block FROM {state_table} WHERE table_name = $1"),
+            &[&name],
+        )
+        .await
+        .map_err(|e| DbError::new("read the migration state", e))?;
+    // Pages added after the backfill began hold rows the triggers wrote.
+    let end: i64 = recorded.get::<_, Option<i64>>(1).unwrap_or(pages_now);
+    let mut next: i64 = recorded.get::<_, Option<i64>>(0).unwrap_or(0);
+    let record = state::progress(state_table);
+    let mut batches = 0;
+    progress(Progress::Pages {
+        done: next as u64,
+        total: end as u64,
+    });
+    while next < end {
+        let until = (next + per_batch).min(end);
+        begin(client).await?;
+        client
+            .batch_execute(&format!("SET LOCAL {BACKFILL_SETTING} = 'on'"))
+            .await
+            .map_err(|e| DbError::new("begin", e))?;
+        client
+            .execute(update_sql, &[&next, &until])
+            .await
+            .map_err(|e| DbError::new(format!("fill {table} pages {next}..{until}"), e))?;
+        client
+            .execute(&record, &[&name, &until, &end])
+            .await
+            .map_err(|e| DbError::new("record the migration state", e))?;
+        commit(client).await?;
+        batches += 1;
+        next = until;
+        progress(Progress::Pages {
+            done: next as u64,
+            total: end as u64,
+        });
+    }
+    Ok(batches)
+}
