@@ -12,6 +12,7 @@ use uuidforge_db::columns::UuidColumn;
 use uuidforge_db::exec;
 use uuidforge_db::find::{FindOptions, Needles};
 
+mod merge;
 mod migrate_key;
 
 /// Arguments of `db`.
@@ -48,6 +49,14 @@ enum Command {
     /// references it, keeping row order and the old values (D1). Prints
     /// the plan; changes the database only with --apply.
     MigrateKey(migrate_key::MigrateKeyArgs),
+    /// Make several UUIDs that name one object one UUIDv7 everywhere: the
+    /// rows of one table and every reference, in one transaction, logged in
+    /// uuidforge_merge_log (D8). Prints the plan; changes the database only
+    /// with --apply.
+    Merge(merge::MergeArgs),
+    /// Undo the latest merge into a UUID from the merge log, when nothing
+    /// written since conflicts (D8).
+    Unmerge(merge::UnmergeArgs),
 }
 
 #[derive(clap::Args)]
@@ -217,6 +226,8 @@ pub fn run(args: Args) -> Result<ExitCode, UsageError> {
             Command::Related(a) => related(&session, a).await,
             Command::Rename(a) => rename(&session, &config, a).await,
             Command::MigrateKey(a) => migrate_key::run(session, &config, a).await,
+            Command::Merge(a) => merge::merge(session, &config, a).await,
+            Command::Unmerge(a) => merge::unmerge(session, &config, a).await,
         }
     })
 }

@@ -22,7 +22,8 @@ pub struct Backup {
 }
 
 /// `uuidforge-backup-DATABASE-YYYYMMDDTHHMMSSZ.dump` in the working
-/// directory.
+/// directory (`…Z-2.dump`, `…Z-3.dump` when changes follow within a
+/// second: a backup is never overwritten).
 pub fn default_file(database: &str) -> PathBuf {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -41,7 +42,13 @@ pub fn default_file(database: &str) -> PathBuf {
             }
         })
         .collect();
-    PathBuf::from(format!("uuidforge-backup-{safe}-{stamp}.dump"))
+    let mut file = PathBuf::from(format!("uuidforge-backup-{safe}-{stamp}.dump"));
+    let mut n = 1;
+    while file.exists() {
+        n += 1;
+        file = PathBuf::from(format!("uuidforge-backup-{safe}-{stamp}-{n}.dump"));
+    }
+    file
 }
 
 /// The `PG*` variables that make a libpq program connect where `config`

@@ -29,6 +29,7 @@ pub mod diagram;
 pub mod discover;
 pub mod find;
 pub mod ident;
+pub mod merge;
 pub mod migrate;
 pub mod migrate_batched;
 pub mod pages;
@@ -44,5 +45,7 @@ pub mod client;
 pub mod connect;
 #[cfg(feature = "client")]
 pub mod exec;
+#[cfg(feature = "client")]
+pub mod merge_run;
 #[cfg(feature = "client")]
 pub mod migrate_run;

@@ -206,10 +206,11 @@ impl Target<'_> {
             String::new()
         };
         checks.push(match &self.order_column {
-            // Time decides the order; rows of the same time may swap.
+            // The millisecond the key holds decides the order; rows of the
+            // same millisecond may swap.
             Some(o) => format!(
-                "'rows out of order', (SELECT count(*) FROM (SELECT x.{o} < lag(x.{o}) OVER (ORDER BY x.{new}) AS inverted FROM {t} x{mapped}) o WHERE inverted)",
-                o = quote_ident(o)
+                "'rows out of order', (SELECT count(*) FROM (SELECT {ms} < lag({ms}) OVER (ORDER BY x.{new}) AS inverted FROM {t} x{mapped}) o WHERE inverted)",
+                ms = format!("(extract(epoch FROM x.{}) * 1000)::int8", quote_ident(o))
             ),
             None => format!(
                 "'rows out of order', (SELECT count(*) FROM (SELECT x.{new} < lag(x.{new}) OVER (ORDER BY x.{old}) AS inverted FROM {t} x{mapped}) o WHERE inverted)"

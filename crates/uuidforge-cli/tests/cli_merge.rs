@@ -1,0 +1,283 @@
+//! `uuidforge db merge` and `db unmerge` against the real PostgreSQL
+//! server: the plan changes nothing; --apply merges rows, references,
+//! unique collisions and (with --implicit) text, JSON and array mentions in
+//! one transaction; afterwards `db find` finds none of the old ids outside
+//! the log; `uuid_resolve` follows chains; unmerge restores identical rows
+//! and refuses when something written since conflicts.
+
+mod common;
+
+use common::{admin_sql, fresh_database, uuidforge};
+use predicates::prelude::*;
+
+const ANN: &str = "01890a5d-ac96-774b-bcce-b302099a8057";
+const ANN_B: &str = "01900a5d-ac96-774b-bcce-b302099a8058";
+const AB: &str = "01910a5d-ac96-774b-bcce-b302099a8059";
+const BOB: &str = "01920a5d-ac96-774b-bcce-b302099a8060";
+
+const SCHEMA: &str = r#"
+CREATE TABLE people (id uuid PRIMARY KEY, name text, email text UNIQUE);
+CREATE TABLE memberships (person_id uuid NOT NULL REFERENCES people (id), group_name text, since date,
+                          PRIMARY KEY (person_id, group_name));
+CREATE TABLE "Notizen" (id serial PRIMARY KEY, "Person" uuid REFERENCES people (id) ON DELETE CASCADE,
+                        body text, doc jsonb, tags uuid[]);
+INSERT INTO people VALUES
+ ('01890a5d-ac96-774b-bcce-b302099a8057', 'Ann', 'ann@example.com'),
+ ('01900a5d-ac96-774b-bcce-b302099a8058', 'Ann B.', 'annb@example.com'),
+ ('01910a5d-ac96-774b-bcce-b302099a8059', 'A. B.', NULL),
+ ('01920a5d-ac96-774b-bcce-b302099a8060', 'Bob', 'bob@example.com');
+INSERT INTO memberships VALUES
+ ('01890a5d-ac96-774b-bcce-b302099a8057', 'chess', '2020-01-01'),
+ ('01900a5d-ac96-774b-bcce-b302099a8058', 'chess', '2021-01-01'),
+ ('01900a5d-ac96-774b-bcce-b302099a8058', 'go', '2021-02-01'),
+ ('01910a5d-ac96-774b-bcce-b302099a8059', 'go', '2022-01-01'),
+ ('01920a5d-ac96-774b-bcce-b302099a8060', 'go', '2022-01-01');
+INSERT INTO "Notizen" ("Person", body, doc, tags) VALUES
+ ('01900a5d-ac96-774b-bcce-b302099a8058', 'see also 01910A5D-AC96-774B-BCCE-B302099A8059',
+  '{"who": "01910a5d-ac96-774b-bcce-b302099a8059", "n": 1}', ARRAY['01890a5d-ac96-774b-bcce-b302099a8057'::uuid]),
+ ('01920a5d-ac96-774b-bcce-b302099a8060', 'bob', '{}', NULL);
+"#;
+
+/// Every row of the three tables, as one digest.
+const DIGEST: &str = "SELECT md5(string_agg(x, '|' ORDER BY x)) FROM (SELECT to_jsonb(p)::text x FROM people p UNION ALL SELECT to_jsonb(m)::text FROM memberships m UNION ALL SELECT to_jsonb(n)::text FROM \"Notizen\" n) s";
+
+fn url(db: &str) -> String {
+    format!("postgres://uuidforge:uuidforge@127.0.0.1:5432/{db}")
+}
+
+fn db(name: &str, dir: &std::path::Path) -> assert_cmd::Command {
+    let mut c = uuidforge();
+    c.env_remove("UUIDFORGE_DB")
+        .current_dir(dir)
+        .args(["db", "--db", &url(name)]);
+    c
+}
+
+fn scratch(tag: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("uf_merge_{tag}_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn json(cmd: &mut assert_cmd::Command) -> serde_json::Value {
+    let out = cmd.assert().success().get_output().stdout.clone();
+    serde_json::from_slice(&out).unwrap()
+}
+
+#[test]
+fn merge_moves_everything_and_unmerge_restores_identical_rows() {
+    let name = fresh_database("merge", SCHEMA);
+    let dir = scratch("apply");
+    let before = admin_sql(&name, DIGEST);
+
+    // The plan alone changes nothing.
+    let plan = json(db(&name, &dir).args(["merge", ANN, ANN_B, AB, "--implicit", "--json"]));
+    assert_eq!(plan["survivor"], ANN, "the oldest by v7 time");
+    assert_eq!(plan["implicit"].as_array().unwrap().len(), 3, "{plan}");
+    assert_eq!(admin_sql(&name, DIGEST), before);
+    assert_eq!(
+        admin_sql(&name, "SELECT to_regclass('uuidforge_merge_log') IS NULL"),
+        "t"
+    );
+
+    let report = json(db(&name, &dir).args([
+        "merge",
+        ANN,
+        ANN_B,
+        AB,
+        "--implicit",
+        "--reason",
+        "same person",
+        "--apply",
+        "--json",
+    ]));
+    let new = report["new"].as_str().unwrap().to_string();
+    assert_eq!(&new[14..15], "7", "a UUIDv7: {new}");
+    assert_eq!(report["outcome"]["implicit"], 3);
+    // One row for the three, Ann's (the survivor) under the new key; Bob untouched.
+    assert_eq!(
+        admin_sql(
+            &name,
+            "SELECT string_agg(id || ' ' || name, ', ' ORDER BY name) FROM people"
+        ),
+        format!("{new} Ann, {BOB} Bob")
+    );
+    // chess: Ann's row kept, Ann B.'s deleted; go: Ann B.'s kept over A. B.'s.
+    assert_eq!(
+        admin_sql(
+            &name,
+            &format!("SELECT string_agg(group_name || ' ' || since, ', ' ORDER BY group_name) FROM memberships WHERE person_id = '{new}'")
+        ),
+        "chess 2020-01-01, go 2021-02-01"
+    );
+    // Text keeps its spelling (upper case), JSON and arrays are rewritten.
+    assert_eq!(
+        admin_sql(
+            &name,
+            "SELECT body || ' ' || (doc->>'who') || ' ' || tags[1] FROM \"Notizen\" WHERE id = 1"
+        ),
+        format!("see also {} {new} {new}", new.to_uppercase())
+    );
+    // The log, and uuid_resolve in one lookup.
+    assert_eq!(
+        admin_sql(&name, &format!("SELECT count(*) || ' ' || min(reason) FROM uuidforge_merge_log WHERE new = '{new}'")),
+        "3 same person"
+    );
+    for old in [ANN, ANN_B, AB] {
+        assert_eq!(
+            admin_sql(&name, &format!("SELECT uuid_resolve('{old}')")),
+            new
+        );
+    }
+    assert_eq!(
+        admin_sql(&name, &format!("SELECT uuid_resolve('{BOB}')")),
+        BOB
+    );
+    // find: the old ids are only in the log.
+    let out = db(&name, &dir)
+        .args(["find", "--json", ANN, ANN_B, AB])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let hits = common::json_lines(&out);
+    assert!(!hits.is_empty());
+    for hit in &hits {
+        assert_eq!(hit["table"], "uuidforge_merge_log", "{hit}");
+    }
+
+    // A chain: the merged person and Bob merge into Bob; Ann's old keys
+    // now resolve to Bob in one lookup.
+    db(&name, &dir)
+        .args(["merge", &new, BOB, "--into", BOB, "--apply"])
+        .assert()
+        .success();
+    for old in [ANN, ANN_B, AB, new.as_str()] {
+        assert_eq!(
+            admin_sql(&name, &format!("SELECT uuid_resolve('{old}')")),
+            BOB
+        );
+    }
+    db(&name, &dir)
+        .args(["unmerge", BOB, "--apply"])
+        .assert()
+        .success();
+    for old in [ANN, ANN_B, AB] {
+        assert_eq!(
+            admin_sql(&name, &format!("SELECT uuid_resolve('{old}')")),
+            new
+        );
+    }
+
+    // Unmerge tried first: nothing changes; then applied: identical rows.
+    let after_merge = admin_sql(&name, DIGEST);
+    let trial = json(db(&name, &dir).args(["unmerge", &new, "--json"]));
+    assert_eq!(trial["applied"], false);
+    assert!(!trial["statements"].as_array().unwrap().is_empty());
+    assert_eq!(admin_sql(&name, DIGEST), after_merge);
+    db(&name, &dir)
+        .args(["unmerge", &new, "--apply"])
+        .assert()
+        .success();
+    assert_eq!(admin_sql(&name, DIGEST), before);
+    assert_eq!(
+        admin_sql(&name, "SELECT count(*) FROM uuidforge_merge_log"),
+        "0"
+    );
+    assert_eq!(
+        admin_sql(
+            &name,
+            "SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND condeferrable"
+        ),
+        "0",
+        "the foreign keys are as they were"
+    );
+}
+
+#[test]
+fn unmerge_refuses_when_something_newer_references_the_new_key() {
+    let name = fresh_database("unmerge_conflict", SCHEMA);
+    let dir = scratch("conflict");
+    let report = json(db(&name, &dir).args(["merge", ANN, ANN_B, "--apply", "--json"]));
+    let new = report["new"].as_str().unwrap().to_string();
+    admin_sql(
+        &name,
+        &format!("INSERT INTO memberships VALUES ('{new}', 'bridge', '2024-01-01')"),
+    );
+    let digest = admin_sql(&name, DIGEST);
+    db(&name, &dir)
+        .args(["unmerge", &new, "--apply"])
+        .assert()
+        .failure()
+        .stderr(
+            predicate::str::contains("written since the merge")
+                .and(predicate::str::contains("nothing was changed")),
+        );
+    assert_eq!(admin_sql(&name, DIGEST), digest);
+}
+
+#[test]
+fn merge_refuses_bad_input_and_collisions_with_fail() {
+    let name = fresh_database("merge_bad", SCHEMA);
+    let dir = scratch("bad");
+    let digest = admin_sql(&name, DIGEST);
+    db(&name, &dir)
+        .args(["merge", ANN, "nope"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("ids: 'nope' is not a UUID"));
+    db(&name, &dir)
+        .args(["merge", ANN, "01990a5d-ac96-774b-bcce-b302099a8000"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(
+            "ids: found as keys of public.people: 1 of 2",
+        ));
+    db(&name, &dir)
+        .args(["merge", ANN, ANN_B, "--keep", BOB])
+        .assert()
+        .failure()
+        .stderr(
+            predicate::str::contains("keep: ")
+                .and(predicate::str::contains("is not one of the merged")),
+        );
+    db(&name, &dir)
+        .args(["merge", ANN, ANN_B, "--into", BOB])
+        .assert()
+        .failure()
+        .stderr(
+            predicate::str::contains("into: ").and(predicate::str::contains("already the key")),
+        );
+    db(&name, &dir)
+        .args(["merge", ANN, ANN_B, "--on-conflict", "fail", "--apply"])
+        .assert()
+        .failure()
+        .stderr(
+            predicate::str::contains("memberships")
+                .and(predicate::str::contains("nothing was changed")),
+        );
+    assert_eq!(admin_sql(&name, DIGEST), digest);
+    // delete-duplicate: Ann B.'s colliding chess row goes, her go row stays.
+    db(&name, &dir)
+        .args([
+            "merge",
+            ANN,
+            ANN_B,
+            "--into",
+            ANN,
+            "--on-conflict",
+            "delete-duplicate",
+            "--apply",
+        ])
+        .assert()
+        .success();
+    assert_eq!(
+        admin_sql(
+            &name,
+            &format!("SELECT string_agg(group_name || ' ' || since, ', ' ORDER BY group_name) FROM memberships WHERE person_id = '{ANN}'")
+        ),
+        "chess 2020-01-01, go 2021-02-01"
+    );
+}
