@@ -430,3 +430,66 @@ fn chinook_migrated_table_by_table() {
         models.len().to_string()
     );
 }
+
+/// Views over the key and its references (and a view over such a view)
+/// are made again over the new columns with their options, comment and
+/// privileges, in one transaction and in batches; a materialized view is
+/// refused. Reserved words and unicode are names like any other.
+#[test]
+fn dependent_views_are_made_again_over_the_new_columns() {
+    let views = "SET ROLE uuidforge;
+        CREATE VIEW order_customers WITH (security_barrier) AS
+          SELECT o.id AS order_id, o.customer_id, c.name FROM orders o JOIN customers c ON c.id = o.customer_id;
+        CREATE VIEW busy_customers AS SELECT customer_id, count(*) AS n FROM order_customers GROUP BY customer_id;
+        COMMENT ON VIEW order_customers IS 'orders with names';
+        GRANT SELECT ON order_customers TO PUBLIC;
+        CREATE TABLE \"select\" (\"ключ\" int PRIMARY KEY, \"order\" text);
+        CREATE TABLE \"Ünïcode ref\" (\"from\" int REFERENCES \"select\", n int);
+        CREATE VIEW \"ВИД\" AS SELECT \"from\" FROM \"Ünïcode ref\";
+        INSERT INTO \"select\" VALUES (2, 'b'), (1, 'a');
+        INSERT INTO \"Ünïcode ref\" VALUES (1, 1), (2, 2), (2, 3);";
+    let checks = "SELECT concat_ws(' ',
+        (SELECT pg_typeof(customer_id)::text FROM order_customers LIMIT 1),
+        (SELECT count(*) FROM order_customers),
+        (SELECT sum(n) FROM busy_customers),
+        obj_description('order_customers'::regclass, 'pg_class'),
+        (SELECT reloptions::text FROM pg_class WHERE oid = 'order_customers'::regclass),
+        has_table_privilege('public', 'order_customers', 'SELECT'),
+        (SELECT pg_typeof(\"from\")::text FROM \"ВИД\" LIMIT 1),
+        (SELECT count(*) FROM \"ВИД\" v JOIN \"select\" s ON s.\"ключ\" = v.\"from\"))";
+    for batched in [false, true] {
+        let db = fixture(if batched { "views_b" } else { "views" });
+        admin_sql(&db, views);
+        let dir = scratch(if batched { "views_b" } else { "views" });
+        let batch: &[&str] = if batched {
+            &["--batch-size", "100"]
+        } else {
+            &[]
+        };
+        migrate(&db, &dir)
+            .args(["customers", "--apply"])
+            .args(batch)
+            .assert()
+            .success();
+        migrate(&db, &dir)
+            .args(["select", "--apply"])
+            .args(batch)
+            .assert()
+            .success();
+        assert_eq!(
+            admin_sql(&db, checks),
+            "uuid 900 900 orders with names {security_barrier=true} t uuid 3",
+            "batched: {batched}"
+        );
+    }
+    let db = fixture("matview");
+    admin_sql(
+        &db,
+        "SET ROLE uuidforge; CREATE MATERIALIZED VIEW m AS SELECT customer_id FROM orders",
+    );
+    migrate(&db, &scratch("matview"))
+        .args(["customers", "--apply"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("materialized view public.m"));
+}

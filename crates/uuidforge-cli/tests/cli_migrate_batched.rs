@@ -390,7 +390,14 @@ fn writers_run_throughout_a_batched_migration() {
         .expect("pgbench (from the PostgreSQL server package)");
     std::thread::sleep(Duration::from_secs(2));
     let out = migrate(&db, &dir)
-        .args(["--batch-size", "500", "--order-by", "created_at", "--apply", "--json"])
+        .args([
+            "--batch-size",
+            "500",
+            "--order-by",
+            "created_at",
+            "--apply",
+            "--json",
+        ])
         .assert()
         .success()
         .get_output()

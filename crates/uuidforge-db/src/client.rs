@@ -378,6 +378,22 @@ impl Change {
         text_and_times(&self.client, sql).await
     }
 
+    /// The first column of `query`'s one row, as text, with its values
+    /// bound.
+    pub async fn one_text_of(&self, query: &Query, context: &str) -> Result<String, DbError> {
+        let params = bind(&query.params);
+        let refs: Vec<&(dyn ToSql + Sync)> = params
+            .iter()
+            .map(|p| p.as_ref() as &(dyn ToSql + Sync))
+            .collect();
+        let row = self
+            .client
+            .query_one(query.sql.as_str(), &refs)
+            .await
+            .map_err(|e| DbError::new(context, e))?;
+        Ok(row.get::<_, Option<String>>(0).unwrap_or_default())
+    }
+
     /// The first column of `sql`'s one row, as text.
     pub async fn one_text(&self, sql: &str, context: &str) -> Result<String, DbError> {
         let row = self

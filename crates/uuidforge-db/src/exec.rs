@@ -384,6 +384,45 @@ pub async fn rename_apply(
     Ok(checks)
 }
 
+/// The views over the columns a migration of `table` changes.
+pub async fn dependent_views(
+    session: &ReadOnly,
+    snapshot: &crate::catalog::Snapshot,
+    table: &str,
+    options: &crate::migrate::MigrateOptions,
+) -> Result<Vec<crate::migrate::ViewDefinition>, DbError> {
+    let watched = crate::migrate::watched_columns(snapshot, table, options)
+        .map_err(|m| DbError::invalid("migrate-key", m))?;
+    let json = session
+        .rows(
+            &crate::migrate::dependent_views_query(&watched),
+            "read the dependent views",
+        )
+        .await?
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| "[]".into());
+    crate::migrate::parse_views(&json).map_err(|m| DbError::invalid("migrate-key", m))
+}
+
+/// [`dependent_views`], inside a change's transaction.
+pub async fn dependent_views_in(
+    change: &crate::client::Change,
+    snapshot: &crate::catalog::Snapshot,
+    table: &str,
+    options: &crate::migrate::MigrateOptions,
+) -> Result<Vec<crate::migrate::ViewDefinition>, DbError> {
+    let watched = crate::migrate::watched_columns(snapshot, table, options)
+        .map_err(|m| DbError::invalid("migrate-key", m))?;
+    let json = change
+        .one_text_of(
+            &crate::migrate::dependent_views_query(&watched),
+            "read the dependent views",
+        )
+        .await?;
+    crate::migrate::parse_views(&json).map_err(|m| DbError::invalid("migrate-key", m))
+}
+
 /// D1: the migration plan (read-only).
 pub async fn migrate_key_plan(
     session: &ReadOnly,
@@ -391,7 +430,9 @@ pub async fn migrate_key_plan(
     options: &crate::migrate::MigrateOptions,
 ) -> Result<crate::migrate::MigratePlan, DbError> {
     let snapshot = session.snapshot().await?;
-    crate::migrate::plan(&snapshot, table, options).map_err(|m| DbError::invalid("migrate-key", m))
+    let views = dependent_views(session, &snapshot, table, options).await?;
+    crate::migrate::plan(&snapshot, table, options, &views)
+        .map_err(|m| DbError::invalid("migrate-key", m))
 }
 
 /// D1: runs `expected` in one transaction — planned again inside it (a
@@ -408,7 +449,8 @@ pub async fn migrate_key_apply(
     let started = std::time::Instant::now();
     let change = crate::client::Change::begin(config).await?;
     let snapshot = change.snapshot().await?;
-    let plan = crate::migrate::plan(&snapshot, table, options)
+    let views = crate::exec::dependent_views_in(&change, &snapshot, table, options).await?;
+    let plan = crate::migrate::plan(&snapshot, table, options, &views)
         .map_err(|m| DbError::invalid("migrate-key", m))?;
     if plan.statements != expected.statements {
         return Err(DbError::invalid(

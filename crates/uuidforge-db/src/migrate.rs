@@ -120,6 +120,10 @@ pub(crate) fn fk_clause(fk: &Constraint, column: &str, table: &str, key: &str) -
 /// What a migration changes, read from the catalog and checked: the
 /// single-transaction and the batched plans are both made from it.
 pub(crate) struct Target<'a> {
+    /// The key and reference columns, (table, column number).
+    pub watched: Vec<(u32, i16)>,
+    /// Views over them (and over those), made again after the change.
+    pub views: Vec<ViewDefinition>,
     pub relation: &'a Relation,
     pub key: &'a Column,
     pub pk: &'a Constraint,
@@ -236,12 +240,151 @@ impl Target<'_> {
     }
 }
 
+/// A view that depends on the migrated columns, as the catalog defines
+/// it, to be dropped before the change and made again after it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct ViewDefinition {
+    /// Its oid.
+    pub oid: u32,
+    /// Schema.
+    pub schema: String,
+    /// Name.
+    pub name: String,
+    /// `v` (view) or `m` (materialized view).
+    pub kind: String,
+    /// 1 for a view over the columns, 2 for a view over such a view, …
+    pub level: i32,
+    /// `pg_get_viewdef`.
+    pub definition: String,
+    /// `security_barrier=true`, `check_option=local`, …
+    pub options: Option<Vec<String>>,
+    /// Its owner.
+    pub owner: String,
+    /// `COMMENT ON VIEW`.
+    pub comment: Option<String>,
+    /// Its privileges.
+    pub grants: Option<Vec<ViewGrant>>,
+}
+
+/// One privilege on a view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct ViewGrant {
+    /// A role, or `PUBLIC`.
+    pub grantee: String,
+    /// `SELECT`, `INSERT`, …
+    pub privilege: String,
+    /// `WITH GRANT OPTION`.
+    pub grantable: bool,
+}
+
+/// The views that depend on columns (`$1` the tables' oids, `$2` their
+/// column numbers, both `text[]`), directly or through other views: one
+/// row of JSON text, an array of [`ViewDefinition`].
+pub const DEPENDENT_VIEWS_SQL: &str = "WITH RECURSIVE dep(view, level) AS ( \
+  SELECT r.ev_class, 1 FROM pg_depend d JOIN pg_rewrite r ON r.oid = d.objid \
+  WHERE d.classid = 'pg_rewrite'::regclass AND d.refclassid = 'pg_class'::regclass \
+    AND (d.refobjid, d.refobjsubid) IN (SELECT a::oid, b::int2 FROM unnest($1::text[], $2::text[]) u(a, b)) AND r.ev_class <> d.refobjid \
+  UNION \
+  SELECT r.ev_class, dep.level + 1 FROM dep JOIN pg_depend d ON d.refobjid = dep.view \
+    AND d.classid = 'pg_rewrite'::regclass AND d.refclassid = 'pg_class'::regclass \
+  JOIN pg_rewrite r ON r.oid = d.objid WHERE r.ev_class <> dep.view AND dep.level < 100) \
+SELECT coalesce(json_agg(json_build_object('oid', c.oid::int8, 'schema', n.nspname, 'name', c.relname, 'kind', c.relkind, \
+  'level', v.level, 'definition', pg_get_viewdef(c.oid), 'options', c.reloptions, \
+  'owner', pg_get_userbyid(c.relowner), 'comment', obj_description(c.oid, 'pg_class'), \
+  'grants', (SELECT json_agg(json_build_object('grantee', CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE pg_get_userbyid(a.grantee) END, \
+     'privilege', a.privilege_type, 'grantable', a.is_grantable)) FROM aclexplode(c.relacl) a WHERE a.grantee <> c.relowner)) \
+  ORDER BY v.level, c.oid), '[]')::text \
+FROM (SELECT view, max(level) AS level FROM dep GROUP BY view) v JOIN pg_class c ON c.oid = v.view JOIN pg_namespace n ON n.oid = c.relnamespace";
+
+/// The key and reference columns whose dependent views a plan needs
+/// (read them with [`DEPENDENT_VIEWS_SQL`]).
+pub fn watched_columns(
+    snapshot: &Snapshot,
+    table: &str,
+    options: &MigrateOptions,
+) -> Result<Vec<(u32, i16)>, String> {
+    Ok(analyze(snapshot, table, options, None)?.watched)
+}
+
+/// The query reading the views over `watched` columns.
+pub fn dependent_views_query(watched: &[(u32, i16)]) -> crate::plan::Query {
+    crate::plan::Query {
+        sql: DEPENDENT_VIEWS_SQL.to_string(),
+        params: vec![
+            crate::plan::Param::TextArray(watched.iter().map(|(t, _)| t.to_string()).collect()),
+            crate::plan::Param::TextArray(watched.iter().map(|(_, c)| c.to_string()).collect()),
+        ],
+    }
+}
+
+/// Reads the JSON of [`DEPENDENT_VIEWS_SQL`].
+pub fn parse_views(json: &str) -> Result<Vec<ViewDefinition>, String> {
+    serde_json::from_str(json).map_err(|e| format!("dependent views: {e}"))
+}
+
+/// Drops `views`, dependents first.
+pub(crate) fn drop_views(views: &[ViewDefinition]) -> Vec<String> {
+    let mut ordered: Vec<&ViewDefinition> = views.iter().collect();
+    ordered.sort_by_key(|v| std::cmp::Reverse(v.level));
+    ordered
+        .iter()
+        .map(|v| format!("DROP VIEW {}", crate::ident::qualified(&v.schema, &v.name)))
+        .collect()
+}
+
+/// Makes `views` again as they were defined (options, owner, comment,
+/// privileges), the views they use first.
+pub(crate) fn create_views(views: &[ViewDefinition], user: &str) -> Vec<String> {
+    let mut ordered: Vec<&ViewDefinition> = views.iter().collect();
+    ordered.sort_by_key(|v| v.level);
+    let mut s = Vec::new();
+    for v in ordered {
+        let name = crate::ident::qualified(&v.schema, &v.name);
+        let with = match &v.options {
+            Some(options) if !options.is_empty() => format!(" WITH ({})", options.join(", ")),
+            _ => String::new(),
+        };
+        let definition = v.definition.trim().trim_end_matches(';');
+        s.push(format!("CREATE VIEW {name}{with} AS {definition}"));
+        if v.owner != user {
+            s.push(format!(
+                "ALTER VIEW {name} OWNER TO {}",
+                quote_ident(&v.owner)
+            ));
+        }
+        if let Some(comment) = &v.comment {
+            s.push(format!(
+                "COMMENT ON VIEW {name} IS {}",
+                quote_literal(comment)
+            ));
+        }
+        for g in v.grants.iter().flatten() {
+            let grantee = if g.grantee == "PUBLIC" {
+                "PUBLIC".to_string()
+            } else {
+                quote_ident(&g.grantee)
+            };
+            s.push(format!(
+                "GRANT {} ON {name} TO {grantee}{}",
+                g.privilege,
+                if g.grantable {
+                    " WITH GRANT OPTION"
+                } else {
+                    ""
+                }
+            ));
+        }
+    }
+    s
+}
+
 /// Reads and checks what migrating `table`'s key changes. Errors name
 /// the argument, the value and what was expected.
 pub(crate) fn analyze<'a>(
     snapshot: &'a Snapshot,
     table: &str,
     options: &MigrateOptions,
+    views: Option<&[ViewDefinition]>,
 ) -> Result<Target<'a>, String> {
     let relation = snapshot.find_relation(table)?;
     if relation.kind != RelKind::Table || relation.is_partition {
@@ -350,22 +493,35 @@ pub(crate) fn analyze<'a>(
         });
         children.push((child, fk, column));
     }
-    // Views over the columns would go on showing the old values.
-    let sources = snapshot.view_sources();
+    // Views over the columns would go on showing the old values: they are
+    // made again over the new columns, from definitions the caller read
+    // (`DEPENDENT_VIEWS_SQL`) for exactly these columns.
     let mut watched = vec![(relation.oid, key_num)];
     watched.extend(children.iter().map(|(c, fk, _)| (c.oid, fk.columns[0])));
-    let mut views: Vec<String> = sources
-        .iter()
-        .filter(|(_, s)| watched.contains(&(s.relation, s.column)))
-        .filter_map(|(v, _)| snapshot.relation(v.relation).map(|r| r.display_name()))
-        .collect();
-    views.sort();
-    views.dedup();
-    if !views.is_empty() {
-        return Err(format!(
-            "table: views show the key or its references ({}); drop them first and make them again after (views are not recreated yet)",
-            views.join(", ")
-        ));
+    if let Some(views) = views {
+        let read: Vec<u32> = views.iter().map(|v| v.oid).collect();
+        let mut unread: Vec<String> = snapshot
+            .view_sources()
+            .iter()
+            .filter(|(v, s)| {
+                watched.contains(&(s.relation, s.column)) && !read.contains(&v.relation)
+            })
+            .filter_map(|(v, _)| snapshot.relation(v.relation).map(|r| r.display_name()))
+            .collect();
+        unread.sort();
+        unread.dedup();
+        if !unread.is_empty() {
+            return Err(format!(
+                "table: views {} show the key or its references but were not read (plan again)",
+                unread.join(", ")
+            ));
+        }
+        if let Some(m) = views.iter().find(|v| v.kind != "v") {
+            return Err(format!(
+                "table: materialized view {}.{} depends on the key or its references (drop it first and make it again after: materialized views are not recreated)",
+                m.schema, m.name
+            ));
+        }
     }
 
     let mut child_keys: Vec<(&Relation, &Constraint)> = Vec::new();
@@ -415,6 +571,8 @@ pub(crate) fn analyze<'a>(
         None => "none: the uuidforge extension is not installed; generate UUIDv7 keys in the application or install it and set DEFAULT uuidv7()".into(),
     };
     Ok(Target {
+        watched,
+        views: views.map(<[ViewDefinition]>::to_vec).unwrap_or_default(),
         relation,
         key,
         pk,
@@ -449,8 +607,9 @@ pub fn plan(
     snapshot: &Snapshot,
     table: &str,
     options: &MigrateOptions,
+    views: &[ViewDefinition],
 ) -> Result<MigratePlan, String> {
-    let target = analyze(snapshot, table, options)?;
+    let target = analyze(snapshot, table, options, Some(views))?;
     let Target {
         relation,
         key,
@@ -478,6 +637,7 @@ pub fn plan(
         "SET LOCAL maintenance_work_mem = {}",
         quote_literal(MAINTENANCE_WORK_MEM)
     ));
+    s.extend(drop_views(&target.views));
     s.push(format!("ALTER TABLE {t} ADD COLUMN {kn} uuid"));
     for (child, _, column) in children.iter() {
         s.push(format!(
@@ -613,6 +773,7 @@ pub fn plan(
         ));
     }
 
+    s.extend(create_views(&target.views, &snapshot.user));
     let verify_sql = target.checks_sql(
         old_name,
         &key.name,

@@ -27,7 +27,7 @@
 use crate::catalog::Snapshot;
 use crate::ident::{quote_ident, quote_literal};
 use crate::migrate::{analyze, fk_clause, new_column, old_index_name, old_reference};
-use crate::migrate::{MigrateOptions, Reference};
+use crate::migrate::{create_views, drop_views, MigrateOptions, Reference, ViewDefinition};
 use serde::{Deserialize, Serialize};
 
 /// The state table's name, in the migrated table's schema.
@@ -141,8 +141,9 @@ pub fn plan(
     snapshot: &Snapshot,
     table: &str,
     options: &MigrateOptions,
+    views: &[ViewDefinition],
 ) -> Result<BatchedPlan, String> {
-    let target = analyze(snapshot, table, options)?;
+    let target = analyze(snapshot, table, options, Some(views))?;
     let relation = target.relation;
     let t = relation.sql_name();
     let q = |name: &str| quote_ident(name);
@@ -394,6 +395,7 @@ pub fn plan(
     // The swap: catalog changes only.
     let mut swap = vec!["SET CONSTRAINTS ALL IMMEDIATE".to_string()];
     swap.push(lock_all.clone());
+    swap.extend(drop_views(&target.views));
     for (table, _) in &tables {
         swap.push(format!(
             "DROP TRIGGER uuidforge_migrate ON {}",
@@ -502,6 +504,7 @@ pub fn plan(
             q(&temporary(&c.name))
         ));
     }
+    swap.extend(create_views(&target.views, &snapshot.user));
     steps.push(Step::Transaction {
         what: "swap: constraints onto the new columns, names exchanged".into(),
         statements: swap,

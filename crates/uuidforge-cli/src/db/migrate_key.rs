@@ -64,7 +64,10 @@ async fn batched(
     batch_size: i64,
 ) -> Result<ExitCode, UsageError> {
     let snapshot = session.snapshot().await.map_err(db_error)?;
-    let plan = uuidforge_db::migrate_batched::plan(&snapshot, &args.table, options)
+    let views = exec::dependent_views(&session, &snapshot, &args.table, options)
+        .await
+        .map_err(db_error)?;
+    let plan = uuidforge_db::migrate_batched::plan(&snapshot, &args.table, options, &views)
         .map_err(|m| UsageError::plain(format!("migrate-key: {m}")))?;
     let mut out = std::io::stdout().lock();
     if !args.change.json {
@@ -406,6 +409,8 @@ pub(super) async fn run(
     if args.change.apply {
         let snapshot = session.snapshot().await.map_err(db_error)?;
         let secret = secret_of(&args, &snapshot.database)?;
+        // Its locks (the views it read) would keep the change waiting.
+        session.close().await.map_err(db_error)?;
         let plan_backup = BackupRequest {
             file: args.change.backup.clone(),
             database: &snapshot.database,
