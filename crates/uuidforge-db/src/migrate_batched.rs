@@ -429,8 +429,11 @@ pub fn plan(
     let old = q(&target.old_name);
     let pk_name = q(&target.pk.name);
     swap.push(format!("ALTER TABLE {t} DROP CONSTRAINT {pk_name}"));
+    // Apart: one ALTER TABLE would drop the check before the NOT NULL
+    // verification could use it, and scan the table under the lock.
+    swap.push(format!("ALTER TABLE {t} ALTER COLUMN {kn} SET NOT NULL"));
     swap.push(format!(
-        "ALTER TABLE {t} ALTER COLUMN {kn} SET NOT NULL, DROP CONSTRAINT {}",
+        "ALTER TABLE {t} DROP CONSTRAINT {}",
         not_null_check(relation.oid, &target.key.name)
     ));
     swap.push(format!(
@@ -465,8 +468,9 @@ pub fn plan(
             .iter()
             .any(|(r, name)| r.oid == child.oid && name == column)
         {
+            swap.push(format!("ALTER TABLE {ct} ALTER COLUMN {c} SET NOT NULL"));
             swap.push(format!(
-                "ALTER TABLE {ct} ALTER COLUMN {c} SET NOT NULL, DROP CONSTRAINT {}, ALTER COLUMN {c_old} DROP NOT NULL",
+                "ALTER TABLE {ct} DROP CONSTRAINT {}, ALTER COLUMN {c_old} DROP NOT NULL",
                 not_null_check(child.oid, column)
             ));
         }
