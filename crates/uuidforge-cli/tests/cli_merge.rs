@@ -7,36 +7,8 @@
 
 mod common;
 
-use common::{admin_sql, fresh_database, uuidforge};
+use common::{admin_sql, fresh_database, uuidforge, AB, ANN, ANN_B, BOB, PEOPLE_SCHEMA as SCHEMA};
 use predicates::prelude::*;
-
-const ANN: &str = "01890a5d-ac96-774b-bcce-b302099a8057";
-const ANN_B: &str = "01900a5d-ac96-774b-bcce-b302099a8058";
-const AB: &str = "01910a5d-ac96-774b-bcce-b302099a8059";
-const BOB: &str = "01920a5d-ac96-774b-bcce-b302099a8060";
-
-const SCHEMA: &str = r#"
-CREATE TABLE people (id uuid PRIMARY KEY, name text, email text UNIQUE);
-CREATE TABLE memberships (person_id uuid NOT NULL REFERENCES people (id), group_name text, since date,
-                          PRIMARY KEY (person_id, group_name));
-CREATE TABLE "Notizen" (id serial PRIMARY KEY, "Person" uuid REFERENCES people (id) ON DELETE CASCADE,
-                        body text, doc jsonb, tags uuid[]);
-INSERT INTO people VALUES
- ('01890a5d-ac96-774b-bcce-b302099a8057', 'Ann', 'ann@example.com'),
- ('01900a5d-ac96-774b-bcce-b302099a8058', 'Ann B.', 'annb@example.com'),
- ('01910a5d-ac96-774b-bcce-b302099a8059', 'A. B.', NULL),
- ('01920a5d-ac96-774b-bcce-b302099a8060', 'Bob', 'bob@example.com');
-INSERT INTO memberships VALUES
- ('01890a5d-ac96-774b-bcce-b302099a8057', 'chess', '2020-01-01'),
- ('01900a5d-ac96-774b-bcce-b302099a8058', 'chess', '2021-01-01'),
- ('01900a5d-ac96-774b-bcce-b302099a8058', 'go', '2021-02-01'),
- ('01910a5d-ac96-774b-bcce-b302099a8059', 'go', '2022-01-01'),
- ('01920a5d-ac96-774b-bcce-b302099a8060', 'go', '2022-01-01');
-INSERT INTO "Notizen" ("Person", body, doc, tags) VALUES
- ('01900a5d-ac96-774b-bcce-b302099a8058', 'see also 01910A5D-AC96-774B-BCCE-B302099A8059',
-  '{"who": "01910a5d-ac96-774b-bcce-b302099a8059", "n": 1}', ARRAY['01890a5d-ac96-774b-bcce-b302099a8057'::uuid]),
- ('01920a5d-ac96-774b-bcce-b302099a8060', 'bob', '{}', NULL);
-"#;
 
 /// Every row of the three tables, as one digest.
 const DIGEST: &str = "SELECT md5(string_agg(x, '|' ORDER BY x)) FROM (SELECT to_jsonb(p)::text x FROM people p UNION ALL SELECT to_jsonb(m)::text FROM memberships m UNION ALL SELECT to_jsonb(n)::text FROM \"Notizen\" n) s";

@@ -6,36 +6,10 @@
 
 mod common;
 
-use common::{admin_sql, fresh_database, uuidforge};
+use common::{admin_sql, customers_schema, fresh_database, uuidforge};
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-
-/// Customers with an identity key, a self-reference, references of every
-/// kind (NOT NULL with an index, deferrable, ON DELETE SET NULL, part of a
-/// primary key).
-fn schema(customers: u32) -> String {
-    format!(
-        r#"
-CREATE TABLE customers (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, name text,
-                        created_at timestamptz NOT NULL, parent_id bigint REFERENCES customers (id));
-CREATE TABLE orders (id serial PRIMARY KEY,
-                     customer_id bigint NOT NULL REFERENCES customers (id) ON DELETE CASCADE);
-CREATE INDEX orders_customer_id_idx ON orders (customer_id);
-CREATE TABLE referrals (id int PRIMARY KEY,
-                        customer_id bigint REFERENCES customers (id) DEFERRABLE INITIALLY DEFERRED,
-                        referred_by bigint REFERENCES customers (id) ON DELETE SET NULL ON UPDATE RESTRICT);
-CREATE TABLE "Zeilen" ("Kunde" bigint REFERENCES customers (id), n int, PRIMARY KEY ("Kunde", n));
-INSERT INTO customers (name, created_at)
-  SELECT 'c' || g, timestamptz '2024-01-01' + g * interval '1 minute' FROM generate_series(1, {customers}) g;
-UPDATE customers SET parent_id = id - 1 WHERE id % 3 = 0;
-INSERT INTO orders (customer_id) SELECT 1 + (g * 37) % {customers} FROM generate_series(1, 3 * {customers}) g;
-INSERT INTO referrals SELECT g, 1 + g % {customers}, CASE WHEN g % 2 = 0 THEN 1 + (g * 5) % {customers} END
-  FROM generate_series(1, {customers} / 2) g;
-INSERT INTO "Zeilen" SELECT 1 + g % {customers}, g FROM generate_series(1, {customers}) g;
-"#
-    )
-}
 
 fn url(db: &str) -> String {
     format!("postgres://uuidforge:uuidforge@127.0.0.1:5432/{db}")
@@ -61,7 +35,7 @@ fn migrate(db: &str, dir: &Path) -> assert_cmd::Command {
 }
 
 fn template(tag: &str, customers: u32) -> String {
-    let db = fresh_database(tag, &schema(customers));
+    let db = fresh_database(tag, &customers_schema(customers));
     admin_sql(&db, "CREATE EXTENSION uuidforge");
     db
 }

@@ -183,3 +183,60 @@ pub fn kill_while_waiting_on(db: &str, table: &str, dir: &std::path::Path, args:
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
 }
+
+/// Customers with an identity key, a self-reference, references of every
+/// kind (NOT NULL with an index, deferrable, ON DELETE SET NULL, part of a
+/// primary key).
+pub fn customers_schema(customers: u32) -> String {
+    format!(
+        r#"
+CREATE TABLE customers (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, name text,
+                        created_at timestamptz NOT NULL, parent_id bigint REFERENCES customers (id));
+CREATE TABLE orders (id serial PRIMARY KEY,
+                     customer_id bigint NOT NULL REFERENCES customers (id) ON DELETE CASCADE);
+CREATE INDEX orders_customer_id_idx ON orders (customer_id);
+CREATE TABLE referrals (id int PRIMARY KEY,
+                        customer_id bigint REFERENCES customers (id) DEFERRABLE INITIALLY DEFERRED,
+                        referred_by bigint REFERENCES customers (id) ON DELETE SET NULL ON UPDATE RESTRICT);
+CREATE TABLE "Zeilen" ("Kunde" bigint REFERENCES customers (id), n int, PRIMARY KEY ("Kunde", n));
+INSERT INTO customers (name, created_at)
+  SELECT 'c' || g, timestamptz '2024-01-01' + g * interval '1 minute' FROM generate_series(1, {customers}) g;
+UPDATE customers SET parent_id = id - 1 WHERE id % 3 = 0;
+INSERT INTO orders (customer_id) SELECT 1 + (g * 37) % {customers} FROM generate_series(1, 3 * {customers}) g;
+INSERT INTO referrals SELECT g, 1 + g % {customers}, CASE WHEN g % 2 = 0 THEN 1 + (g * 5) % {customers} END
+  FROM generate_series(1, {customers} / 2) g;
+INSERT INTO "Zeilen" SELECT 1 + g % {customers}, g FROM generate_series(1, {customers}) g;
+"#
+    )
+}
+
+/// People keyed by UUIDv7 (Ann, Ann B. and A. B. are one person), their
+/// memberships (unique per group) and notes mentioning them in text,
+/// JSON and arrays: the merge fixture.
+pub const ANN: &str = "01890a5d-ac96-774b-bcce-b302099a8057";
+pub const ANN_B: &str = "01900a5d-ac96-774b-bcce-b302099a8058";
+pub const AB: &str = "01910a5d-ac96-774b-bcce-b302099a8059";
+pub const BOB: &str = "01920a5d-ac96-774b-bcce-b302099a8060";
+
+pub const PEOPLE_SCHEMA: &str = r#"
+CREATE TABLE people (id uuid PRIMARY KEY, name text, email text UNIQUE);
+CREATE TABLE memberships (person_id uuid NOT NULL REFERENCES people (id), group_name text, since date,
+                          PRIMARY KEY (person_id, group_name));
+CREATE TABLE "Notizen" (id serial PRIMARY KEY, "Person" uuid REFERENCES people (id) ON DELETE CASCADE,
+                        body text, doc jsonb, tags uuid[]);
+INSERT INTO people VALUES
+ ('01890a5d-ac96-774b-bcce-b302099a8057', 'Ann', 'ann@example.com'),
+ ('01900a5d-ac96-774b-bcce-b302099a8058', 'Ann B.', 'annb@example.com'),
+ ('01910a5d-ac96-774b-bcce-b302099a8059', 'A. B.', NULL),
+ ('01920a5d-ac96-774b-bcce-b302099a8060', 'Bob', 'bob@example.com');
+INSERT INTO memberships VALUES
+ ('01890a5d-ac96-774b-bcce-b302099a8057', 'chess', '2020-01-01'),
+ ('01900a5d-ac96-774b-bcce-b302099a8058', 'chess', '2021-01-01'),
+ ('01900a5d-ac96-774b-bcce-b302099a8058', 'go', '2021-02-01'),
+ ('01910a5d-ac96-774b-bcce-b302099a8059', 'go', '2022-01-01'),
+ ('01920a5d-ac96-774b-bcce-b302099a8060', 'go', '2022-01-01');
+INSERT INTO "Notizen" ("Person", body, doc, tags) VALUES
+ ('01900a5d-ac96-774b-bcce-b302099a8058', 'see also 01910A5D-AC96-774B-BCCE-B302099A8059',
+  '{"who": "01910a5d-ac96-774b-bcce-b302099a8059", "n": 1}', ARRAY['01890a5d-ac96-774b-bcce-b302099a8057'::uuid]),
+ ('01920a5d-ac96-774b-bcce-b302099a8060', 'bob', '{}', NULL);
+"#;

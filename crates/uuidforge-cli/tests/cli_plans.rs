@@ -1,0 +1,134 @@
+//! The SQL each database-changing command prints, compared with reviewed
+//! files in `tests/plans/` (oids written as `<oid>`). A change of plan
+//! shows up here as a diff to review; `UUIDFORGE_ACCEPT_PLANS=1` rewrites
+//! the files after the review.
+
+mod common;
+
+use common::{admin_sql, customers_schema, fresh_database, uuidforge, ANN, ANN_B, PEOPLE_SCHEMA};
+
+/// Object names the plans make from table oids, which differ from run to
+/// run.
+const OID_NAMES: [&str; 3] = ["uuidforge_keymap_", "uuidforge_migrate_", "uuidforge_nn_"];
+
+fn normalize(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some((at, prefix)) = OID_NAMES
+        .iter()
+        .filter_map(|p| rest.find(p).map(|i| (i, *p)))
+        .min()
+    {
+        out.push_str(&rest[..at + prefix.len()]);
+        rest = &rest[at + prefix.len()..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 {
+            out.push_str("<oid>");
+        }
+        rest = &rest[digits..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn plan_of(db: &str, args: &[&str]) -> String {
+    let out = uuidforge()
+        .env_remove("UUIDFORGE_DB")
+        .args([
+            "db",
+            "--db",
+            &format!("postgres://uuidforge:uuidforge@127.0.0.1:5432/{db}"),
+        ])
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    normalize(&String::from_utf8(out).unwrap())
+}
+
+fn check(name: &str, plan: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/plans")
+        .join(format!("{name}.sql"));
+    if std::env::var_os("UUIDFORGE_ACCEPT_PLANS").is_some() {
+        std::fs::write(&path, plan).unwrap();
+        return;
+    }
+    let reviewed = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (run with UUIDFORGE_ACCEPT_PLANS=1 and review)",
+            path.display()
+        )
+    });
+    if reviewed != plan {
+        let first = reviewed
+            .lines()
+            .zip(plan.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(reviewed.lines().count().min(plan.lines().count()));
+        panic!(
+            "{name}: the plan differs from {} at line {}:\n  reviewed: {:?}\n  now:      {:?}",
+            path.display(),
+            first + 1,
+            reviewed.lines().nth(first),
+            plan.lines().nth(first)
+        );
+    }
+}
+
+#[test]
+fn plans_match_the_reviewed_sql() {
+    let db = fresh_database("plans", &customers_schema(30));
+    admin_sql(&db, "CREATE EXTENSION uuidforge");
+    admin_sql(
+        &db,
+        &format!(
+            "SET ROLE uuidforge; CREATE VIEW order_customers AS SELECT o.id, o.customer_id FROM orders o; {PEOPLE_SCHEMA}"
+        ),
+    );
+    check("migrate-key", &plan_of(&db, &["migrate-key", "customers"]));
+    check(
+        "migrate-key-batched",
+        &plan_of(
+            &db,
+            &[
+                "migrate-key",
+                "customers",
+                "--batch-size",
+                "1000",
+                "--order-by",
+                "created_at",
+            ],
+        ),
+    );
+    check(
+        "rename",
+        &plan_of(
+            &db,
+            &[
+                "rename",
+                "orders.customer_id",
+                "client_id",
+                "--related",
+                "--views",
+            ],
+        ),
+    );
+    check(
+        "merge",
+        &plan_of(
+            &db,
+            &[
+                "merge",
+                ANN,
+                ANN_B,
+                "--into",
+                ANN,
+                "--reason",
+                "same person",
+            ],
+        ),
+    );
+}
