@@ -32,6 +32,9 @@ pub struct MigrateOptions {
     pub order_by: Option<String>,
     /// The name kept for the old values (default `<key>_old`).
     pub keep_old: Option<String>,
+    /// The key column of a primary key of several columns (`id` of
+    /// `(id, created_at)` on a partitioned table).
+    pub column: Option<String>,
 }
 
 /// A referencing column to rewrite.
@@ -90,9 +93,14 @@ fn key_type_supported(type_name: &str) -> bool {
         || type_name == "character"
 }
 
-/// The foreign key `fk` made again on the referencing `column`, to
-/// `table (key)`, with its actions and deferrability.
-pub(crate) fn fk_clause(fk: &Constraint, column: &str, table: &str, key: &str) -> String {
+/// The foreign key `fk` made again from `columns` to `table (keys)`,
+/// with its actions and deferrability.
+pub(crate) fn fk_clause(
+    fk: &Constraint,
+    columns: &[String],
+    table: &str,
+    keys: &[String],
+) -> String {
     let action = |code: &str| match code {
         "r" => "RESTRICT",
         "c" => "CASCADE",
@@ -102,8 +110,8 @@ pub(crate) fn fk_clause(fk: &Constraint, column: &str, table: &str, key: &str) -
     };
     let mut clause = format!(
         "FOREIGN KEY ({}) REFERENCES {table} ({}) ON UPDATE {} ON DELETE {}",
-        quote_ident(column),
-        quote_ident(key),
+        names(columns),
+        names(keys),
         action(&fk.on_update),
         action(&fk.on_delete)
     );
@@ -120,6 +128,10 @@ pub(crate) fn fk_clause(fk: &Constraint, column: &str, table: &str, key: &str) -
 /// What a migration changes, read from the catalog and checked: the
 /// single-transaction and the batched plans are both made from it.
 pub(crate) struct Target<'a> {
+    /// The key's column number.
+    pub key_num: i16,
+    /// The primary key's columns, the key among them.
+    pub pk_columns: Vec<String>,
     /// The key and reference columns, (table, column number).
     pub watched: Vec<(u32, i16)>,
     /// Views over them (and over those), made again after the change.
@@ -142,6 +154,70 @@ pub(crate) struct Target<'a> {
 }
 
 impl Target<'_> {
+    /// The column of `fk` that references the key.
+    pub fn reference_num(&self, fk: &Constraint) -> i16 {
+        let at = fk
+            .ref_columns
+            .as_ref()
+            .and_then(|r| r.iter().position(|&n| n == self.key_num))
+            .unwrap_or(0);
+        fk.columns[at]
+    }
+
+    /// `fk`'s other column pairs (a composite foreign key's columns beside
+    /// the reference), as (referencing column, referenced column) names.
+    pub fn other_pairs(&self, child: &Relation, fk: &Constraint) -> Vec<(String, String)> {
+        let refs = fk.ref_columns.clone().unwrap_or_default();
+        fk.columns
+            .iter()
+            .zip(&refs)
+            .filter(|(_, &r)| r != self.key_num)
+            .filter_map(|(&c, &r)| {
+                Some((
+                    child.column(c)?.name.clone(),
+                    self.relation.column(r)?.name.clone(),
+                ))
+            })
+            .collect()
+    }
+
+    /// ` AND p.a = x.b` for `fk`'s other column pairs.
+    pub fn other_join(&self, child: &Relation, fk: &Constraint, x: &str, p: &str) -> String {
+        self.other_pairs(child, fk)
+            .iter()
+            .map(|(c, r)| format!(" AND {p}.{} = {x}.{}", quote_ident(r), quote_ident(c)))
+            .collect()
+    }
+
+    /// `fk` as a clause again, over the same column names.
+    pub fn fk_clause(&self, child: &Relation, fk: &Constraint) -> String {
+        let refs = fk.ref_columns.clone().unwrap_or_default();
+        let columns: Vec<String> = fk
+            .columns
+            .iter()
+            .filter_map(|&n| child.column(n).map(|c| c.name.clone()))
+            .collect();
+        let keys: Vec<String> = refs
+            .iter()
+            .filter_map(|&n| self.relation.column(n).map(|c| c.name.clone()))
+            .collect();
+        fk_clause(fk, &columns, &self.relation.sql_name(), &keys)
+    }
+
+    /// The primary key's columns with `key` in the key's place.
+    pub fn pk_with(&self, key: &str) -> Vec<String> {
+        self.pk_columns
+            .iter()
+            .map(|c| {
+                if *c == self.key.name {
+                    key.to_string()
+                } else {
+                    c.clone()
+                }
+            })
+            .collect()
+    }
+
     /// The relations a backup holds.
     pub fn backup(&self) -> Vec<String> {
         let mut backup = vec![self.relation.sql_name()];
@@ -220,8 +296,9 @@ impl Target<'_> {
                 "'rows out of order', (SELECT count(*) FROM (SELECT x.{new} < lag(x.{new}) OVER (ORDER BY x.{old}) AS inverted FROM {t} x{mapped}) o WHERE inverted)"
             ),
         });
-        for (child, _, column) in &self.children {
+        for (child, fk, column) in &self.children {
             let ct = child.sql_name();
+            let others = self.other_join(child, fk, "x", "p");
             let (c_old, c_new) = reference_names(column);
             let (c_old, c_new) = (quote_ident(&c_old), quote_ident(&c_new));
             // Rows others add during a batched migration have no old
@@ -232,7 +309,7 @@ impl Target<'_> {
                 String::new()
             };
             checks.push(format!(
-                "{}, (SELECT count(*) FROM {ct} x LEFT JOIN {t} p ON p.{old} = x.{c_old} WHERE {written_before}p.{new} IS DISTINCT FROM x.{c_new})",
+                "{}, (SELECT count(*) FROM {ct} x LEFT JOIN {t} p ON p.{old} = x.{c_old}{others} WHERE {written_before}p.{new} IS DISTINCT FROM x.{c_new})",
                 quote_literal(&format!("references of {}.{column} not rewritten", child.display_name()))
             ));
         }
@@ -387,11 +464,14 @@ pub(crate) fn analyze<'a>(
     views: Option<&[ViewDefinition]>,
 ) -> Result<Target<'a>, String> {
     let relation = snapshot.find_relation(table)?;
-    if relation.kind != RelKind::Table || relation.is_partition {
+    let is_table = |r: &Relation| {
+        matches!(r.kind, RelKind::Table | RelKind::PartitionedTable) && !r.is_partition
+    };
+    if !is_table(relation) {
         return Err(format!(
-            "table: {} is a {} (expected an ordinary table; partitioned tables are not migrated yet)",
+            "table: {} is a {} (expected a table or a partitioned table; a partition is migrated with its table)",
             relation.display_name(),
-            relation.kind.name()
+            if relation.is_partition { "partition" } else { relation.kind.name() }
         ));
     }
     let pk = snapshot.primary_key(relation.oid).ok_or_else(|| {
@@ -400,12 +480,48 @@ pub(crate) fn analyze<'a>(
             relation.display_name()
         )
     })?;
-    let [key_num] = pk.columns[..] else {
-        return Err(format!(
-            "table: the primary key of {} has {} columns (expected one)",
-            relation.display_name(),
-            pk.columns.len()
-        ));
+    let pk_columns: Vec<String> = pk
+        .columns
+        .iter()
+        .filter_map(|&n| relation.column(n).map(|c| c.name.clone()))
+        .collect();
+    let key_num = match (&pk.columns[..], &options.column) {
+        ([only], None) => *only,
+        (_, Some(name)) => relation
+            .column_named(name)
+            .filter(|c| pk.columns.contains(&c.num))
+            .map(|c| c.num)
+            .ok_or_else(|| {
+                format!(
+                    "column: '{name}' is not a column of the primary key of {} (expected one of {})",
+                    relation.display_name(),
+                    pk_columns.join(", ")
+                )
+            })?,
+        (_, None) => {
+            // Of (id, created_at), the number or uuid column is the key.
+            let keys: Vec<i16> = pk
+                .columns
+                .iter()
+                .copied()
+                .filter(|&n| {
+                    relation.column(n).is_some_and(|c| {
+                        matches!(c.type_name.as_str(), "smallint" | "integer" | "bigint" | "uuid")
+                    })
+                })
+                .collect();
+            match keys[..] {
+                [one] => one,
+                _ => {
+                    return Err(format!(
+                        "table: the primary key of {} has {} columns ({}); name the key with --column",
+                        relation.display_name(),
+                        pk.columns.len(),
+                        pk_columns.join(", ")
+                    ))
+                }
+            }
+        }
     };
     let key = relation
         .column(key_num)
@@ -458,24 +574,24 @@ pub(crate) fn analyze<'a>(
             .relation(fk.table)
             .ok_or("foreign key: table not found")?;
         let refs = fk.ref_columns.clone().unwrap_or_default();
-        if fk.columns.len() != 1 || refs != [key_num] {
+        let Some(at) = refs.iter().position(|&n| n == key_num) else {
             return Err(format!(
-                "table: foreign key {} of {} references {} columns of {} (only single-column foreign keys to the primary key are migrated yet)",
+                "table: foreign key {} of {} references columns of {} without its key {} (not migrated)",
                 fk.name,
                 child.display_name(),
-                refs.len(),
-                relation.display_name()
+                relation.display_name(),
+                key.name
             ));
-        }
-        if child.kind != RelKind::Table || child.is_partition {
+        };
+        if !is_table(child) {
             return Err(format!(
-                "table: {} referencing it is a {} (expected an ordinary table)",
+                "table: {} referencing it is a {} (expected a table or a partitioned table)",
                 child.display_name(),
                 child.kind.name()
             ));
         }
         let column = child
-            .column(fk.columns[0])
+            .column(fk.columns[at])
             .ok_or("foreign key: column not found")?
             .name
             .clone();
@@ -497,7 +613,15 @@ pub(crate) fn analyze<'a>(
     // made again over the new columns, from definitions the caller read
     // (`DEPENDENT_VIEWS_SQL`) for exactly these columns.
     let mut watched = vec![(relation.oid, key_num)];
-    watched.extend(children.iter().map(|(c, fk, _)| (c.oid, fk.columns[0])));
+    let reference_num = |fk: &Constraint| {
+        let at = fk
+            .ref_columns
+            .as_ref()
+            .and_then(|r| r.iter().position(|&n| n == key_num))
+            .unwrap_or(0);
+        fk.columns[at]
+    };
+    watched.extend(children.iter().map(|(c, fk, _)| (c.oid, reference_num(fk))));
     if let Some(views) = views {
         let read: Vec<u32> = views.iter().map(|v| v.oid).collect();
         let mut unread: Vec<String> = snapshot
@@ -529,7 +653,7 @@ pub(crate) fn analyze<'a>(
         for c in snapshot.constraints.iter().filter(|c| {
             c.table == child.oid
                 && matches!(c.kind.as_str(), "p" | "u")
-                && c.columns.contains(&fk.columns[0])
+                && c.columns.contains(&reference_num(fk))
         }) {
             if c.table == relation.oid && c.name == pk.name {
                 continue;
@@ -538,7 +662,7 @@ pub(crate) fn analyze<'a>(
                 f.ref_table == child.oid
                     && f.ref_columns
                         .as_ref()
-                        .is_some_and(|r| r.contains(&fk.columns[0]))
+                        .is_some_and(|r| r.contains(&reference_num(fk)))
             }) {
                 return Err(format!(
                     "table: {} of {} covers a reference and is itself referenced by {} (not migrated yet)",
@@ -556,7 +680,7 @@ pub(crate) fn analyze<'a>(
     let mut reference_indexes = Vec::new();
     for (child, fk, column) in children.iter() {
         for index in snapshot.indexes_of(child.oid) {
-            if index.keys == [fk.columns[0]]
+            if index.keys.contains(&reference_num(fk))
                 && index.expressions.is_none()
                 && index.predicate.is_none()
                 && index.method == "btree"
@@ -571,6 +695,8 @@ pub(crate) fn analyze<'a>(
         None => "none: the uuidforge extension is not installed; generate UUIDv7 keys in the application or install it and set DEFAULT uuidv7()".into(),
     };
     Ok(Target {
+        key_num,
+        pk_columns,
         watched,
         views: views.map(<[ViewDefinition]>::to_vec).unwrap_or_default(),
         relation,
@@ -599,6 +725,32 @@ pub(crate) fn old_reference(column: &str) -> String {
 /// The unique index kept on the old key values.
 pub(crate) fn old_index_name(target: &Target) -> String {
     truncate(&format!("{}_{}_key", target.relation.name, target.old_name))
+}
+
+/// An index's column names, `replace` = (column, with) swapped in.
+pub(crate) fn index_columns(
+    table: &Relation,
+    index: &Index,
+    replace: Option<(&str, &str)>,
+) -> Vec<String> {
+    index
+        .keys
+        .iter()
+        .filter_map(|&n| table.column(n))
+        .map(|c| match replace {
+            Some((from, to)) if c.name == from => to.to_string(),
+            _ => c.name.clone(),
+        })
+        .collect()
+}
+
+/// Quoted names, comma-separated.
+pub(crate) fn names(columns: &[String]) -> String {
+    columns
+        .iter()
+        .map(|c| quote_ident(c))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Plans migrating `table`'s primary key in one transaction. Errors name
@@ -683,14 +835,15 @@ pub fn plan(
     s.push(format!(
         "UPDATE {t} AS x SET {kn} = m.new FROM uuidforge_keymap m WHERE m.old = x.{k}::text"
     ));
-    for (child, _, column) in children.iter() {
+    for (child, fk, column) in children.iter() {
         // Joined with the table's new column on the old key's own type
         // (no text cast on millions of references).
         s.push(format!(
-            "UPDATE {ct} AS x SET {cn} = p.{kn} FROM {t} p WHERE p.{k} = x.{c}",
+            "UPDATE {ct} AS x SET {cn} = p.{kn} FROM {t} p WHERE p.{k} = x.{c}{others}",
             ct = child.sql_name(),
             cn = new_col(column),
-            c = quote_ident(column)
+            c = quote_ident(column),
+            others = target.other_join(child, fk, "x", "p")
         ));
     }
     // Identity or serial: the default goes, and its sequence with it.
@@ -709,12 +862,16 @@ pub fn plan(
     s.push(format!("ALTER TABLE {t} RENAME COLUMN {kn} TO {k}"));
     s.push(format!("ALTER TABLE {t} ALTER COLUMN {k} SET NOT NULL"));
     s.push(format!(
-        "ALTER TABLE {t} ADD CONSTRAINT {} PRIMARY KEY ({k})",
-        quote_ident(&pk.name)
+        "ALTER TABLE {t} ADD CONSTRAINT {} PRIMARY KEY ({})",
+        quote_ident(&pk.name),
+        names(&target.pk_columns)
     ));
+    // With the primary key's other columns (a partitioned table's unique
+    // indexes hold its partition key).
     s.push(format!(
-        "CREATE UNIQUE INDEX {} ON {t} ({old})",
-        quote_ident(&old_index_name(&target))
+        "CREATE UNIQUE INDEX {} ON {t} ({})",
+        quote_ident(&old_index_name(&target)),
+        names(&target.pk_with(old_name))
     ));
     if let Some(schema) = &snapshot.extension_schema {
         s.push(format!(
@@ -731,7 +888,10 @@ pub fn plan(
             "ALTER TABLE {ct} RENAME COLUMN {} TO {c}",
             new_col(column)
         ));
-        if child.column(fk.columns[0]).is_some_and(|c| c.not_null) {
+        if child
+            .column(target.reference_num(fk))
+            .is_some_and(|c| c.not_null)
+        {
             s.push(format!("ALTER TABLE {ct} ALTER COLUMN {c} SET NOT NULL"));
             s.push(format!(
                 "ALTER TABLE {ct} ALTER COLUMN {cold} DROP NOT NULL"
@@ -742,15 +902,16 @@ pub fn plan(
             .filter(|(table, name, _)| *table == ct && name == column)
         {
             s.push(format!(
-                "CREATE {}INDEX {} ON {ct} ({c})",
+                "CREATE {}INDEX {} ON {ct} ({})",
                 if index.unique { "UNIQUE " } else { "" },
-                quote_ident(&index.name)
+                quote_ident(&index.name),
+                names(&index_columns(child, index, None))
             ));
         }
         s.push(format!(
             "ALTER TABLE {ct} ADD CONSTRAINT {} {}",
             quote_ident(&fk.name),
-            fk_clause(fk, column, &t, &key.name)
+            target.fk_clause(child, fk)
         ));
     }
     for (child, c) in child_keys.iter() {

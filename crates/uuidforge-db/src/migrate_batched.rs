@@ -26,7 +26,7 @@
 
 use crate::catalog::Snapshot;
 use crate::ident::{quote_ident, quote_literal};
-use crate::migrate::{analyze, fk_clause, new_column, old_index_name, old_reference};
+use crate::migrate::{analyze, index_columns, names, new_column, old_index_name, old_reference};
 use crate::migrate::{create_views, drop_views, MigrateOptions, Reference, ViewDefinition};
 use serde::{Deserialize, Serialize};
 
@@ -145,6 +145,17 @@ pub fn plan(
 ) -> Result<BatchedPlan, String> {
     let target = analyze(snapshot, table, options, Some(views))?;
     let relation = target.relation;
+    // Indexes are built concurrently, which a partitioned table does not
+    // allow: one transaction migrates those.
+    if let Some(parted) = std::iter::once(relation)
+        .chain(target.children.iter().map(|(c, _, _)| *c))
+        .find(|r| r.kind == crate::catalog::RelKind::PartitionedTable)
+    {
+        return Err(format!(
+            "batch-size: {} is partitioned (batches build indexes concurrently, which partitioned tables do not allow; migrate it without --batch-size, in one transaction)",
+            parted.display_name()
+        ));
+    }
     let t = relation.sql_name();
     let q = |name: &str| quote_ident(name);
     let k = q(&target.key.name);
@@ -158,11 +169,12 @@ pub fn plan(
 
     // Tables whose rows the triggers keep right: the table itself and each
     // referencing table, with its reference columns.
-    let mut tables: Vec<(&crate::catalog::Relation, Vec<&str>)> = vec![(relation, Vec::new())];
-    for (child, _, column) in &target.children {
+    type Reference<'r> = (&'r str, &'r crate::catalog::Constraint);
+    let mut tables: Vec<(&crate::catalog::Relation, Vec<Reference>)> = vec![(relation, Vec::new())];
+    for (child, fk, column) in &target.children {
         match tables.iter_mut().find(|(r, _)| r.oid == child.oid) {
-            Some((_, columns)) => columns.push(column.as_str()),
-            None => tables.push((child, vec![column.as_str()])),
+            Some((_, columns)) => columns.push((column.as_str(), fk)),
+            None => tables.push((child, vec![(column.as_str(), fk)])),
         }
     }
     let function = |oid: u32| in_schema(&format!("uuidforge_migrate_{oid}"));
@@ -196,7 +208,7 @@ pub fn plan(
         added.extend(
             columns
                 .iter()
-                .map(|c| format!("ADD COLUMN {} uuid", q(&new_column(c)))),
+                .map(|(c, _)| format!("ADD COLUMN {} uuid", q(&new_column(c)))),
         );
         prepare.push(format!(
             "ALTER TABLE {} {}",
@@ -214,15 +226,21 @@ pub fn plan(
                 "IF TG_OP = 'INSERT' OR NEW.{k} IS DISTINCT FROM OLD.{k} OR NEW.{kn} IS NULL THEN NEW.{kn} := (SELECT m.new FROM {map} m WHERE m.old = NEW.{k}::text); IF NEW.{kn} IS NULL AND NEW.{k} IS NOT NULL AND (TG_OP = 'INSERT' OR NEW.{k} IS DISTINCT FROM OLD.{k}) THEN NEW.{kn} := {v7}; END IF; END IF; "
             ));
         }
-        for column in columns {
+        for (column, fk) in columns {
             let (c, cn) = (q(column), q(&new_column(column)));
+            let others = target.other_join(table, fk, "NEW", "p");
+            let changed: String = target
+                .other_pairs(table, fk)
+                .iter()
+                .map(|(o, _)| format!(" OR NEW.{o} IS DISTINCT FROM OLD.{o}", o = q(o)))
+                .collect();
             let own = if table.oid == relation.oid {
                 format!("WHEN NEW.{c} = NEW.{k} THEN NEW.{kn} ")
             } else {
                 String::new()
             };
             body.push_str(&format!(
-                "IF TG_OP = 'INSERT' OR NEW.{c} IS DISTINCT FROM OLD.{c} OR NEW.{cn} IS NULL THEN NEW.{cn} := CASE WHEN NEW.{c} IS NULL THEN NULL {own}ELSE (SELECT p.{kn} FROM {t} p WHERE p.{k} = NEW.{c}) END; END IF; "
+                "IF TG_OP = 'INSERT' OR NEW.{c} IS DISTINCT FROM OLD.{c}{changed} OR NEW.{cn} IS NULL THEN NEW.{cn} := CASE WHEN NEW.{c} IS NULL THEN NULL {own}ELSE (SELECT p.{kn} FROM {t} p WHERE p.{k} = NEW.{c}{others}) END; END IF; "
             ));
         }
         prepare.push(format!(
@@ -257,13 +275,14 @@ pub fn plan(
             "UPDATE {t} AS x SET {kn} = m.new FROM {map} m WHERE {range} AND x.{kn} IS NULL AND m.old = x.{k}::text"
         ),
     });
-    for (child, _, column) in &target.children {
+    for (child, fk, column) in &target.children {
         let (c, cn) = (q(column), q(&new_column(column)));
+        let others = target.other_join(child, fk, "x", "p");
         steps.push(Step::Backfill {
             what: format!("fill {}.{}", child.display_name(), new_column(column)),
             table: child.sql_name(),
             update_sql: format!(
-                "UPDATE {ct} AS x SET {cn} = p.{kn} FROM {t} p WHERE {range} AND p.{k} = x.{c} AND x.{cn} IS DISTINCT FROM p.{kn}",
+                "UPDATE {ct} AS x SET {cn} = p.{kn} FROM {t} p WHERE {range} AND p.{k} = x.{c}{others} AND x.{cn} IS DISTINCT FROM p.{kn}",
                 ct = child.sql_name()
             ),
         });
@@ -284,8 +303,9 @@ pub fn plan(
         "index the new key".into(),
         &new_key_index,
         format!(
-            "CREATE UNIQUE INDEX CONCURRENTLY {} ON {t} ({kn})",
-            q(&new_key_index)
+            "CREATE UNIQUE INDEX CONCURRENTLY {} ON {t} ({})",
+            q(&new_key_index),
+            names(&target.pk_with(&new_column(&target.key.name)))
         ),
     ));
     let old_index = old_index_name(&target);
@@ -293,8 +313,9 @@ pub fn plan(
         "index the old key (kept unique)".into(),
         &old_index,
         format!(
-            "CREATE UNIQUE INDEX CONCURRENTLY {} ON {t} ({k})",
-            q(&old_index)
+            "CREATE UNIQUE INDEX CONCURRENTLY {} ON {t} ({})",
+            q(&old_index),
+            names(&target.pk_columns)
         ),
     ));
     let temporary = |name: &str| cut(&format!("{}_uuidforge", cut_to(name, 50)));
@@ -313,7 +334,11 @@ pub fn plan(
                 "CREATE {}INDEX CONCURRENTLY {} ON {ct} ({})",
                 if index.unique { "UNIQUE " } else { "" },
                 q(&name),
-                q(&new_column(column))
+                names(&index_columns(
+                    child,
+                    index,
+                    Some((column, &new_column(column)))
+                ))
             ),
         });
     }
@@ -321,7 +346,7 @@ pub fn plan(
         target
             .children
             .iter()
-            .find(|(c, fk, _)| c.oid == child.oid && fk.columns[0] == num)
+            .find(|(c, fk, _)| c.oid == child.oid && target.reference_num(fk) == num)
             .map(|(_, _, column)| new_column(column))
     };
     for (child, constraint) in &target.child_keys {
@@ -353,7 +378,10 @@ pub fn plan(
     // proves it (PostgreSQL then skips the scan of SET NOT NULL).
     let mut not_null = vec![(relation, target.key.name.clone())];
     for (child, fk, column) in &target.children {
-        if child.column(fk.columns[0]).is_some_and(|c| c.not_null) {
+        if child
+            .column(target.reference_num(fk))
+            .is_some_and(|c| c.not_null)
+        {
             not_null.push((child, column.clone()));
         }
     }
@@ -488,7 +516,7 @@ pub fn plan(
         swap.push(format!(
             "ALTER TABLE {ct} ADD CONSTRAINT {} {} NOT VALID",
             q(&fk.name),
-            fk_clause(fk, column, &t, &target.key.name)
+            target.fk_clause(child, fk)
         ));
         validate.push(format!(
             "ALTER TABLE {ct} VALIDATE CONSTRAINT {}",

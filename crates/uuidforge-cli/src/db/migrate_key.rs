@@ -22,6 +22,11 @@ pub(super) struct MigrateKeyArgs {
     /// Keep the old values under this name (default KEY_old).
     #[arg(long, value_name = "NAME")]
     keep_old: Option<String>,
+    /// The key column, when the primary key has several columns (`id` of
+    /// a partitioned table's `(id, created_at)`; default: its one integer
+    /// or uuid column).
+    #[arg(long, value_name = "COLUMN")]
+    column: Option<String>,
     /// The secret of the new keys (32 bytes): the same file gives the same
     /// keys on the same data. Created (0600) when it does not exist;
     /// default uuidforge-migrate-DATABASE-TABLE.key.
@@ -34,7 +39,7 @@ pub(super) struct MigrateKeyArgs {
     batch_size: Option<i64>,
     /// Complete a batched migration that was killed or lost its
     /// connection, from its last committed step.
-    #[arg(long, conflicts_with_all = ["apply", "batch_size", "order_by", "keep_old"])]
+    #[arg(long, conflicts_with_all = ["apply", "batch_size", "order_by", "keep_old", "column"])]
     resume: bool,
     #[command(flatten)]
     change: ChangeArgs,
@@ -330,6 +335,7 @@ pub(super) async fn run(
     let options = uuidforge_db::migrate::MigrateOptions {
         order_by: args.order_by.clone(),
         keep_old: args.keep_old.clone(),
+        column: args.column.clone(),
     };
     let under_way = migrate_run::batched_state(config, &args.table)
         .await
