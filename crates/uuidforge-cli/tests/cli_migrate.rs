@@ -573,3 +573,51 @@ fn partitioned_tables_and_composite_foreign_keys() {
         "600 PRIMARY KEY (tenant, id) uuid"
     );
 }
+
+/// Every key type the migration reads, each with a referencing table:
+/// smallint, integer serial, plain bigint, varchar, char and uuid (v4).
+#[test]
+fn every_key_type() {
+    let types = [
+        ("smallint", "g::smallint"),
+        ("serial", "DEFAULT"),
+        ("bigint", "g * 1000"),
+        ("varchar(20)", "'k' || lpad(g::text, 4, '0')"),
+        ("char(5)", "'c' || lpad(g::text, 4, '0')"),
+        ("uuid", "gen_random_uuid()"),
+    ];
+    let mut sql = String::new();
+    for (i, (ty, value)) in types.iter().enumerate() {
+        let insert = if *value == "DEFAULT" {
+            format!("INSERT INTO k{i} SELECT FROM generate_series(1, 50) g;")
+        } else {
+            format!("INSERT INTO k{i} SELECT {value} FROM generate_series(1, 50) g;")
+        };
+        let child_type = if *ty == "serial" { "integer" } else { ty };
+        sql.push_str(&format!(
+            "CREATE TABLE k{i} (id {ty} PRIMARY KEY); {insert}
+             CREATE TABLE r{i} (n serial PRIMARY KEY, k {child_type} REFERENCES k{i});
+             INSERT INTO r{i} (k) SELECT id FROM k{i}, generate_series(1, 2);"
+        ));
+    }
+    let db = fresh_database("key_types", &sql);
+    let dir = scratch("key_types");
+    for (i, (ty, _)) in types.iter().enumerate() {
+        migrate(&db, &dir)
+            .args([&format!("k{i}"), "--apply"])
+            .assert()
+            .success();
+        assert_eq!(
+            admin_sql(
+                &db,
+                &format!(
+                    "SELECT concat_ws(' ', (SELECT pg_typeof(id)::text FROM k{i} LIMIT 1),
+                       (SELECT count(*) FROM (SELECT id < lag(id) OVER (ORDER BY id_old) AS inv FROM k{i}) o WHERE inv),
+                       (SELECT count(*) FROM r{i} r JOIN k{i} k ON k.id = r.k AND k.id_old = r.k_old))"
+                )
+            ),
+            "uuid 0 100",
+            "{ty}"
+        );
+    }
+}
