@@ -458,6 +458,7 @@ pub async fn migrate_key_apply(
             "the database changed since the plan was printed (nothing was changed: plan again)",
         ));
     }
+    let counts_before = change.one_text(&plan.counts_sql, "count the rows").await?;
     let rows = change.text_and_times(&plan.read_keys_sql).await?;
     let keys = crate::migrate::new_keys(&rows, options.order_by.is_some(), secret)
         .map_err(|m| DbError::invalid("migrate-key", m))?;
@@ -473,11 +474,16 @@ pub async fn migrate_key_apply(
     let json = change
         .one_text(&plan.verify_sql, "verify the migration")
         .await?;
-    let (failed, checks) = crate::migrate::verification(&json).map_err(|message| DbError {
-        context: "verify the migration".into(),
-        message,
-        code: None,
-    })?;
+    let (mut failed, mut checks) =
+        crate::migrate::verification(&json).map_err(|message| DbError {
+            context: "verify the migration".into(),
+            message,
+            code: None,
+        })?;
+    let counts_after = change.one_text(&plan.counts_sql, "count the rows").await?;
+    let counts = crate::migrate::count_changes(&counts_before, &counts_after);
+    checks.push(format!("row counts changed: {}", counts.len()));
+    failed.extend(counts);
     if !failed.is_empty() {
         return Err(DbError {
             context: "verify the migration (nothing was changed)".into(),

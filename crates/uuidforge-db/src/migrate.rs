@@ -72,6 +72,9 @@ pub struct MigratePlan {
     /// Checks after the statements: one row of named counts that must all
     /// be zero, as JSON text.
     pub verify_sql: String,
+    /// Row counts per table (JSON text), read before and after the
+    /// statements: they must be equal.
+    pub counts_sql: String,
     /// What the key's default becomes, for the report.
     pub default_note: String,
     /// Relations to back up (quoted qualified names).
@@ -313,7 +316,43 @@ impl Target<'_> {
                 quote_literal(&format!("references of {}.{column} not rewritten", child.display_name()))
             ));
         }
+        // Foreign keys made again are validated (in batches, after the
+        // swap, by their own step).
+        let fk_names: Vec<String> = self
+            .children
+            .iter()
+            .map(|(_, fk, _)| quote_literal(&fk.name))
+            .collect();
+        let fk_tables: Vec<String> = self
+            .children
+            .iter()
+            .map(|(child, _, _)| quote_literal(&child.sql_name()))
+            .collect();
+        if !fk_names.is_empty() {
+            checks.push(format!(
+                "'foreign keys not valid', (SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND NOT convalidated AND conname = ANY (ARRAY[{}]) AND conrelid::regclass::text = ANY (ARRAY[{}]::text[]))",
+                fk_names.join(", "),
+                fk_tables.join(", ")
+            ));
+        }
         format!("SELECT json_build_object({})::text", checks.join(", "))
+    }
+
+    /// The row count of the table and of each referencing table, one row
+    /// of JSON text: run before and after a migration in one transaction,
+    /// the two must be equal.
+    pub fn counts_sql(&self) -> String {
+        let mut tables = vec![self.relation.sql_name()];
+        for (child, _, _) in &self.children {
+            if !tables.contains(&child.sql_name()) {
+                tables.push(child.sql_name());
+            }
+        }
+        let counts: Vec<String> = tables
+            .iter()
+            .map(|t| format!("{}, (SELECT count(*) FROM {t})", quote_literal(t)))
+            .collect();
+        format!("SELECT json_build_object({})::text", counts.join(", "))
     }
 }
 
@@ -952,6 +991,7 @@ pub fn plan(
         map_sql,
         statements: s,
         verify_sql,
+        counts_sql: target.counts_sql(),
         default_note: target.default_note.clone(),
         backup: target.backup(),
     })
@@ -1000,6 +1040,25 @@ pub fn new_keys(
         .collect()
 }
 
+/// The tables whose row counts differ between two [`Target::counts_sql`]
+/// rows, as `table: before → after`.
+pub fn count_changes(before: &str, after: &str) -> Vec<String> {
+    let read = |json: &str| -> serde_json::Map<String, serde_json::Value> {
+        serde_json::from_str(json).unwrap_or_default()
+    };
+    let (before, after) = (read(before), read(after));
+    before
+        .iter()
+        .filter(|(table, n)| after.get(*table) != Some(n))
+        .map(|(table, n)| {
+            format!(
+                "{table}: {n} rows before, {} after",
+                after.get(table).cloned().unwrap_or_default()
+            )
+        })
+        .collect()
+}
+
 /// Reads the verification row: the checks that failed (empty when all
 /// hold), and every check as `name: count`.
 pub fn verification(json: &str) -> Result<(Vec<String>, Vec<String>), String> {
@@ -1043,6 +1102,15 @@ mod tests {
         assert!(err.contains("order-by") && err.contains("'x'"), "{err}");
         let err = new_keys(&[("y".into(), None)], true, b"s").unwrap_err();
         assert!(err.contains("no time") && err.contains("'y'"), "{err}");
+    }
+
+    #[test]
+    fn count_changes_names_the_table() {
+        assert!(count_changes(r#"{"t": 3, "c": 5}"#, r#"{"t": 3, "c": 5}"#).is_empty());
+        assert_eq!(
+            count_changes(r#"{"t": 3, "c": 5}"#, r#"{"t": 3, "c": 4}"#),
+            vec!["c: 5 rows before, 4 after"]
+        );
     }
 
     #[test]

@@ -403,8 +403,8 @@ pub(super) async fn run(
         }
         writeln!(
             out,
-            "-- verify (every count 0, else rollback):\n{};\nCOMMIT;",
-            plan.verify_sql
+            "-- verify (every count 0, and the row counts as before the statements, else rollback):\n{};\n{};\nCOMMIT;",
+            plan.verify_sql, plan.counts_sql
         )?;
         out.flush()?;
     }
