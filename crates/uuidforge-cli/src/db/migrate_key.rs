@@ -196,25 +196,35 @@ async fn run_steps(
     done
 }
 
-fn print_batched(
+/// What both plans say first.
+struct Header<'a> {
+    table: &'a str,
+    key: &'a str,
+    key_type: &'a str,
+    old_name: &'a str,
+    references: &'a [uuidforge_db::migrate::Reference],
+    default_note: &'a str,
+}
+
+fn print_header(
     out: &mut impl Write,
-    plan: &BatchedPlan,
-    batch_size: i64,
+    h: Header,
     order_by: Option<&str>,
+    how: &str,
 ) -> std::io::Result<()> {
     writeln!(
         out,
-        "-- plan: {} key {} ({}) → uuid (UUIDv7, {}), old values kept in {}, in batches of about {batch_size} rows",
-        one_line(&plan.table),
-        one_line(&plan.key),
-        plan.key_type,
+        "-- plan: {} key {} ({}) → uuid (UUIDv7, {}), old values kept in {}{how}",
+        one_line(h.table),
+        one_line(h.key),
+        h.key_type,
         match order_by {
             Some(c) => format!("time from {}", one_line(c)),
             None => "old key order kept".into(),
         },
-        one_line(&plan.old_name)
+        one_line(h.old_name)
     )?;
-    for r in &plan.references {
+    for r in h.references {
         writeln!(
             out,
             "--   referenced by {}.{} ({})",
@@ -223,7 +233,28 @@ fn print_batched(
             one_line(&r.constraint)
         )?;
     }
-    writeln!(out, "--   new default: {}", plan.default_note)?;
+    writeln!(out, "--   new default: {}", h.default_note)
+}
+
+fn print_batched(
+    out: &mut impl Write,
+    plan: &BatchedPlan,
+    batch_size: i64,
+    order_by: Option<&str>,
+) -> std::io::Result<()> {
+    print_header(
+        out,
+        Header {
+            table: &plan.table,
+            key: &plan.key,
+            key_type: &plan.key_type,
+            old_name: &plan.old_name,
+            references: &plan.references,
+            default_note: &plan.default_note,
+        },
+        order_by,
+        &format!(", in batches of about {batch_size} rows"),
+    )?;
     writeln!(
         out,
         "--   progress: {} (a killed run goes on with --resume)",
@@ -371,28 +402,19 @@ pub(super) async fn run(
         .map_err(db_error)?;
     let mut out = std::io::stdout().lock();
     if !args.change.json {
-        writeln!(
-            out,
-            "-- plan: {} key {} ({}) → uuid (UUIDv7, {}), old values kept in {}",
-            one_line(&plan.table),
-            one_line(&plan.key),
-            plan.key_type,
-            match &args.order_by {
-                Some(c) => format!("time from {}", one_line(c)),
-                None => "old key order kept".into(),
+        print_header(
+            &mut out,
+            Header {
+                table: &plan.table,
+                key: &plan.key,
+                key_type: &plan.key_type,
+                old_name: &plan.old_name,
+                references: &plan.references,
+                default_note: &plan.default_note,
             },
-            one_line(&plan.old_name)
+            args.order_by.as_deref(),
+            "",
         )?;
-        for r in &plan.references {
-            writeln!(
-                out,
-                "--   referenced by {}.{} ({})",
-                one_line(&r.table),
-                one_line(&r.column),
-                one_line(&r.constraint)
-            )?;
-        }
-        writeln!(out, "--   new default: {}", plan.default_note)?;
         writeln!(out, "BEGIN;\n{};", plan.map_sql)?;
         writeln!(
             out,
