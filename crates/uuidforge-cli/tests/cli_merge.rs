@@ -11,7 +11,7 @@ use common::{admin_sql, fresh_database, uuidforge, AB, ANN, ANN_B, BOB, PEOPLE_S
 use predicates::prelude::*;
 
 /// Every row of the three tables, as one digest.
-const DIGEST: &str = "SELECT md5(string_agg(x, '|' ORDER BY x)) FROM (SELECT to_jsonb(p)::text x FROM people p UNION ALL SELECT to_jsonb(m)::text FROM memberships m UNION ALL SELECT to_jsonb(n)::text FROM \"Notizen\" n) s";
+const DIGEST: &str = "SELECT md5(string_agg(x, '|' ORDER BY x)) FROM (SELECT to_jsonb(p)::text x FROM people p UNION ALL SELECT to_jsonb(m)::text FROM memberships m UNION ALL SELECT to_jsonb(n)::text FROM \"Notizen\" n UNION ALL SELECT to_jsonb(b)::text FROM blobs b) s";
 
 fn url(db: &str) -> String {
     format!("postgres://uuidforge:uuidforge@127.0.0.1:5432/{db}")
@@ -46,7 +46,7 @@ fn merge_moves_everything_and_unmerge_restores_identical_rows() {
     // The plan alone changes nothing.
     let plan = json(db(&name, &dir).args(["merge", ANN, ANN_B, AB, "--implicit", "--json"]));
     assert_eq!(plan["survivor"], ANN, "the oldest by v7 time");
-    assert_eq!(plan["implicit"].as_array().unwrap().len(), 3, "{plan}");
+    assert_eq!(plan["implicit"].as_array().unwrap().len(), 5, "{plan}");
     assert_eq!(admin_sql(&name, DIGEST), before);
     assert_eq!(
         admin_sql(&name, "SELECT to_regclass('uuidforge_merge_log') IS NULL"),
@@ -66,7 +66,12 @@ fn merge_moves_everything_and_unmerge_restores_identical_rows() {
     ]));
     let new = report["new"].as_str().unwrap().to_string();
     assert_eq!(&new[14..15], "7", "a UUIDv7: {new}");
-    assert_eq!(report["outcome"]["implicit"], 3);
+    assert_eq!(report["outcome"]["implicit"], 5);
+    // Bytes and a JSON object key too.
+    assert_eq!(
+        admin_sql(&name, "SELECT encode(raw, 'hex') || ' ' || (SELECT string_agg(k, '') FROM jsonb_object_keys(meta) k) FROM blobs"),
+        format!("{} {new}", new.replace('-', ""))
+    );
     // One row for the three, Ann's (the survivor) under the new key; Bob untouched.
     assert_eq!(
         admin_sql(

@@ -175,9 +175,24 @@ async fn one_text(
 
 /// `written` (a UUID as `find` saw it spelled) with `new` spelled the
 /// same way: format, and upper case where it was.
+///
+/// ```
+/// use uuidforge_db::merge_run::respell;
+/// let new: uuid::Uuid = "01a20b75-a552-73f7-a8ca-662323ac601a".parse().unwrap();
+/// assert_eq!(respell("{0190A5DA-AC96-774B-BCCE-B302099A8058}", &new).unwrap(),
+///            "{01A20B75-A552-73F7-A8CA-662323AC601A}");
+/// assert_eq!(respell("\\x01900a5dac96774bbcceb302099a8058", &new).unwrap(),
+///            "\\x01a20b75a55273f7a8ca662323ac601a");
+/// ```
 pub fn respell(written: &str, new: &Uuid) -> Result<String, String> {
+    // Bytes, as PostgreSQL shows a bytea holding a UUID.
+    if let Some(hex) = written.strip_prefix("\\x") {
+        if hex.len() == 32 && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Ok(format!("\\x{}", new.simple()));
+        }
+    }
     let (_, format) = uuidforge::parser::parse_detect(written)
-        .map_err(|e| format!("implicit: '{written}' does not read back as a UUID ({e})"))?;
+        .map_err(|e| format!("'{written}' does not read back as a UUID ({e})"))?;
     let text = format.to_text(new);
     let hex_upper = written
         .chars()
@@ -421,7 +436,15 @@ async fn rewrite_implicit(
             after = after.replace(written.as_str(), replacement);
         }
         if after == before {
-            continue;
+            // find saw it, the value's text does not show it (an escape):
+            // refuse rather than leave it behind.
+            return Err(DbError::invalid(
+                "implicit",
+                format!(
+                    "{schema}.{table}.{column} of row {key} holds {old}, but not as {} in its text (nothing was changed: rewrite it by hand or merge without --implicit)",
+                    spellings.iter().map(|(w, _)| w.as_str()).collect::<Vec<_>>().join(" or ")
+                ),
+            ));
         }
         execute(
             client,

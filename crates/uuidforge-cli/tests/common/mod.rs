@@ -239,4 +239,7 @@ INSERT INTO "Notizen" ("Person", body, doc, tags) VALUES
  ('01900a5d-ac96-774b-bcce-b302099a8058', 'see also 01910A5D-AC96-774B-BCCE-B302099A8059',
   '{"who": "01910a5d-ac96-774b-bcce-b302099a8059", "n": 1}', ARRAY['01890a5d-ac96-774b-bcce-b302099a8057'::uuid]),
  ('01920a5d-ac96-774b-bcce-b302099a8060', 'bob', '{}', NULL);
+CREATE TABLE blobs (id int PRIMARY KEY, raw bytea, meta jsonb);
+INSERT INTO blobs VALUES (1, uuid_send('01900a5d-ac96-774b-bcce-b302099a8058'),
+                          '{"01910a5d-ac96-774b-bcce-b302099a8059": {"seen": true}}');
 "#;
