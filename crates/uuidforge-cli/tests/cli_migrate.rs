@@ -496,46 +496,26 @@ fn dependent_views_are_made_again_over_the_new_columns() {
 
 /// A partitioned table keyed by (id, created_at), referenced by a composite
 /// foreign key from an ordinary table and from a partitioned one: migrated
-/// in one transaction; batches refuse partitioned tables.
+/// in one transaction and in batches (partition by partition).
 #[test]
 fn partitioned_tables_and_composite_foreign_keys() {
-    let db = fresh_database(
-        "migrate_parted",
-        "CREATE TABLE events (id bigint GENERATED ALWAYS AS IDENTITY, created_at timestamptz NOT NULL, kind text,
+    const PARTED: &str = "CREATE TABLE events (id bigint GENERATED ALWAYS AS IDENTITY, created_at timestamptz NOT NULL, kind text,
                               PRIMARY KEY (id, created_at)) PARTITION BY RANGE (created_at);
          CREATE TABLE events_2023 PARTITION OF events FOR VALUES FROM ('2023-01-01') TO ('2024-01-01');
          CREATE TABLE events_2024 PARTITION OF events FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');
          CREATE TABLE attachments (id serial PRIMARY KEY, event_id bigint NOT NULL, event_at timestamptz NOT NULL,
                                    FOREIGN KEY (event_id, event_at) REFERENCES events (id, created_at) ON DELETE CASCADE);
          CREATE INDEX attachments_event_idx ON attachments (event_id, event_at);
-         CREATE TABLE event_log (event_id bigint, event_at timestamptz, at date NOT NULL,
+         CREATE TABLE event_log (event_id bigint NOT NULL, event_at timestamptz, at date NOT NULL, n int NOT NULL,
+                                 PRIMARY KEY (event_id, at, n),
                                  FOREIGN KEY (event_id, event_at) REFERENCES events) PARTITION BY RANGE (at);
-         CREATE TABLE event_log_all PARTITION OF event_log FOR VALUES FROM ('2000-01-01') TO ('2100-01-01');
+         CREATE TABLE event_log_old PARTITION OF event_log FOR VALUES FROM ('2000-01-01') TO ('2024-01-01');
+         CREATE TABLE event_log_new PARTITION OF event_log FOR VALUES FROM ('2024-01-01') TO ('2100-01-01');
+         CREATE INDEX event_log_event_idx ON event_log (event_id);
          INSERT INTO events (created_at, kind)
            SELECT timestamptz '2023-06-01' + g * interval '1 day', 'k' || g FROM generate_series(1, 400) g;
          INSERT INTO attachments (event_id, event_at) SELECT id, created_at FROM events WHERE id % 2 = 0;
-         INSERT INTO event_log SELECT id, created_at, date '2024-01-01' FROM events WHERE id % 3 = 0;",
-    );
-    admin_sql(&db, "CREATE EXTENSION uuidforge");
-    let dir = scratch("parted");
-    migrate(&db, &dir)
-        .args(["events", "--batch-size", "100"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "batch-size: public.events is partitioned",
-        ));
-    migrate(&db, &dir)
-        .args(["events", "--column", "kind"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "column: 'kind' is not a column of the primary key",
-        ));
-    migrate(&db, &dir)
-        .args(["events", "--apply"])
-        .assert()
-        .success();
+         INSERT INTO event_log SELECT id, created_at, date '2023-01-01' + (id::int % 500), 1 FROM events WHERE id % 3 = 0;";
     let checks = "SELECT concat_ws(' ',
         (SELECT pg_typeof(id)::text FROM events LIMIT 1),
         (SELECT count(*) FROM events_2024),
@@ -543,12 +523,40 @@ fn partitioned_tables_and_composite_foreign_keys() {
         (SELECT count(*) FROM attachments a JOIN events e ON e.id = a.event_id AND e.created_at = a.event_at AND e.id_old = a.event_id_old),
         (SELECT count(*) FROM event_log l JOIN events e ON e.id = l.event_id AND e.id_old = l.event_id_old),
         (SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'events'::regclass AND contype = 'p'),
+        (SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'event_log'::regclass AND contype = 'p'),
         (SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND conparentid = 0 AND convalidated),
-        (SELECT indexdef FROM pg_indexes WHERE indexname = 'attachments_event_idx'))";
-    assert_eq!(
-        admin_sql(&db, checks),
-        "uuid 187 0 200 133 PRIMARY KEY (id, created_at) 2 CREATE INDEX attachments_event_idx ON public.attachments USING btree (event_id, event_at)"
-    );
+        (SELECT count(*) FROM pg_index WHERE NOT indisvalid),
+        (SELECT indexdef FROM pg_indexes WHERE indexname = 'attachments_event_idx'),
+        (SELECT count(*) FROM pg_inherits WHERE inhparent = 'event_log_event_idx'::regclass))";
+    for batched in [false, true] {
+        let db = fresh_database(if batched { "parted_b" } else { "parted" }, PARTED);
+        admin_sql(&db, "CREATE EXTENSION uuidforge");
+        let dir = scratch(if batched { "parted_b" } else { "parted" });
+        let batch: &[&str] = if batched {
+            &["--batch-size", "50"]
+        } else {
+            &[]
+        };
+        migrate(&db, &dir)
+            .args(["events", "--column", "kind"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(
+                "column: 'kind' is not a column of the primary key",
+            ));
+        migrate(&db, &dir)
+            .args(["events", "--apply"])
+            .args(batch)
+            .assert()
+            .success();
+        assert_eq!(
+            admin_sql(&db, checks),
+            "uuid 187 0 200 133 PRIMARY KEY (id, created_at) PRIMARY KEY (event_id, at, n) 2 0 CREATE INDEX attachments_event_idx ON public.attachments USING btree (event_id, event_at) 2",
+            "batched: {batched}"
+        );
+    }
+    let db = fresh_database("parted_composite", "");
+    let dir = scratch("parted_composite");
     // A composite key and foreign key on ordinary tables, in batches.
     admin_sql(
         &db,

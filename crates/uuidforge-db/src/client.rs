@@ -141,6 +141,34 @@ pub fn config(dsn: Option<&str>) -> Result<Config, String> {
     crate::connect::config_from(dsn, &|name| std::env::var(name).ok())
 }
 
+/// A session that answers one query with one text value: the read-only
+/// session of a plan, or the transaction of a change that plans again.
+pub trait OneText {
+    /// The first column of `query`'s first row, as text ("" when none).
+    fn one_text_of(
+        &self,
+        query: &Query,
+        context: &str,
+    ) -> impl std::future::Future<Output = Result<String, DbError>> + Send;
+}
+
+impl OneText for ReadOnly {
+    async fn one_text_of(&self, query: &Query, context: &str) -> Result<String, DbError> {
+        Ok(self
+            .rows(query, context)
+            .await?
+            .into_iter()
+            .next()
+            .unwrap_or_default())
+    }
+}
+
+impl OneText for Change {
+    async fn one_text_of(&self, query: &Query, context: &str) -> Result<String, DbError> {
+        Change::one_text_of(self, query, context).await
+    }
+}
+
 /// One connection inside one read-only transaction (`SET TRANSACTION READ
 /// ONLY`, repeatable read so every statement sees the same data).
 pub struct ReadOnly {

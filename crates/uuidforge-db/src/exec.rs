@@ -384,43 +384,34 @@ pub async fn rename_apply(
     Ok(checks)
 }
 
-/// The views over the columns a migration of `table` changes.
-pub async fn dependent_views(
-    session: &ReadOnly,
+/// What a migration plan reads beside the catalog snapshot: the views
+/// over the columns it changes and the partitions of its partitioned
+/// tables.
+pub async fn migrate_inputs(
+    reader: &impl crate::client::OneText,
     snapshot: &crate::catalog::Snapshot,
     table: &str,
     options: &crate::migrate::MigrateOptions,
-) -> Result<Vec<crate::migrate::ViewDefinition>, DbError> {
-    let watched = crate::migrate::watched_columns(snapshot, table, options)
-        .map_err(|m| DbError::invalid("migrate-key", m))?;
-    let json = session
-        .rows(
-            &crate::migrate::dependent_views_query(&watched),
-            "read the dependent views",
-        )
-        .await?
-        .into_iter()
-        .next()
-        .unwrap_or_else(|| "[]".into());
-    crate::migrate::parse_views(&json).map_err(|m| DbError::invalid("migrate-key", m))
-}
-
-/// [`dependent_views`], inside a change's transaction.
-pub async fn dependent_views_in(
-    change: &crate::client::Change,
-    snapshot: &crate::catalog::Snapshot,
-    table: &str,
-    options: &crate::migrate::MigrateOptions,
-) -> Result<Vec<crate::migrate::ViewDefinition>, DbError> {
-    let watched = crate::migrate::watched_columns(snapshot, table, options)
-        .map_err(|m| DbError::invalid("migrate-key", m))?;
-    let json = change
+) -> Result<crate::migrate::PlanInputs, DbError> {
+    let invalid = |m: String| DbError::invalid("migrate-key", m);
+    let watched = crate::migrate::watched_columns(snapshot, table, options).map_err(invalid)?;
+    let views = reader
         .one_text_of(
             &crate::migrate::dependent_views_query(&watched),
             "read the dependent views",
         )
         .await?;
-    crate::migrate::parse_views(&json).map_err(|m| DbError::invalid("migrate-key", m))
+    let parted = crate::migrate::partitioned_tables(snapshot, table, options).map_err(invalid)?;
+    let partitions = reader
+        .one_text_of(
+            &crate::migrate::partitions_query(&parted),
+            "read the partitions",
+        )
+        .await?;
+    Ok(crate::migrate::PlanInputs {
+        views: crate::migrate::parse_views(&views).map_err(invalid)?,
+        partitions: crate::migrate::parse_partitions(&partitions).map_err(invalid)?,
+    })
 }
 
 /// D1: the migration plan (read-only).
@@ -430,8 +421,8 @@ pub async fn migrate_key_plan(
     options: &crate::migrate::MigrateOptions,
 ) -> Result<crate::migrate::MigratePlan, DbError> {
     let snapshot = session.snapshot().await?;
-    let views = dependent_views(session, &snapshot, table, options).await?;
-    crate::migrate::plan(&snapshot, table, options, &views)
+    let inputs = migrate_inputs(session, &snapshot, table, options).await?;
+    crate::migrate::plan(&snapshot, table, options, &inputs.views)
         .map_err(|m| DbError::invalid("migrate-key", m))
 }
 
@@ -449,8 +440,8 @@ pub async fn migrate_key_apply(
     let started = std::time::Instant::now();
     let change = crate::client::Change::begin(config).await?;
     let snapshot = change.snapshot().await?;
-    let views = crate::exec::dependent_views_in(&change, &snapshot, table, options).await?;
-    let plan = crate::migrate::plan(&snapshot, table, options, &views)
+    let inputs = migrate_inputs(&change, &snapshot, table, options).await?;
+    let plan = crate::migrate::plan(&snapshot, table, options, &inputs.views)
         .map_err(|m| DbError::invalid("migrate-key", m))?;
     if plan.statements != expected.statements {
         return Err(DbError::invalid(

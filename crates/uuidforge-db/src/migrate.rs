@@ -438,6 +438,76 @@ pub fn parse_views(json: &str) -> Result<Vec<ViewDefinition>, String> {
     serde_json::from_str(json).map_err(|e| format!("dependent views: {e}"))
 }
 
+/// A partition of a partitioned table a batched migration changes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Partition {
+    /// The partitioned table's oid.
+    pub parent: u32,
+    /// The partition's oid.
+    pub oid: u32,
+    /// Schema.
+    pub schema: String,
+    /// Name.
+    pub name: String,
+    /// `r` (a table), `p` (itself partitioned), `f` (foreign).
+    pub kind: String,
+}
+
+impl Partition {
+    /// `schema.name`, quoted.
+    pub fn sql_name(&self) -> String {
+        crate::ident::qualified(&self.schema, &self.name)
+    }
+}
+
+/// What a plan reads beside the snapshot.
+#[derive(Debug, Clone, Default)]
+pub struct PlanInputs {
+    /// Views over the changed columns ([`DEPENDENT_VIEWS_SQL`]).
+    pub views: Vec<ViewDefinition>,
+    /// Partitions of the partitioned tables ([`PARTITIONS_SQL`]).
+    pub partitions: Vec<Partition>,
+}
+
+/// The partitions of tables (`$1`: their oids as `text[]`), one row of
+/// JSON text, an array of [`Partition`] ordered by oid.
+pub const PARTITIONS_SQL: &str = "SELECT coalesce(json_agg(json_build_object('parent', i.inhparent::int8, 'oid', c.oid::int8, \
+  'schema', n.nspname, 'name', c.relname, 'kind', c.relkind) ORDER BY c.oid), '[]')::text \
+  FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
+  WHERE i.inhparent::int8::text = ANY ($1::text[])";
+
+/// The query reading the partitions of `tables`.
+pub fn partitions_query(tables: &[u32]) -> crate::plan::Query {
+    crate::plan::Query {
+        sql: PARTITIONS_SQL.to_string(),
+        params: vec![crate::plan::Param::TextArray(
+            tables.iter().map(u32::to_string).collect(),
+        )],
+    }
+}
+
+/// Reads the JSON of [`PARTITIONS_SQL`].
+pub fn parse_partitions(json: &str) -> Result<Vec<Partition>, String> {
+    serde_json::from_str(json).map_err(|e| format!("partitions: {e}"))
+}
+
+/// The partitioned tables among the migrated table and its referencing
+/// tables.
+pub fn partitioned_tables(
+    snapshot: &Snapshot,
+    table: &str,
+    options: &MigrateOptions,
+) -> Result<Vec<u32>, String> {
+    let target = analyze(snapshot, table, options, None)?;
+    let mut out = Vec::new();
+    for r in std::iter::once(target.relation).chain(target.children.iter().map(|(c, _, _)| *c)) {
+        if r.kind == RelKind::PartitionedTable && !out.contains(&r.oid) {
+            out.push(r.oid);
+        }
+    }
+    Ok(out)
+}
+
 /// Drops `views`, dependents first.
 pub(crate) fn drop_views(views: &[ViewDefinition]) -> Vec<String> {
     let mut ordered: Vec<&ViewDefinition> = views.iter().collect();

@@ -24,10 +24,10 @@
 //! 7. *validate* the foreign keys (no write blocked), *check* again,
 //!    *finish* (the map dropped).
 
-use crate::catalog::Snapshot;
+use crate::catalog::{Relation, Snapshot};
 use crate::ident::{quote_ident, quote_literal};
 use crate::migrate::{analyze, index_columns, names, new_column, old_index_name, old_reference};
-use crate::migrate::{create_views, drop_views, MigrateOptions, Reference, ViewDefinition};
+use crate::migrate::{create_views, drop_views, MigrateOptions, Partition, PlanInputs, Reference};
 use serde::{Deserialize, Serialize};
 
 /// The state table's name, in the migrated table's schema.
@@ -141,21 +141,46 @@ pub fn plan(
     snapshot: &Snapshot,
     table: &str,
     options: &MigrateOptions,
-    views: &[ViewDefinition],
+    inputs: &PlanInputs,
 ) -> Result<BatchedPlan, String> {
-    let target = analyze(snapshot, table, options, Some(views))?;
+    let target = analyze(snapshot, table, options, Some(&inputs.views))?;
     let relation = target.relation;
-    // Indexes are built concurrently, which a partitioned table does not
-    // allow: one transaction migrates those.
-    if let Some(parted) = std::iter::once(relation)
-        .chain(target.children.iter().map(|(c, _, _)| *c))
-        .find(|r| r.kind == crate::catalog::RelKind::PartitionedTable)
-    {
-        return Err(format!(
-            "batch-size: {} is partitioned (batches build indexes concurrently, which partitioned tables do not allow; migrate it without --batch-size, in one transaction)",
-            parted.display_name()
-        ));
+    // A partitioned table is filled and indexed partition by partition
+    // (indexes cannot be built concurrently on it); the swap attaches the
+    // partitions' indexes and constraints.
+    let parted = |r: &Relation| r.kind == crate::catalog::RelKind::PartitionedTable;
+    let leaves = |oid: u32| -> Vec<&Partition> {
+        inputs
+            .partitions
+            .iter()
+            .filter(|p| p.parent == oid)
+            .collect()
+    };
+    for r in std::iter::once(relation).chain(target.children.iter().map(|(c, _, _)| *c)) {
+        if parted(r) {
+            let parts = leaves(r.oid);
+            if let Some(p) = parts.iter().find(|p| p.kind != "r") {
+                return Err(format!(
+                    "batch-size: partition {}.{} of {} is {} (expected plain tables: migrate it without --batch-size, in one transaction)",
+                    p.schema,
+                    p.name,
+                    r.display_name(),
+                    if p.kind == "p" { "partitioned itself" } else { "a foreign table" }
+                ));
+            }
+        }
     }
+    // The tables a statement on `r` reaches one by one.
+    let pieces = |r: &Relation| -> Vec<(String, String)> {
+        if parted(r) {
+            leaves(r.oid)
+                .iter()
+                .map(|p| (p.sql_name(), format!("{}.{}", p.schema, p.name)))
+                .collect()
+        } else {
+            vec![(r.sql_name(), r.display_name())]
+        }
+    };
     let t = relation.sql_name();
     let q = |name: &str| quote_ident(name);
     let k = q(&target.key.name);
@@ -268,24 +293,27 @@ pub fn plan(
     ];
     let range =
         "x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid";
-    steps.push(Step::Backfill {
-        what: format!("fill {}.{}", relation.display_name(), new_column(&target.key.name)),
-        table: t.clone(),
-        update_sql: format!(
-            "UPDATE {t} AS x SET {kn} = m.new FROM {map} m WHERE {range} AND x.{kn} IS NULL AND m.old = x.{k}::text"
-        ),
-    });
+    for (piece, shown) in pieces(relation) {
+        steps.push(Step::Backfill {
+            what: format!("fill {shown}.{}", new_column(&target.key.name)),
+            table: piece.clone(),
+            update_sql: format!(
+                "UPDATE {piece} AS x SET {kn} = m.new FROM {map} m WHERE {range} AND x.{kn} IS NULL AND m.old = x.{k}::text"
+            ),
+        });
+    }
     for (child, fk, column) in &target.children {
         let (c, cn) = (q(column), q(&new_column(column)));
         let others = target.other_join(child, fk, "x", "p");
-        steps.push(Step::Backfill {
-            what: format!("fill {}.{}", child.display_name(), new_column(column)),
-            table: child.sql_name(),
-            update_sql: format!(
-                "UPDATE {ct} AS x SET {cn} = p.{kn} FROM {t} p WHERE {range} AND p.{k} = x.{c}{others} AND x.{cn} IS DISTINCT FROM p.{kn}",
-                ct = child.sql_name()
-            ),
-        });
+        for (piece, shown) in pieces(child) {
+            steps.push(Step::Backfill {
+                what: format!("fill {shown}.{}", new_column(column)),
+                table: piece.clone(),
+                update_sql: format!(
+                    "UPDATE {piece} AS x SET {cn} = p.{kn} FROM {t} p WHERE {range} AND p.{k} = x.{c}{others} AND x.{cn} IS DISTINCT FROM p.{kn}"
+                ),
+            });
+        }
     }
 
     // Indexes the swap adopts, built without blocking writes.
@@ -294,55 +322,65 @@ pub fn plan(
         relation.name,
         new_column(&target.key.name)
     ));
-    let concurrently = |what: String, index: &str, sql: String| Step::Concurrently {
-        what,
-        cleanup: format!("DROP INDEX CONCURRENTLY IF EXISTS {}", in_schema(index)),
-        statement: sql,
+    let temporary = |name: &str| cut(&format!("{}_uuidforge", cut_to(name, 50)));
+    // The index `name` on `table` (`columns` quoted), built concurrently:
+    // on each partition of a partitioned table.
+    let build = |what: String, table: &Relation, name: &str, unique: bool, columns: &str| {
+        let unique = if unique { "UNIQUE " } else { "" };
+        let on: Vec<(String, String, String)> = if parted(table) {
+            leaves(table.oid)
+                .iter()
+                .map(|p| (p.sql_name(), p.schema.clone(), leaf_index(name, p)))
+                .collect()
+        } else {
+            vec![(table.sql_name(), table.schema.clone(), name.to_string())]
+        };
+        on.into_iter()
+            .map(|(piece, schema, index)| Step::Concurrently {
+                what: what.clone(),
+                cleanup: format!(
+                    "DROP INDEX CONCURRENTLY IF EXISTS {}",
+                    crate::ident::qualified(&schema, &index)
+                ),
+                statement: format!(
+                    "CREATE {unique}INDEX CONCURRENTLY {} ON {piece} ({columns})",
+                    q(&index)
+                ),
+            })
+            .collect::<Vec<Step>>()
     };
-    steps.push(concurrently(
+    steps.extend(build(
         "index the new key".into(),
+        relation,
         &new_key_index,
-        format!(
-            "CREATE UNIQUE INDEX CONCURRENTLY {} ON {t} ({})",
-            q(&new_key_index),
-            names(&target.pk_with(&new_column(&target.key.name)))
-        ),
+        true,
+        &names(&target.pk_with(&new_column(&target.key.name))),
     ));
     let old_index = old_index_name(&target);
-    steps.push(concurrently(
+    steps.extend(build(
         "index the old key (kept unique)".into(),
+        relation,
         &old_index,
-        format!(
-            "CREATE UNIQUE INDEX CONCURRENTLY {} ON {t} ({})",
-            q(&old_index),
-            names(&target.pk_columns)
-        ),
+        true,
+        &names(&target.pk_columns),
     ));
-    let temporary = |name: &str| cut(&format!("{}_uuidforge", cut_to(name, 50)));
-    for (ct, column, index) in &target.reference_indexes {
-        let name = temporary(&index.name);
+    for (_, column, index) in &target.reference_indexes {
         let child = snapshot
             .relation(index.table)
             .ok_or("index: table not found")?;
-        steps.push(Step::Concurrently {
-            what: format!("index {}.{}", child.display_name(), new_column(column)),
-            cleanup: format!(
-                "DROP INDEX CONCURRENTLY IF EXISTS {}",
-                crate::ident::qualified(&child.schema, &name)
-            ),
-            statement: format!(
-                "CREATE {}INDEX CONCURRENTLY {} ON {ct} ({})",
-                if index.unique { "UNIQUE " } else { "" },
-                q(&name),
-                names(&index_columns(
-                    child,
-                    index,
-                    Some((column, &new_column(column)))
-                ))
-            ),
-        });
+        steps.extend(build(
+            format!("index {}.{}", child.display_name(), new_column(column)),
+            child,
+            &temporary(&index.name),
+            index.unique,
+            &names(&index_columns(
+                child,
+                index,
+                Some((column, &new_column(column))),
+            )),
+        ));
     }
-    let migrated_columns = |child: &crate::catalog::Relation, num: i16| -> Option<String> {
+    let migrated_columns = |child: &Relation, num: i16| -> Option<String> {
         target
             .children
             .iter()
@@ -350,28 +388,20 @@ pub fn plan(
             .map(|(_, _, column)| new_column(column))
     };
     for (child, constraint) in &target.child_keys {
-        let name = temporary(&constraint.name);
         let columns: Vec<String> = constraint
             .columns
             .iter()
             .filter_map(|&n| {
                 migrated_columns(child, n).or_else(|| child.column(n).map(|c| c.name.clone()))
             })
-            .map(|c| q(&c))
             .collect();
-        steps.push(Step::Concurrently {
-            what: format!("index {} for {}", child.display_name(), constraint.name),
-            cleanup: format!(
-                "DROP INDEX CONCURRENTLY IF EXISTS {}",
-                crate::ident::qualified(&child.schema, &name)
-            ),
-            statement: format!(
-                "CREATE UNIQUE INDEX CONCURRENTLY {} ON {} ({})",
-                q(&name),
-                child.sql_name(),
-                columns.join(", ")
-            ),
-        });
+        steps.extend(build(
+            format!("index {} for {}", child.display_name(), constraint.name),
+            child,
+            &temporary(&constraint.name),
+            true,
+            &names(&columns),
+        ));
     }
 
     // NOT NULL without a scan under the swap's locks: a validated CHECK
@@ -464,10 +494,32 @@ pub fn plan(
         "ALTER TABLE {t} DROP CONSTRAINT {}",
         not_null_check(relation.oid, &target.key.name)
     ));
-    swap.push(format!(
-        "ALTER TABLE {t} ADD CONSTRAINT {pk_name} PRIMARY KEY USING INDEX {}",
-        q(&new_key_index)
-    ));
+    if parted(relation) {
+        // Each partition's key on its prebuilt index, then the table's,
+        // which attaches them (no index is built under the lock).
+        for p in leaves(relation.oid) {
+            swap.push(format!(
+                "ALTER TABLE {} ADD CONSTRAINT {} PRIMARY KEY USING INDEX {}",
+                p.sql_name(),
+                q(&cut(&format!("{}_pkey", p.name))),
+                q(&leaf_index(&new_key_index, p))
+            ));
+        }
+        swap.push(format!(
+            "ALTER TABLE {t} ADD CONSTRAINT {pk_name} PRIMARY KEY ({})",
+            names(&target.pk_with(&new_column(&target.key.name)))
+        ));
+        swap.push(format!(
+            "CREATE UNIQUE INDEX {} ON {t} ({})",
+            q(&old_index),
+            names(&target.pk_columns)
+        ));
+    } else {
+        swap.push(format!(
+            "ALTER TABLE {t} ADD CONSTRAINT {pk_name} PRIMARY KEY USING INDEX {}",
+            q(&new_key_index)
+        ));
+    }
     swap.push(format!(
         "ALTER TABLE {t} ALTER COLUMN {k} DROP IDENTITY IF EXISTS"
     ));
@@ -487,6 +539,7 @@ pub fn plan(
         ));
     }
     let mut validate = Vec::new();
+    let mut attach = Vec::new();
     for (child, fk, column) in &target.children {
         let ct = child.sql_name();
         let (c, cn, c_old) = (q(column), q(&new_column(column)), q(&old_reference(column)));
@@ -507,34 +560,88 @@ pub fn plan(
             .iter()
             .filter(|(table, name, _)| *table == ct && name == column)
         {
+            if parted(child) {
+                swap.push(format!(
+                    "CREATE {}INDEX {} ON {ct} ({})",
+                    if index.unique { "UNIQUE " } else { "" },
+                    q(&index.name),
+                    names(&index_columns(child, index, None))
+                ));
+            } else {
+                swap.push(format!(
+                    "ALTER INDEX {} RENAME TO {}",
+                    crate::ident::qualified(&child.schema, &temporary(&index.name)),
+                    q(&index.name)
+                ));
+            }
+        }
+        if parted(child) {
+            // PostgreSQL 15 makes no NOT VALID foreign key on a partitioned
+            // table: each partition gets one, validated after the swap,
+            // and the table's then attaches them.
+            for p in leaves(child.oid) {
+                let name = q(&cut(&format!("{}_{}", cut_to(&fk.name, 50), p.oid)));
+                swap.push(format!(
+                    "ALTER TABLE {} ADD CONSTRAINT {name} {} NOT VALID",
+                    p.sql_name(),
+                    target.fk_clause(child, fk)
+                ));
+                validate.push(format!(
+                    "ALTER TABLE {} VALIDATE CONSTRAINT {name}",
+                    p.sql_name()
+                ));
+            }
+            attach.push(format!(
+                "ALTER TABLE {ct} ADD CONSTRAINT {} {}",
+                q(&fk.name),
+                target.fk_clause(child, fk)
+            ));
+        } else {
             swap.push(format!(
-                "ALTER INDEX {} RENAME TO {}",
-                crate::ident::qualified(&child.schema, &temporary(&index.name)),
-                q(&index.name)
+                "ALTER TABLE {ct} ADD CONSTRAINT {} {} NOT VALID",
+                q(&fk.name),
+                target.fk_clause(child, fk)
+            ));
+            validate.push(format!(
+                "ALTER TABLE {ct} VALIDATE CONSTRAINT {}",
+                q(&fk.name)
             ));
         }
-        swap.push(format!(
-            "ALTER TABLE {ct} ADD CONSTRAINT {} {} NOT VALID",
-            q(&fk.name),
-            target.fk_clause(child, fk)
-        ));
-        validate.push(format!(
-            "ALTER TABLE {ct} VALIDATE CONSTRAINT {}",
-            q(&fk.name)
-        ));
     }
     for (child, c) in &target.child_keys {
-        swap.push(format!(
-            "ALTER TABLE {} ADD CONSTRAINT {} {} USING INDEX {}",
-            child.sql_name(),
-            q(&c.name),
-            if c.kind == "p" {
-                "PRIMARY KEY"
-            } else {
-                "UNIQUE"
-            },
-            q(&temporary(&c.name))
-        ));
+        let kind = if c.kind == "p" {
+            "PRIMARY KEY"
+        } else {
+            "UNIQUE"
+        };
+        if parted(child) {
+            for p in leaves(child.oid) {
+                swap.push(format!(
+                    "ALTER TABLE {} ADD CONSTRAINT {} {kind} USING INDEX {}",
+                    p.sql_name(),
+                    q(&cut(&format!("{}_{}", cut_to(&c.name, 50), p.oid))),
+                    q(&leaf_index(&temporary(&c.name), p))
+                ));
+            }
+            let columns: Vec<String> = c
+                .columns
+                .iter()
+                .filter_map(|&n| child.column(n).map(|col| col.name.clone()))
+                .collect();
+            swap.push(format!(
+                "ALTER TABLE {} ADD CONSTRAINT {} {kind} ({})",
+                child.sql_name(),
+                q(&c.name),
+                names(&columns)
+            ));
+        } else {
+            swap.push(format!(
+                "ALTER TABLE {} ADD CONSTRAINT {} {kind} USING INDEX {}",
+                child.sql_name(),
+                q(&c.name),
+                q(&temporary(&c.name))
+            ));
+        }
     }
     swap.extend(create_views(&target.views, &snapshot.user));
     steps.push(Step::Transaction {
@@ -547,6 +654,13 @@ pub fn plan(
             what: "validate the foreign keys (writers go on)".into(),
             statements: validate,
             exclusive: false,
+        });
+    }
+    if !attach.is_empty() {
+        steps.push(Step::Transaction {
+            what: "attach the partitions' foreign keys to their tables'".into(),
+            statements: attach,
+            exclusive: true,
         });
     }
     steps.push(Step::Check {
@@ -576,6 +690,11 @@ pub fn plan(
         ordered: target.order_column.is_some(),
         steps,
     })
+}
+
+/// The name of index `name`'s piece on partition `p`.
+fn leaf_index(name: &str, p: &Partition) -> String {
+    cut(&format!("{}_{}", cut_to(name, 50), p.oid))
 }
 
 /// `name` cut to PostgreSQL's 63 bytes.

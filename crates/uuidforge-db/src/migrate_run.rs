@@ -118,8 +118,8 @@ pub async fn start(
     let started = Instant::now();
     let change = Change::begin(config).await?;
     let snapshot = change.snapshot().await?;
-    let views = crate::exec::dependent_views_in(&change, &snapshot, table, options).await?;
-    let plan = crate::migrate_batched::plan(&snapshot, table, options, &views)
+    let inputs = crate::exec::migrate_inputs(&change, &snapshot, table, options).await?;
+    let plan = crate::migrate_batched::plan(&snapshot, table, options, &inputs)
         .map_err(|m| DbError::invalid("migrate-key", m))?;
     if plan != *expected {
         return Err(DbError::invalid(

@@ -69,10 +69,10 @@ async fn batched(
     batch_size: i64,
 ) -> Result<ExitCode, UsageError> {
     let snapshot = session.snapshot().await.map_err(db_error)?;
-    let views = exec::dependent_views(&session, &snapshot, &args.table, options)
+    let inputs = exec::migrate_inputs(&session, &snapshot, &args.table, options)
         .await
         .map_err(db_error)?;
-    let plan = uuidforge_db::migrate_batched::plan(&snapshot, &args.table, options, &views)
+    let plan = uuidforge_db::migrate_batched::plan(&snapshot, &args.table, options, &inputs)
         .map_err(|m| UsageError::plain(format!("migrate-key: {m}")))?;
     let mut out = std::io::stdout().lock();
     if !args.change.json {
