@@ -258,3 +258,35 @@ fn merge_refuses_bad_input_and_collisions_with_fail() {
         "chess 2020-01-01, go 2021-02-01"
     );
 }
+
+/// A table referencing itself and no unique constraint over a reference:
+/// merged and unmerged back to identical rows.
+#[test]
+fn a_self_reference_is_merged_and_unmerged() {
+    let name = fresh_database(
+        "merge_self",
+        &format!(
+            "CREATE TABLE staff (id uuid PRIMARY KEY, name text, boss uuid REFERENCES staff);
+             INSERT INTO staff VALUES ('{ANN}', 'Ann', NULL), ('{ANN_B}', 'Ann B', NULL),
+               ('{AB}', 'Carl', '{ANN_B}'), ('{BOB}', 'Dee', '{ANN}');"
+        ),
+    );
+    let dir = scratch("self");
+    let digest =
+        "SELECT md5(string_agg(to_jsonb(s)::text, '|' ORDER BY to_jsonb(s)::text)) FROM staff s";
+    let before = admin_sql(&name, digest);
+    let report = json(db(&name, &dir).args(["merge", ANN, ANN_B, "--apply", "--json"]));
+    let new = report["new"].as_str().unwrap().to_string();
+    assert_eq!(
+        admin_sql(
+            &name,
+            &format!("SELECT count(*) FROM staff WHERE boss = '{new}'")
+        ),
+        "2"
+    );
+    db(&name, &dir)
+        .args(["unmerge", &new, "--apply"])
+        .assert()
+        .success();
+    assert_eq!(admin_sql(&name, digest), before);
+}

@@ -125,8 +125,9 @@ pub struct MergePlan {
     pub references: Vec<Referencing>,
     /// Reads the number of unique collisions per referencing table:
     /// one row of JSON text (`{"table.column": n}`), binding
-    /// [`Param::Priority`].
-    pub collisions_sql: String,
+    /// [`Param::Priority`]; none when no unique constraint covers a
+    /// reference.
+    pub collisions_sql: Option<String>,
     /// The statements, in order.
     pub statements: Vec<Statement>,
     /// Counts that must all be zero before commit (one row of JSON text),
@@ -407,14 +408,12 @@ pub fn plan(
             ));
         }
     }
-    let collisions_sql = format!(
-        "SELECT json_build_object({})::text",
-        if collision_counts.is_empty() {
-            "'none', 0".to_string()
-        } else {
+    let collisions_sql = (!collision_counts.is_empty()).then(|| {
+        format!(
+            "SELECT json_build_object({})::text",
             collision_counts.join(", ")
-        }
-    );
+        )
+    });
 
     for (child, _, column) in &fks {
         s.push(Statement::new(

@@ -252,18 +252,23 @@ pub async fn merge_apply(
         ));
     }
     let client = change.client();
-    let collisions_json = one_text(
-        client,
-        &plan.collisions_sql,
-        &[Box::new(plan.priority.clone()) as Boxed],
-        "count unique collisions",
-    )
-    .await?;
+    let collisions_json = match &plan.collisions_sql {
+        Some(sql) => {
+            one_text(
+                client,
+                sql,
+                &[Box::new(plan.priority.clone()) as Boxed],
+                "count unique collisions",
+            )
+            .await?
+        }
+        None => "{}".into(),
+    };
     let collisions: BTreeMap<String, i64> =
         serde_json::from_str::<BTreeMap<String, i64>>(&collisions_json)
             .unwrap_or_default()
             .into_iter()
-            .filter(|(name, n)| name != "none" && *n > 0)
+            .filter(|(_, n)| *n > 0)
             .collect();
     if options.on_conflict == OnConflict::Fail && !collisions.is_empty() {
         return Err(DbError::invalid(
