@@ -267,7 +267,7 @@ fn a_self_reference_is_merged_and_unmerged() {
         "merge_self",
         &format!(
             "CREATE TABLE staff (id uuid PRIMARY KEY, name text, boss uuid REFERENCES staff);
-             INSERT INTO staff VALUES ('{ANN}', 'Ann', NULL), ('{ANN_B}', 'Ann B', NULL),
+             INSERT INTO staff VALUES ('{ANN_B}', 'Ann B', NULL), ('{ANN}', 'Ann', '{ANN_B}'),
                ('{AB}', 'Carl', '{ANN_B}'), ('{BOB}', 'Dee', '{ANN}');"
         ),
     );
@@ -282,7 +282,8 @@ fn a_self_reference_is_merged_and_unmerged() {
             &name,
             &format!("SELECT count(*) FROM staff WHERE boss = '{new}'")
         ),
-        "2"
+        "3",
+        "Ann (the survivor, her own boss now), Carl and Dee"
     );
     db(&name, &dir)
         .args(["unmerge", &new, "--apply"])

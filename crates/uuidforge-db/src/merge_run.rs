@@ -664,10 +664,23 @@ pub async fn unmerge(config: &Config, new: Uuid, apply: bool) -> Result<UnmergeO
     // The survivor's row back to its old key, unchanged since.
     if let Some(s) = survivor {
         let entry = entries.iter().find(|e| e.0 == s).expect("found above");
+        // As the merge left it: its own references to merged keys moved.
+        let mut expected = entry.2.row.clone().unwrap_or_default();
+        let merged: Vec<Uuid> = entries.iter().map(|e| e.0).collect();
+        for (child, _, column) in &fks {
+            let moved = expected
+                .get(column)
+                .and_then(|v| v.as_str())
+                .and_then(|v| v.parse::<Uuid>().ok())
+                .is_some_and(|v| merged.contains(&v));
+            if child.oid == relation.oid && moved {
+                expected[column] = serde_json::Value::String(new.to_string());
+            }
+        }
         let same = one_text(
             client,
             &format!("SELECT ((to_jsonb(t) - $3) = ($2::text::jsonb - $3))::text FROM {t} t WHERE t.{k} = $1"),
-            &[Box::new(new) as Boxed, Box::new(entry.2.row.clone().unwrap_or_default().to_string()), Box::new(key.clone())],
+            &[Box::new(new) as Boxed, Box::new(expected.to_string()), Box::new(key.clone())],
             "compare the survivor's row",
         )
         .await?;
