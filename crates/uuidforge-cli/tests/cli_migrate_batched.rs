@@ -23,13 +23,17 @@ fn scratch(tag: &str) -> std::path::PathBuf {
 }
 
 fn migrate(db: &str, dir: &Path) -> assert_cmd::Command {
+    migrate_table(db, dir, "customers")
+}
+
+fn migrate_table(db: &str, dir: &Path, table: &str) -> assert_cmd::Command {
     let mut c = uuidforge();
     c.env_remove("UUIDFORGE_DB").current_dir(dir).args([
         "db",
         "--db",
         &url(db),
         "migrate-key",
-        "customers",
+        table,
     ]);
     c
 }
@@ -186,28 +190,29 @@ fn recorded_step(db: &str) -> String {
 /// Old and new code both write through the triggers: an order for the
 /// first customer, whatever the key's type is now.
 fn write_an_order(db: &str) {
-    admin_sql(
-        db,
-        "SET ROLE uuidforge; INSERT INTO orders (customer_id) SELECT id FROM customers ORDER BY created_at LIMIT 1",
-    );
+    admin_sql(db, &format!("SET ROLE uuidforge; {AN_ORDER}"));
 }
+
+/// An order for the first customer, whatever the key's type is now.
+const AN_ORDER: &str =
+    "INSERT INTO orders (customer_id) SELECT id FROM customers ORDER BY created_at LIMIT 1";
 
 /// Completes whatever a killed run left: `--resume` when a batched
 /// migration is under way, a new run when none began, nothing when it
 /// finished.
-fn complete(db: &str, dir: &Path, key: &str) {
+fn complete(db: &str, dir: &Path, table: &str, key: &str) {
     let migrated = admin_sql(
         db,
-        "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'customers'::regclass AND attname = 'id'",
+        &format!("SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = '{table}'::regclass AND attname = 'id'"),
     ) == "uuid";
     if recorded_step(db) != "none" {
-        migrate(db, dir)
+        migrate_table(db, dir, table)
             .args(["--resume", "--key-file", key])
             .assert()
             .success();
     } else if !migrated {
         let backup = dir.join(format!("{db}-complete.dump"));
-        migrate(db, dir)
+        migrate_table(db, dir, table)
             .args([
                 "--batch-size",
                 "100",
@@ -222,26 +227,39 @@ fn complete(db: &str, dir: &Path, key: &str) {
     }
 }
 
-#[test]
-fn kill_9_at_random_points_then_resume_completes() {
-    let tpl = template("batched_kill", 3000);
-    let dir = scratch("kill");
+/// What a kill test runs over.
+struct KillCase<'a> {
+    /// The template database, copied for each point.
+    template: &'a str,
+    table: &'a str,
+    points: u32,
+    /// Row counts that no kill may change.
+    counts: &'a str,
+    /// A write that works whatever the schema is now.
+    write: &'a str,
+    /// The new keys of the original rows, as one digest.
+    keys: &'a str,
+    /// Asserts a completed migration.
+    check: &'a dyn Fn(&str),
+}
+
+/// Kills a batched migration of `case.table` at random points spread over
+/// an uninterrupted run; after each: nothing lost, writers work, and the
+/// completed migration checks out with the same keys.
+fn kill_at_random_points(case: KillCase) {
+    let dir = scratch(&format!("kill_{}", case.table));
     let key = dir.join("secret.key");
     let key = key.to_str().unwrap().to_string();
-    // An uninterrupted run sets the range of the kill points.
-    let timed = copy_of(&tpl, &format!("{tpl}_t"));
+    let timed = copy_of(case.template, &format!("{}_t", case.template));
     let started = Instant::now();
-    migrate(&timed, &dir)
+    migrate_table(&timed, &dir, case.table)
         .args(["--batch-size", "100", "--apply", "--key-file", &key])
         .assert()
         .success();
     let full = started.elapsed();
-    assert_migrated(&timed, 3000);
-    let expected_keys = admin_sql(
-        &timed,
-        "SELECT md5(string_agg(id::text, ',' ORDER BY id_old)) FROM customers WHERE id_old <= 3000",
-    );
-    let before = admin_sql(&tpl, COUNTS);
+    (case.check)(&timed);
+    let expected_keys = admin_sql(&timed, case.keys);
+    let before = admin_sql(case.template, case.counts);
 
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -249,16 +267,16 @@ fn kill_9_at_random_points_then_resume_completes() {
         .as_nanos() as u64;
     let mut state = seed | 1;
     let mut seen = std::collections::BTreeSet::new();
-    for point in 0..20 {
+    for point in 0..case.points {
         // xorshift: kill points spread over the whole run.
         state ^= state << 13;
         state ^= state >> 7;
         state ^= state << 17;
         let delay = full.mul_f64((state % 1000) as f64 / 1000.0);
-        let db = copy_of(&tpl, &format!("{tpl}_{point}"));
+        let db = copy_of(case.template, &format!("{}_{point}", case.template));
         let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("uuidforge"))
             .current_dir(&dir)
-            .args(["db", "--db", &url(&db), "migrate-key", "customers"])
+            .args(["db", "--db", &url(&db), "migrate-key", case.table])
             .args(["--batch-size", "100", "--apply", "--key-file", &key])
             .env_remove("UUIDFORGE_DB")
             .stdout(Stdio::null())
@@ -273,18 +291,11 @@ fn kill_9_at_random_points_then_resume_completes() {
         seen.insert(step.clone());
         let context = format!("seed {seed}, point {point} after {delay:?}, step {step}");
         // Nothing lost, and writers still work, whatever the schema is now.
-        assert_eq!(admin_sql(&db, COUNTS), before, "{context}");
-        write_an_order(&db);
-        complete(&db, &dir, &key);
-        assert_migrated(&db, 3000);
-        assert_eq!(
-            admin_sql(
-                &db,
-                "SELECT md5(string_agg(id::text, ',' ORDER BY id_old)) FROM customers WHERE id_old <= 3000"
-            ),
-            expected_keys,
-            "{context}"
-        );
+        assert_eq!(admin_sql(&db, case.counts), before, "{context}");
+        admin_sql(&db, &format!("SET ROLE uuidforge; {}", case.write));
+        complete(&db, &dir, case.table, &key);
+        (case.check)(&db);
+        assert_eq!(admin_sql(&db, case.keys), expected_keys, "{context}");
         admin_sql("postgres", &format!("DROP DATABASE {db} WITH (FORCE)"));
     }
     // The points fell before, inside and after the batched steps.
@@ -292,6 +303,69 @@ fn kill_9_at_random_points_then_resume_completes() {
         seen.len() >= 3,
         "seed {seed}: kill points hit only {seen:?}"
     );
+}
+
+#[test]
+fn kill_9_at_random_points_then_resume_completes() {
+    let template = template("batched_kill", 3000);
+    kill_at_random_points(KillCase {
+        template: &template,
+        table: "customers",
+        points: 20,
+        counts: COUNTS,
+        write: AN_ORDER,
+        keys: "SELECT md5(string_agg(id::text, ',' ORDER BY id_old)) FROM customers WHERE id_old <= 3000",
+        check: &|db| assert_migrated(db, 3000),
+    });
+}
+
+/// The same on a partitioned table referenced by a partitioned table.
+#[test]
+fn kill_9_on_partitioned_tables_then_resume_completes() {
+    let template = fresh_database(
+        "batched_kill_parted",
+        "CREATE TABLE events (id bigint GENERATED ALWAYS AS IDENTITY, at timestamptz NOT NULL,
+                              PRIMARY KEY (id, at)) PARTITION BY RANGE (at);
+         CREATE TABLE events_a PARTITION OF events FOR VALUES FROM ('2020-01-01') TO ('2022-01-01');
+         CREATE TABLE events_b PARTITION OF events FOR VALUES FROM ('2022-01-01') TO ('2030-01-01');
+         CREATE TABLE marks (event_id bigint NOT NULL, event_at timestamptz NOT NULL, n int NOT NULL,
+                             PRIMARY KEY (event_id, event_at, n), FOREIGN KEY (event_id, event_at) REFERENCES events)
+           PARTITION BY LIST (n);
+         CREATE TABLE marks_0 PARTITION OF marks FOR VALUES IN (0);
+         CREATE TABLE marks_1 PARTITION OF marks FOR VALUES IN (1);
+         CREATE TABLE marks_2 PARTITION OF marks FOR VALUES IN (2);
+         INSERT INTO events (at) SELECT timestamptz '2020-06-01' + g * interval '1 hour' FROM generate_series(1, 3000) g;
+         INSERT INTO marks SELECT id, at, g FROM events, generate_series(0, 1) g;",
+    );
+    admin_sql(&template, "CREATE EXTENSION uuidforge");
+    let check = |db: &str| {
+        assert_eq!(
+            admin_sql(
+                db,
+                "SELECT concat_ws(' ',
+                   (SELECT pg_typeof(id)::text FROM events LIMIT 1),
+                   (SELECT count(*) FROM (SELECT id < lag(id) OVER (ORDER BY id_old) AS inv FROM events WHERE id_old <= 3000) o WHERE inv),
+                   (SELECT count(*) FROM marks m JOIN events e ON e.id = m.event_id AND e.at = m.event_at WHERE e.id_old <> m.event_id_old),
+                   (SELECT count(*) FROM marks WHERE event_id_old IS NOT NULL AND event_id IS NULL),
+                   (SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND NOT convalidated),
+                   (SELECT count(*) FROM pg_index WHERE NOT indisvalid),
+                   (SELECT count(*) FROM pg_class WHERE relname LIKE 'uuidforge_keymap_%' OR relname = 'uuidforge_migration'),
+                   (SELECT count(*) FROM pg_trigger WHERE tgname = 'uuidforge_migrate'),
+                   (SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'marks'::regclass AND contype = 'p'))"
+            ),
+            "uuid 0 0 0 0 0 0 0 PRIMARY KEY (event_id, event_at, n)",
+            "{db}"
+        );
+    };
+    kill_at_random_points(KillCase {
+        template: &template,
+        table: "events",
+        points: 8,
+        counts: "SELECT (SELECT count(*) FROM events) || ' ' || (SELECT count(*) FROM marks)",
+        write: "INSERT INTO marks (event_id, event_at, n) SELECT id, at, 2 FROM events ORDER BY at DESC LIMIT 1",
+        keys: "SELECT md5(string_agg(id::text, ',' ORDER BY id_old)) FROM events WHERE id_old <= 3000",
+        check: &check,
+    });
 }
 
 #[test]
