@@ -608,8 +608,23 @@ fn every_key_type() {
              INSERT INTO r{i} (k) SELECT id FROM k{i}, generate_series(1, 2);"
         ));
     }
+    // Indexes over a reference beyond plain columns: made again from their
+    // definitions in one transaction; refused in batches.
+    sql.push_str(
+        "CREATE INDEX r0_partial ON r0 (k) WHERE n > 10;
+         CREATE INDEX r0_text ON r0 ((k::text));
+         CREATE INDEX r0_desc ON r0 (k DESC) INCLUDE (n);",
+    );
     let db = fresh_database("key_types", &sql);
     let dir = scratch("key_types");
+    migrate(&db, &dir)
+        .args(["k0", "--batch-size", "10"])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("index public.r0_")
+                .and(predicate::str::contains("not a plain b-tree")),
+        );
     for (i, (ty, _)) in types.iter().enumerate() {
         migrate(&db, &dir)
             .args([&format!("k{i}"), "--apply"])
@@ -628,4 +643,18 @@ fn every_key_type() {
             "{ty}"
         );
     }
+    assert_eq!(
+        admin_sql(
+            &db,
+            "SELECT string_agg(indexdef, '; ' ORDER BY indexname) FROM pg_indexes WHERE tablename = 'r0' AND indexname <> 'r0_pkey'"
+        ),
+        "CREATE INDEX r0_desc ON public.r0 USING btree (k DESC) INCLUDE (n); \
+         CREATE INDEX r0_partial ON public.r0 USING btree (k) WHERE (n > 10); \
+         CREATE INDEX r0_text ON public.r0 USING btree (((k)::text))"
+    );
+    assert_eq!(
+        admin_sql(&db, "SELECT count(*) FROM pg_index WHERE indrelid = 'r0'::regclass AND indkey::text LIKE '%' || (SELECT attnum FROM pg_attribute WHERE attrelid = 'r0'::regclass AND attname = 'k_old') || '%'"),
+        "0",
+        "no index is left on the old references"
+    );
 }

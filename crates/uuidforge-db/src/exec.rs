@@ -401,6 +401,12 @@ pub async fn migrate_inputs(
             "read the dependent views",
         )
         .await?;
+    let indexes = reader
+        .one_text_of(
+            &crate::migrate::reference_indexes_query(watched.get(1..).unwrap_or_default()),
+            "read the indexes over the references",
+        )
+        .await?;
     let parted = crate::migrate::partitioned_tables(snapshot, table, options).map_err(invalid)?;
     let partitions = reader
         .one_text_of(
@@ -411,6 +417,7 @@ pub async fn migrate_inputs(
     Ok(crate::migrate::PlanInputs {
         views: crate::migrate::parse_views(&views).map_err(invalid)?,
         partitions: crate::migrate::parse_partitions(&partitions).map_err(invalid)?,
+        indexes: crate::migrate::parse_indexes(&indexes).map_err(invalid)?,
     })
 }
 
@@ -422,7 +429,7 @@ pub async fn migrate_key_plan(
 ) -> Result<crate::migrate::MigratePlan, DbError> {
     let snapshot = session.snapshot().await?;
     let inputs = migrate_inputs(session, &snapshot, table, options).await?;
-    crate::migrate::plan(&snapshot, table, options, &inputs.views)
+    crate::migrate::plan(&snapshot, table, options, &inputs)
         .map_err(|m| DbError::invalid("migrate-key", m))
 }
 
@@ -441,7 +448,7 @@ pub async fn migrate_key_apply(
     let change = crate::client::Change::begin(config).await?;
     let snapshot = change.snapshot().await?;
     let inputs = migrate_inputs(&change, &snapshot, table, options).await?;
-    let plan = crate::migrate::plan(&snapshot, table, options, &inputs.views)
+    let plan = crate::migrate::plan(&snapshot, table, options, &inputs)
         .map_err(|m| DbError::invalid("migrate-key", m))?;
     if plan.statements != expected.statements {
         return Err(DbError::invalid(

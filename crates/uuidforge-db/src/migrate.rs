@@ -139,6 +139,8 @@ pub(crate) struct Target<'a> {
     pub watched: Vec<(u32, i16)>,
     /// Views over them (and over those), made again after the change.
     pub views: Vec<ViewDefinition>,
+    /// Indexes over the references, made again from their definitions.
+    pub indexes: Vec<IndexDefinition>,
     pub relation: &'a Relation,
     pub key: &'a Column,
     pub pk: &'a Constraint,
@@ -467,6 +469,60 @@ pub struct PlanInputs {
     pub views: Vec<ViewDefinition>,
     /// Partitions of the partitioned tables ([`PARTITIONS_SQL`]).
     pub partitions: Vec<Partition>,
+    /// Indexes over the references ([`REFERENCE_INDEXES_SQL`]).
+    pub indexes: Vec<IndexDefinition>,
+}
+
+/// An index over a reference column (a key, an `INCLUDE`d column, an
+/// expression or a predicate), not behind a constraint, as the catalog
+/// defines it: made again on the new column from its definition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct IndexDefinition {
+    /// Its oid.
+    pub oid: u32,
+    /// Its table's oid.
+    pub table: u32,
+    /// Schema.
+    pub schema: String,
+    /// Name.
+    pub name: String,
+    /// `pg_get_indexdef`.
+    pub definition: String,
+}
+
+/// The indexes over columns (`$1` tables' oids, `$2` column numbers, both
+/// `text[]`) that no constraint owns: one row of JSON text, an array of
+/// [`IndexDefinition`]. A partitioned table's index is defined `ON ONLY`
+/// the table; without `ONLY` its definition makes the partitions' too.
+pub const REFERENCE_INDEXES_SQL: &str = "SELECT coalesce(json_agg(x ORDER BY x.oid), '[]')::text FROM ( \
+  SELECT DISTINCT ON (i.indexrelid) i.indexrelid::int8 AS oid, i.indrelid::int8 AS \"table\", n.nspname AS schema, \
+    c.relname AS name, \
+    CASE WHEN starts_with(pg_get_indexdef(i.indexrelid), p.on || 'ONLY ') \
+      THEN p.on || substr(pg_get_indexdef(i.indexrelid), length(p.on || 'ONLY ') + 1) \
+      ELSE pg_get_indexdef(i.indexrelid) END AS definition \
+  FROM pg_depend d JOIN pg_index i ON i.indexrelid = d.objid \
+  JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
+  CROSS JOIN LATERAL (SELECT 'CREATE ' || CASE WHEN i.indisunique THEN 'UNIQUE ' ELSE '' END || 'INDEX ' \
+    || quote_ident(c.relname) || ' ON ' AS on) p \
+  WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass \
+    AND (d.refobjid, d.refobjsubid) IN (SELECT a::oid, b::int2 FROM unnest($1::text[], $2::text[]) u(a, b)) \
+    AND NOT EXISTS (SELECT FROM pg_constraint k WHERE k.conindid = i.indexrelid AND k.conrelid = i.indrelid) \
+  ORDER BY i.indexrelid) x";
+
+/// The query reading the indexes over reference columns.
+pub fn reference_indexes_query(columns: &[(u32, i16)]) -> crate::plan::Query {
+    crate::plan::Query {
+        sql: REFERENCE_INDEXES_SQL.to_string(),
+        params: vec![
+            crate::plan::Param::TextArray(columns.iter().map(|(t, _)| t.to_string()).collect()),
+            crate::plan::Param::TextArray(columns.iter().map(|(_, c)| c.to_string()).collect()),
+        ],
+    }
+}
+
+/// Reads the JSON of [`REFERENCE_INDEXES_SQL`].
+pub fn parse_indexes(json: &str) -> Result<Vec<IndexDefinition>, String> {
+    serde_json::from_str(json).map_err(|e| format!("reference indexes: {e}"))
 }
 
 /// The partitions of tables (`$1`: their oids as `text[]`), one row of
@@ -570,8 +626,9 @@ pub(crate) fn analyze<'a>(
     snapshot: &'a Snapshot,
     table: &str,
     options: &MigrateOptions,
-    views: Option<&[ViewDefinition]>,
+    inputs: Option<&PlanInputs>,
 ) -> Result<Target<'a>, String> {
+    let views = inputs.map(|i| &i.views[..]);
     let relation = snapshot.find_relation(table)?;
     let is_table = |r: &Relation| {
         matches!(r.kind, RelKind::Table | RelKind::PartitionedTable) && !r.is_partition
@@ -799,6 +856,17 @@ pub(crate) fn analyze<'a>(
             }
         }
     }
+    if let Some(inputs) = inputs {
+        if let Some((_, _, unread)) = reference_indexes
+            .iter()
+            .find(|(_, _, i)| !inputs.indexes.iter().any(|d| d.oid == i.oid))
+        {
+            return Err(format!(
+                "table: index {} over a reference was not read (plan again)",
+                unread.name
+            ));
+        }
+    }
     let default_note = match &snapshot.extension_schema {
         Some(schema) => format!("{schema}.uuidv7() (the uuidforge extension)"),
         None => "none: the uuidforge extension is not installed; generate UUIDv7 keys in the application or install it and set DEFAULT uuidv7()".into(),
@@ -808,6 +876,7 @@ pub(crate) fn analyze<'a>(
         pk_columns,
         watched,
         views: views.map(<[ViewDefinition]>::to_vec).unwrap_or_default(),
+        indexes: inputs.map(|i| i.indexes.clone()).unwrap_or_default(),
         relation,
         key,
         pk,
@@ -868,9 +937,9 @@ pub fn plan(
     snapshot: &Snapshot,
     table: &str,
     options: &MigrateOptions,
-    views: &[ViewDefinition],
+    inputs: &PlanInputs,
 ) -> Result<MigratePlan, String> {
-    let target = analyze(snapshot, table, options, Some(views))?;
+    let target = analyze(snapshot, table, options, Some(inputs))?;
     let Target {
         relation,
         key,
@@ -878,7 +947,6 @@ pub fn plan(
         old_name,
         children,
         child_keys,
-        reference_indexes,
         ..
     } = &target;
     let t = relation.sql_name();
@@ -923,16 +991,13 @@ pub fn plan(
             quote_ident(&c.name)
         ));
     }
-    // Single-column indexes of a reference serve the new column: dropped
-    // before the updates (which would otherwise add an entry per row),
-    // built again at the end.
-    for (_, _, index) in reference_indexes {
-        let child = snapshot
-            .relation(index.table)
-            .ok_or("index: table not found")?;
+    // Indexes over a reference serve the new column: dropped before the
+    // updates (which would otherwise add an entry per row), made again
+    // from their definitions at the end.
+    for index in &target.indexes {
         s.push(format!(
             "DROP INDEX {}",
-            crate::ident::qualified(&child.schema, &index.name)
+            crate::ident::qualified(&index.schema, &index.name)
         ));
     }
     s.push(format!(
@@ -1006,23 +1071,16 @@ pub fn plan(
                 "ALTER TABLE {ct} ALTER COLUMN {cold} DROP NOT NULL"
             ));
         }
-        for (_, _, index) in reference_indexes
-            .iter()
-            .filter(|(table, name, _)| *table == ct && name == column)
-        {
-            s.push(format!(
-                "CREATE {}INDEX {} ON {ct} ({})",
-                if index.unique { "UNIQUE " } else { "" },
-                quote_ident(&index.name),
-                names(&index_columns(child, index, None))
-            ));
-        }
         s.push(format!(
             "ALTER TABLE {ct} ADD CONSTRAINT {} {}",
             quote_ident(&fk.name),
             target.fk_clause(child, fk)
         ));
     }
+    // Their definitions name the columns: after every rename they name the
+    // new ones (and keep method, order, operator classes, INCLUDE and
+    // predicate).
+    s.extend(target.indexes.iter().map(|i| i.definition.clone()));
     for (child, c) in child_keys.iter() {
         let names: Vec<String> = c
             .columns

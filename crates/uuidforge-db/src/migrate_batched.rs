@@ -143,8 +143,20 @@ pub fn plan(
     options: &MigrateOptions,
     inputs: &PlanInputs,
 ) -> Result<BatchedPlan, String> {
-    let target = analyze(snapshot, table, options, Some(&inputs.views))?;
+    let target = analyze(snapshot, table, options, Some(inputs))?;
     let relation = target.relation;
+    // Only plain b-tree indexes are built concurrently on the new column.
+    if let Some(index) = target.indexes.iter().find(|d| {
+        !target
+            .reference_indexes
+            .iter()
+            .any(|(_, _, i)| i.oid == d.oid)
+    }) {
+        return Err(format!(
+            "batch-size: index {}.{} over a reference is not a plain b-tree index on columns ({}); migrate without --batch-size, in one transaction, which makes it again from its definition",
+            index.schema, index.name, index.definition
+        ));
+    }
     // A partitioned table is filled and indexed partition by partition
     // (indexes cannot be built concurrently on it); the swap attaches the
     // partitions' indexes and constraints.

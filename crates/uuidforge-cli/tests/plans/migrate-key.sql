@@ -49,7 +49,6 @@ ALTER TABLE "public"."orders" RENAME COLUMN "customer_id" TO "customer_id_old";
 ALTER TABLE "public"."orders" RENAME COLUMN "customer_id_uuidforge_new" TO "customer_id";
 ALTER TABLE "public"."orders" ALTER COLUMN "customer_id" SET NOT NULL;
 ALTER TABLE "public"."orders" ALTER COLUMN "customer_id_old" DROP NOT NULL;
-CREATE INDEX "orders_customer_id_idx" ON "public"."orders" ("customer_id");
 ALTER TABLE "public"."orders" ADD CONSTRAINT "orders_customer_id_fkey" FOREIGN KEY ("customer_id") REFERENCES "public"."customers" ("id") ON UPDATE NO ACTION ON DELETE CASCADE;
 ALTER TABLE "public"."referrals" RENAME COLUMN "referred_by" TO "referred_by_old";
 ALTER TABLE "public"."referrals" RENAME COLUMN "referred_by_uuidforge_new" TO "referred_by";
@@ -62,6 +61,7 @@ ALTER TABLE "public"."Zeilen" RENAME COLUMN "Kunde_uuidforge_new" TO "Kunde";
 ALTER TABLE "public"."Zeilen" ALTER COLUMN "Kunde" SET NOT NULL;
 ALTER TABLE "public"."Zeilen" ALTER COLUMN "Kunde_old" DROP NOT NULL;
 ALTER TABLE "public"."Zeilen" ADD CONSTRAINT "Zeilen_Kunde_fkey" FOREIGN KEY ("Kunde") REFERENCES "public"."customers" ("id") ON UPDATE NO ACTION ON DELETE NO ACTION;
+CREATE INDEX orders_customer_id_idx ON public.orders USING btree (customer_id);
 ALTER TABLE "public"."Zeilen" ADD CONSTRAINT "Zeilen_pkey" PRIMARY KEY ("Kunde", "n");
 CREATE VIEW "public"."order_customers" AS SELECT o.id,
     o.customer_id
