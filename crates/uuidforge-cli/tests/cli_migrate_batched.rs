@@ -268,11 +268,13 @@ fn kill_at_random_points(case: KillCase) {
     let mut state = seed | 1;
     let mut seen = std::collections::BTreeSet::new();
     for point in 0..case.points {
-        // xorshift: kill points spread over the whole run.
+        // xorshift, one point at random in each of `points` equal slices
+        // of the run: spread over all of it, whatever the seed.
         state ^= state << 13;
         state ^= state >> 7;
         state ^= state << 17;
-        let delay = full.mul_f64((state % 1000) as f64 / 1000.0);
+        let within = (state % 1000) as f64 / 1000.0;
+        let delay = full.mul_f64((f64::from(point) + within) / f64::from(case.points));
         let db = copy_of(case.template, &format!("{}_{point}", case.template));
         let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("uuidforge"))
             .current_dir(&dir)
@@ -299,6 +301,10 @@ fn kill_at_random_points(case: KillCase) {
         admin_sql("postgres", &format!("DROP DATABASE {db} WITH (FORCE)"));
     }
     // The points fell before, inside and after the batched steps.
+    eprintln!(
+        "{}: kill points at steps {seen:?} (seed {seed})",
+        case.table
+    );
     assert!(
         seen.len() >= 3,
         "seed {seed}: kill points hit only {seen:?}"

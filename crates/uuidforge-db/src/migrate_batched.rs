@@ -145,12 +145,15 @@ pub fn plan(
 ) -> Result<BatchedPlan, String> {
     let target = analyze(snapshot, table, options, Some(inputs))?;
     let relation = target.relation;
-    // Only plain b-tree indexes are built concurrently on the new column.
+    // Only plain b-tree indexes on columns (no order, operator class,
+    // collation or INCLUDE) are built concurrently on the new column.
     if let Some(index) = target.indexes.iter().find(|d| {
-        !target
-            .reference_indexes
-            .iter()
-            .any(|(_, _, i)| i.oid == d.oid)
+        !target.reference_indexes.iter().any(|(_, _, i)| {
+            i.oid == d.oid
+                && snapshot
+                    .relation(i.table)
+                    .is_some_and(|t| is_plain(&d.definition, &index_columns(t, i, None)))
+        })
     }) {
         return Err(format!(
             "batch-size: index {}.{} over a reference is not a plain b-tree index on columns ({}); migrate without --batch-size, in one transaction, which makes it again from its definition",
@@ -704,6 +707,22 @@ pub fn plan(
     })
 }
 
+/// Whether `definition` (`pg_get_indexdef`) is a b-tree over exactly
+/// `columns`, each in its default order and operator class. Names are
+/// compared as PostgreSQL prints them; one it would quote counts as not
+/// plain (the safe side).
+fn is_plain(definition: &str, columns: &[String]) -> bool {
+    let simple = |c: &String| {
+        c.bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_lowercase() || b == b'_')
+            && c.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+    };
+    columns.iter().all(simple)
+        && definition.ends_with(&format!(" USING btree ({})", columns.join(", ")))
+}
+
 /// The name of index `name`'s piece on partition `p`.
 fn leaf_index(name: &str, p: &Partition) -> String {
     cut(&format!("{}_{}", cut_to(name, 50), p.oid))
@@ -761,6 +780,30 @@ mod tests {
         let c = cut(&long);
         assert!(c.len() <= 63 && c.len().is_multiple_of(2));
         assert_eq!(cut("short"), "short");
+    }
+
+    #[test]
+    fn only_plain_btree_definitions_are_plain() {
+        let cols = vec!["customer_id".to_string(), "n".to_string()];
+        let def = "CREATE INDEX i ON public.t USING btree";
+        assert!(is_plain(&format!("{def} (customer_id, n)"), &cols));
+        assert!(!is_plain(&format!("{def} (customer_id DESC, n)"), &cols));
+        assert!(!is_plain(
+            &format!("{def} (customer_id) INCLUDE (n)"),
+            &cols
+        ));
+        assert!(!is_plain(
+            &format!("{def} (customer_id text_pattern_ops, n)"),
+            &cols
+        ));
+        assert!(!is_plain(
+            "CREATE INDEX i ON public.t USING hash (customer_id, n)",
+            &cols
+        ));
+        assert!(!is_plain(
+            &format!("{def} (\"Kunde\")"),
+            &["Kunde".to_string()]
+        ));
     }
 
     #[test]
