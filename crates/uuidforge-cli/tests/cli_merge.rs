@@ -7,15 +7,13 @@
 
 mod common;
 
-use common::{admin_sql, fresh_database, uuidforge, AB, ANN, ANN_B, BOB, PEOPLE_SCHEMA as SCHEMA};
+use common::{
+    admin_sql, fresh_database, url, uuidforge, AB, ANN, ANN_B, BOB, PEOPLE_SCHEMA as SCHEMA,
+};
 use predicates::prelude::*;
 
 /// Every row of the three tables, as one digest.
 const DIGEST: &str = "SELECT md5(string_agg(x, '|' ORDER BY x)) FROM (SELECT to_jsonb(p)::text x FROM people p UNION ALL SELECT to_jsonb(m)::text FROM memberships m UNION ALL SELECT to_jsonb(n)::text FROM \"Notizen\" n UNION ALL SELECT to_jsonb(b)::text FROM blobs b) s";
-
-fn url(db: &str) -> String {
-    format!("postgres://uuidforge:uuidforge@127.0.0.1:5432/{db}")
-}
 
 fn db(name: &str, dir: &std::path::Path) -> assert_cmd::Command {
     let mut c = uuidforge();
@@ -26,10 +24,7 @@ fn db(name: &str, dir: &std::path::Path) -> assert_cmd::Command {
 }
 
 fn scratch(tag: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("uf_merge_{tag}_{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("merge", tag)
 }
 
 fn json(cmd: &mut assert_cmd::Command) -> serde_json::Value {
@@ -287,6 +282,49 @@ fn a_self_reference_is_merged_and_unmerged() {
     );
     db(&name, &dir)
         .args(["unmerge", &new, "--apply"])
+        .assert()
+        .success();
+    assert_eq!(admin_sql(&name, digest), before);
+}
+
+/// Quotes, semicolons and comment marks in names stay names through a
+/// merge, its log and its undo.
+#[test]
+fn quoted_names_are_merged_and_unmerged() {
+    let name = fresh_database(
+        "merge_quoted",
+        &format!(
+            "CREATE SCHEMA \"s\"\"q; x\";
+             CREATE TABLE \"s\"\"q; x\".\"we\"\"ird; --\" (\"I\"\"d\" uuid PRIMARY KEY, v text);
+             CREATE TABLE \"s\"\"q; x\".\"Kind\" (n int PRIMARY KEY,
+               \"ref\"\"s\" uuid REFERENCES \"s\"\"q; x\".\"we\"\"ird; --\");
+             INSERT INTO \"s\"\"q; x\".\"we\"\"ird; --\" VALUES ('{ANN}', 'a'), ('{ANN_B}', 'b');
+             INSERT INTO \"s\"\"q; x\".\"Kind\" VALUES (1, '{ANN}'), (2, '{ANN_B}');"
+        ),
+    );
+    let dir = scratch("quoted");
+    let digest = r#"SELECT md5(string_agg(x, '|' ORDER BY x)) FROM (SELECT to_jsonb(w)::text x FROM "s""q; x"."we""ird; --" w UNION ALL SELECT to_jsonb(k)::text FROM "s""q; x"."Kind" k) s"#;
+    let before = admin_sql(&name, digest);
+    db(&name, &dir)
+        .args(["merge", ANN, ANN_B, "--into", ANN, "--apply"])
+        .assert()
+        .success();
+    assert_eq!(
+        admin_sql(
+            &name,
+            &format!(r#"SELECT count(*) FROM "s""q; x"."Kind" WHERE "ref""s" = '{ANN}'"#)
+        ),
+        "2"
+    );
+    assert_eq!(
+        admin_sql(
+            &name,
+            &format!(r#"SELECT "s""q; x".uuid_resolve('{ANN_B}')"#)
+        ),
+        ANN
+    );
+    db(&name, &dir)
+        .args(["unmerge", ANN, "--apply"])
         .assert()
         .success();
     assert_eq!(admin_sql(&name, digest), before);

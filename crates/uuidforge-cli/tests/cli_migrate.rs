@@ -9,7 +9,7 @@ mod chinook;
 mod common;
 use chinook::CHINOOK_FKS;
 
-use common::{admin_sql, fresh_database, uuidforge};
+use common::{admin_sql, fresh_database, url, uuidforge};
 use predicates::prelude::*;
 
 const SCHEMA: &str = r#"
@@ -30,15 +30,8 @@ INSERT INTO referrals SELECT g, 1 + g % 300, CASE WHEN g % 2 = 0 THEN 1 + (g * 5
 INSERT INTO "Zeilen" SELECT 1 + g % 300, g FROM generate_series(1, 400) g;
 "#;
 
-fn url(db: &str) -> String {
-    format!("postgres://uuidforge:uuidforge@127.0.0.1:5432/{db}")
-}
-
 fn scratch(tag: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("uf_migrate_{tag}_{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("migrate", tag)
 }
 
 fn migrate(db: &str, dir: &std::path::Path) -> assert_cmd::Command {

@@ -6,20 +6,13 @@
 
 mod common;
 
-use common::{admin_sql, customers_schema, fresh_database, uuidforge};
+use common::{admin_sql, customers_schema, fresh_database, url, uuidforge};
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-fn url(db: &str) -> String {
-    format!("postgres://uuidforge:uuidforge@127.0.0.1:5432/{db}")
-}
-
 fn scratch(tag: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("uf_batched_{tag}_{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("batched", tag)
 }
 
 fn migrate(db: &str, dir: &Path) -> assert_cmd::Command {
@@ -472,4 +465,37 @@ fn writers_run_throughout_a_batched_migration() {
     let writes_after = admin_sql(&db, "SELECT count(*) FROM customers WHERE id_old IS NULL");
     assert_ne!(writes_after, "0", "no writer ran after the swap:\n{text}");
     assert_migrated(&db, 20000);
+}
+
+/// Quotes, semicolons and comment marks in schema, table and column names
+/// stay names through every batched step (state, map, triggers, indexes).
+#[test]
+fn quoted_names_in_batches() {
+    let db = fresh_database(
+        "batched_quoted",
+        "CREATE SCHEMA \"s\"\"q; x\";
+         CREATE TABLE \"s\"\"q; x\".\"we\"\"ird; --\" (\"K\"\"ey\" int PRIMARY KEY);
+         CREATE TABLE \"s\"\"q; x\".\"Kind\" (n serial PRIMARY KEY,
+           \"ref\"\"s\" int NOT NULL REFERENCES \"s\"\"q; x\".\"we\"\"ird; --\");
+         CREATE INDEX \"i\"\"dx\" ON \"s\"\"q; x\".\"Kind\" (\"ref\"\"s\");
+         INSERT INTO \"s\"\"q; x\".\"we\"\"ird; --\" SELECT g FROM generate_series(1, 500) g;
+         INSERT INTO \"s\"\"q; x\".\"Kind\" (\"ref\"\"s\") SELECT 1 + g % 500 FROM generate_series(1, 1000) g;",
+    );
+    let dir = scratch("quoted");
+    migrate_table(&db, &dir, r#"s"q; x.we"ird; --"#)
+        .args(["--batch-size", "50", "--apply"])
+        .assert()
+        .success();
+    assert_eq!(
+        admin_sql(
+            &db,
+            r#"SELECT concat_ws(' ',
+                 (SELECT count(*) FROM "s""q; x"."Kind" k JOIN "s""q; x"."we""ird; --" w
+                    ON w."K""ey" = k."ref""s" AND w."K""ey_old" = k."ref""s_old"),
+                 (SELECT pg_typeof("ref""s")::text FROM "s""q; x"."Kind" LIMIT 1),
+                 (SELECT indexdef LIKE '%("ref""s")' FROM pg_indexes WHERE indexname = 'i"dx'),
+                 (SELECT count(*) FROM pg_class WHERE relname LIKE 'uuidforge\_%'))"#
+        ),
+        "1000 uuid t 0"
+    );
 }

@@ -34,11 +34,7 @@ fn normalize(text: &str) -> String {
 fn plan_of(db: &str, args: &[&str]) -> String {
     let out = uuidforge()
         .env_remove("UUIDFORGE_DB")
-        .args([
-            "db",
-            "--db",
-            &format!("postgres://uuidforge:uuidforge@127.0.0.1:5432/{db}"),
-        ])
+        .args(["db", "--db", &common::url(db)])
         .args(args)
         .assert()
         .success()

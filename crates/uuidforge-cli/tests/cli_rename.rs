@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{admin_sql, fresh_database, uuidforge};
+use common::{admin_sql, fresh_database, url, uuidforge};
 use predicates::prelude::*;
 
 const SCHEMA: &str = r#"
@@ -36,14 +36,7 @@ const NAMES: &str = "SELECT string_agg(x, ' ' ORDER BY x) FROM (
 
 /// A fresh directory for backup files.
 fn scratch(tag: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("uf_rename_{tag}_{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn url(db: &str) -> String {
-    format!("postgres://uuidforge:uuidforge@127.0.0.1:5432/{db}")
+    common::scratch("rename", tag)
 }
 
 fn rename(db: &str) -> assert_cmd::Command {

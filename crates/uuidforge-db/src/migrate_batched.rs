@@ -709,18 +709,27 @@ pub fn plan(
 
 /// Whether `definition` (`pg_get_indexdef`) is a b-tree over exactly
 /// `columns`, each in its default order and operator class. Names are
-/// compared as PostgreSQL prints them; one it would quote counts as not
-/// plain (the safe side).
+/// written as PostgreSQL prints them: bare when lower case letters, digits
+/// and underscores, else quoted; a bare keyword it would quote makes the
+/// index count as not plain (the safe side).
 fn is_plain(definition: &str, columns: &[String]) -> bool {
-    let simple = |c: &String| {
-        c.bytes()
-            .next()
-            .is_some_and(|b| b.is_ascii_lowercase() || b == b'_')
-            && c.bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
-    };
-    columns.iter().all(simple)
-        && definition.ends_with(&format!(" USING btree ({})", columns.join(", ")))
+    let shown: Vec<String> = columns
+        .iter()
+        .map(|c| {
+            let bare = c
+                .bytes()
+                .next()
+                .is_some_and(|b| b.is_ascii_lowercase() || b == b'_')
+                && c.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+            if bare {
+                c.clone()
+            } else {
+                quote_ident(c)
+            }
+        })
+        .collect();
+    definition.ends_with(&format!(" USING btree ({})", shown.join(", ")))
 }
 
 /// The name of index `name`'s piece on partition `p`.
@@ -800,10 +809,14 @@ mod tests {
             "CREATE INDEX i ON public.t USING hash (customer_id, n)",
             &cols
         ));
+        // Quoted as PostgreSQL quotes them: plain.
+        let odd = vec!["Kunde".to_string(), "a\"b".to_string()];
+        assert!(is_plain(&format!("{def} (\"Kunde\", \"a\"\"b\")"), &odd));
         assert!(!is_plain(
-            &format!("{def} (\"Kunde\")"),
-            &["Kunde".to_string()]
+            &format!("{def} (\"Kunde\" DESC, \"a\"\"b\")"),
+            &odd
         ));
+        assert!(!is_plain(&format!("{def} (Kunde, \"a\"\"b\")"), &odd));
     }
 
     #[test]

@@ -81,6 +81,20 @@ pub fn json_lines(out: &[u8]) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// The login role's URL for `db` (what the commands under test use).
+pub fn url(db: &str) -> String {
+    format!("postgres://uuidforge:uuidforge@127.0.0.1:5432/{db}")
+}
+
+/// An empty working directory `uf_KIND_TAG_PID` (backups and key files go
+/// there).
+pub fn scratch(kind: &str, tag: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("uf_{kind}_{tag}_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// The superuser's URL for `db` (fixtures and checks only).
 pub fn admin_url(db: &str) -> String {
     format!("postgres://uuidforge_admin:uuidforge@127.0.0.1:5432/{db}")
