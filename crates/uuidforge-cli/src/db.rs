@@ -390,23 +390,7 @@ async fn find(
             let line = if args.json {
                 serde_json::to_string(&hit).expect("a hit serializes")
             } else {
-                format!(
-                    "{}.{}.{}{}\t{}\t{}{}",
-                    hit.schema,
-                    hit.table,
-                    hit.column,
-                    hit.path
-                        .as_deref()
-                        .map(|p| format!(" {p}"))
-                        .unwrap_or_default(),
-                    hit.key,
-                    hit.value,
-                    if hit.role == "key" {
-                        "\t(JSON key)"
-                    } else {
-                        ""
-                    }
-                )
+                find_hit_line(&hit)
             };
             if let Err(e) = bar.suspend(|| writeln!(out, "{line}")) {
                 write_failure = Some(e);
@@ -441,7 +425,28 @@ async fn find(
 }
 
 /// A progress bar on a terminal's stderr (hidden otherwise).
-fn progress_bar(template: &str) -> indicatif::ProgressBar {
+/// A find hit as one line: `schema.table.column [path]<TAB>key<TAB>value`.
+pub fn find_hit_line(hit: &uuidforge_db::find::Hit) -> String {
+    format!(
+        "{}.{}.{}{}\t{}\t{}{}",
+        hit.schema,
+        hit.table,
+        hit.column,
+        hit.path
+            .as_deref()
+            .map(|p| format!(" {p}"))
+            .unwrap_or_default(),
+        hit.key,
+        hit.value,
+        if hit.role == "key" {
+            "\t(JSON key)"
+        } else {
+            ""
+        }
+    )
+}
+
+pub fn progress_bar(template: &str) -> indicatif::ProgressBar {
     if !std::io::stderr().is_terminal() {
         return indicatif::ProgressBar::hidden();
     }

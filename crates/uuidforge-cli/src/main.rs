@@ -8,8 +8,10 @@ mod bounds;
 mod convert;
 mod db;
 mod gen;
+mod grep;
 mod input;
 mod inspect;
+mod model;
 mod profile;
 mod serve;
 mod settings;
@@ -47,6 +49,14 @@ enum Command {
     /// Generator profiles.
     #[command(subcommand)]
     Profile(profile::Command),
+    /// Find UUIDs in files, standard input or database rows: JSON, NDJSON,
+    /// XML, HTML, CSV/TSV and text; by value, version or time; at a JSON
+    /// path, tag, attribute, URL or column (D12). Exit 0 found, 1 none, 2
+    /// error.
+    Grep(grep::Args),
+    /// PostgreSQL DDL with UUIDv7 keys from a model (Anchor Modeler XML or
+    /// YAML): Anchor 6NF, bitemporal or Data Vault (D9).
+    Model(model::Args),
     /// Serve the HTTP API and the web page (batch generator, UUID chips).
     Serve(serve::Args),
     /// A live PostgreSQL database through its UUIDs (read-only): UUID
@@ -104,6 +114,8 @@ fn main() -> ExitCode {
         Command::Bounds(args) => bounds::bounds(args).map(|()| ExitCode::SUCCESS),
         Command::Partition(args) => bounds::partition(args).map(|()| ExitCode::SUCCESS),
         Command::Profile(c) => profile::run(c).map(|()| ExitCode::SUCCESS),
+        Command::Grep(args) => grep::run(args),
+        Command::Model(args) => model::run(args).map(|()| ExitCode::SUCCESS),
         Command::Serve(args) => serve::run(args).map(|()| ExitCode::SUCCESS),
         Command::Db(args) => db::run(args),
         Command::Completions { shell } => {

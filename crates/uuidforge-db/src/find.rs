@@ -289,11 +289,18 @@ pub struct FindOptions {
     /// Only these columns (all when empty): `column`, `table.column` or
     /// `schema.table.column` (D12: rows restricted to given columns).
     pub columns: Vec<String>,
+    /// Only these tables (all when empty): `table` or `schema.table`.
+    pub tables: Vec<String>,
 }
 
 impl FindOptions {
     fn wants(&self, relation: &crate::catalog::Relation, column: &str) -> bool {
-        self.columns.is_empty()
+        let table_wanted = self.tables.is_empty()
+            || self
+                .tables
+                .iter()
+                .any(|t| *t == relation.name || *t == relation.display_name());
+        table_wanted && self.columns.is_empty()
             || self.columns.iter().any(|spec| {
                 spec == column
                     || *spec == format!("{}.{column}", relation.name)
@@ -979,4 +986,16 @@ mod tests {
         .unwrap()
         .is_empty());
     }
+}
+
+/// D12: every row of `table` as one JSON object (`to_jsonb`), for a
+/// search that reads rows as documents (`uuidforge grep --db --table`).
+/// Only tables, views and materialized views are read; the name is
+/// `table` or `schema.table`, resolved in `snapshot`.
+pub fn rows_as_json(snapshot: &Snapshot, table: &str) -> Result<Query, String> {
+    let relation = snapshot.find_relation(table)?;
+    Ok(Query::new(format!(
+        "SELECT to_jsonb(t)::text FROM {} AS t",
+        crate::ident::qualified(&relation.schema, &relation.name)
+    )))
 }

@@ -116,6 +116,34 @@ fn uuidv7_at(at: TimestampWithTimeZone) -> pgrx::Uuid {
     })
 }
 
+/// The same UUIDv7 for the same business key, time and secret on every
+/// call, server and machine (E8): the millisecond of `at`, then 74 bits of
+/// HMAC-SHA256(secret, key) — the library's `v7_from`. A Data Vault hub
+/// key that replaces a hash key while sorting by load time (D9).
+#[pg_extern(immutable, strict, parallel_safe)]
+fn uuidv7_from(stable_key: &str, at: TimestampWithTimeZone, secret: &[u8]) -> pgrx::Uuid {
+    let expected = "a time within 1970-01-01 00:00:00+00 .. 10889-08-02 05:31:50.655+00";
+    let Some(us) = time::unix_us(at) else {
+        time_out_of_range("uuidv7_from", format_args!("{at}"), expected);
+    };
+    let ms = us.div_euclid(1000);
+    if !(0..=MAX_UNIX_MS as i64).contains(&ms) {
+        time_out_of_range("uuidv7_from", format_args!("{at}"), expected);
+    }
+    if secret.len() < 16 {
+        crate::errors::invalid_argument(
+            "uuidv7_from",
+            "secret",
+            format_args!("{} bytes", secret.len()),
+            "at least 16 bytes (32 random bytes are best)",
+        );
+    }
+    to_pg(
+        uuidforge::generator::v7_from(ms as u64, stable_key.as_bytes(), secret)
+            .expect("a checked time is in range"),
+    )
+}
+
 /// A UUIDv6 (RFC 9562 §5.6), increasing within the session.
 #[pg_extern(volatile, parallel_safe)]
 fn uuidv6() -> pgrx::Uuid {

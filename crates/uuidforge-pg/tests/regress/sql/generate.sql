@@ -81,8 +81,18 @@ SELECT count(DISTINCT uuidv4()) AS distinct_v4 FROM generate_series(1, 10000);
 -- Volatility and strictness as declared.
 SELECT proname, provolatile, proisstrict, proparallel
 FROM pg_proc
-WHERE proname IN ('uuidv7', 'uuidv7_at', 'uuidv6', 'uuidv4', 'uuidv7_next', 'uuid_v7_last',
+WHERE proname IN ('uuidv7', 'uuidv7_at', 'uuidv7_from', 'uuidv6', 'uuidv4', 'uuidv7_next', 'uuid_v7_last',
                   'uuid_extract_timestamp', 'uuid_extract_version', 'uuid_to_base32',
                   'uuid_from_base32', 'uuidv7_boundary', 'uuidv7_partition_key',
                   'uuidv7_range_lower', 'uuidv7_range_upper', 'uuidv7_is_plausible')
 ORDER BY proname, pronargs, proargtypes::text;
+
+-- uuidv7_from (E8, Data Vault hub keys): the same key, time and secret give
+-- the same UUIDv7 carrying that millisecond; a short secret is refused.
+SELECT a = b AS same, a <> c AS other_key_differs, uuid_extract_version(a) AS version,
+       uuid_extract_timestamp(a) = '2022-02-22 19:22:22.123+00' AS carries_time, a < d AS sorts_by_time
+FROM (SELECT uuidv7_from('orders:42', '2022-02-22 19:22:22.123+00', decode(repeat('ab', 32), 'hex')) AS a,
+             uuidv7_from('orders:42', '2022-02-22 19:22:22.123+00', decode(repeat('ab', 32), 'hex')) AS b,
+             uuidv7_from('orders:43', '2022-02-22 19:22:22.123+00', decode(repeat('ab', 32), 'hex')) AS c,
+             uuidv7_from('orders:1', '2022-02-22 19:22:22.124+00', decode(repeat('ab', 32), 'hex')) AS d) AS t;
+SELECT uuidv7_from('orders:42', now(), '\x0001'::bytea);
