@@ -35,7 +35,7 @@ step "cargo clippy"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 
 step "rustdoc (broken links are errors)"
-RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p uuidforge -p uuidforge-server --all-features --quiet
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p uuidforge -p uuidforge-server -p uuidforge-grep -p uuidforge-model --all-features --quiet
 
 step "conformance vectors match their independent generator"
 python3 conformance/generate.py | diff -u conformance/vectors.json - \
@@ -58,6 +58,10 @@ step "fuzz every parser for ${FUZZ_SECONDS}s each"
   for target in parse base32 uuid192; do
     cargo +nightly fuzz run "$target" -- -max_total_time="$FUZZ_SECONDS" 2>&1 | tail -n 3
   done
+)
+(
+  cd crates/uuidforge-grep
+  cargo +nightly fuzz run documents -- -max_total_time="$FUZZ_SECONDS" 2>&1 | tail -n 3
 )
 
 echo

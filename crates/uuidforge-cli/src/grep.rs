@@ -165,17 +165,24 @@ pub fn run(args: Args) -> Result<ExitCode, UsageError> {
         }
     }
     run.out.flush()?;
-    Ok(exit_code(run.selected, run.errors))
+    Ok(run.exit_code())
 }
 
-/// grep's exit status: 2 after an error, else 0 when something was
-/// selected, else 1.
-pub fn exit_code(selected: bool, errors: bool) -> ExitCode {
-    ExitCode::from(match (errors, selected) {
-        (true, _) => 2,
-        (false, true) => 0,
-        (false, false) => 1,
-    })
+impl Run<'_> {
+    /// grep's exit status: 2 after an error (unless -q found something),
+    /// else 0 when something was selected, else 1.
+    fn exit_code(&self) -> ExitCode {
+        ExitCode::from(
+            match (
+                self.errors && !(self.args.quiet && self.selected),
+                self.selected,
+            ) {
+                (true, _) => 2,
+                (false, true) => 0,
+                (false, false) => 1,
+            },
+        )
+    }
 }
 
 fn matcher(args: &Args) -> Result<Matcher, UsageError> {

@@ -795,6 +795,18 @@ fn bytes_uuid(hex: &str) -> Option<Uuid> {
     uuidforge::parser::parse_simple(&hex.as_bytes()[..32]).ok()
 }
 
+/// D12: every row of `table` as one JSON object (`to_jsonb`), for a
+/// search that reads rows as documents (`uuidforge grep --db --table`).
+/// Only tables, views and materialized views are read; the name is
+/// `table` or `schema.table`, resolved in `snapshot`.
+pub fn rows_as_json(snapshot: &Snapshot, table: &str) -> Result<Query, String> {
+    let relation = snapshot.find_relation(table)?;
+    Ok(Query::new(format!(
+        "SELECT to_jsonb(t)::text FROM {} AS t",
+        crate::ident::qualified(&relation.schema, &relation.name)
+    )))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -986,16 +998,4 @@ mod tests {
         .unwrap()
         .is_empty());
     }
-}
-
-/// D12: every row of `table` as one JSON object (`to_jsonb`), for a
-/// search that reads rows as documents (`uuidforge grep --db --table`).
-/// Only tables, views and materialized views are read; the name is
-/// `table` or `schema.table`, resolved in `snapshot`.
-pub fn rows_as_json(snapshot: &Snapshot, table: &str) -> Result<Query, String> {
-    let relation = snapshot.find_relation(table)?;
-    Ok(Query::new(format!(
-        "SELECT to_jsonb(t)::text FROM {} AS t",
-        crate::ident::qualified(&relation.schema, &relation.name)
-    )))
 }

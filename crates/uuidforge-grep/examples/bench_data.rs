@@ -49,7 +49,7 @@ fn main() -> std::io::Result<()> {
             let item = bits.v7(ms);
             item_ids += 1;
             // Keep every 8th item id (up to half the values) to search for.
-            if item_ids % 8 == 0 && ids.len() < values / 2 {
+            if item_ids.is_multiple_of(8) && ids.len() < values / 2 {
                 ids.push(item);
             }
             if i > 0 {
@@ -107,7 +107,7 @@ fn main() -> std::io::Result<()> {
             line.push(' ');
             line.push_str(words[(bits.next() % words.len() as u64) as usize]);
         }
-        if i % 4 == 0 {
+        if i.is_multiple_of(4) {
             line.push_str(&format!(" id={}", bits.v7(1_700_000_000_000 + i)));
         }
         line.push_str(&format!(" took {}ms\n", i % 997));

@@ -83,8 +83,8 @@ impl Format {
         })
     }
 
-    /// The format of `bytes` by their beginning: JSON when the first
-    /// character opens an object or array (NDJSON when the first line is
+    /// The format of `bytes` by their beginning: JSON when they open an
+    /// object with a member name (or `{}`) or an array of values (NDJSON when the first line is
     /// a whole value and the next starts another), HTML for `<!doctype
     /// html` or `<html`, XML for other markup, else text.
     ///
@@ -95,6 +95,8 @@ impl Format {
     /// assert_eq!(Format::sniff(b"<!DOCTYPE html><p>hi"), Format::Html);
     /// assert_eq!(Format::sniff(b"<?xml version=\"1.0\"?><a/>"), Format::Xml);
     /// assert_eq!(Format::sniff(b"id,name\n1,x\n"), Format::Text);
+    /// assert_eq!(Format::sniff(b"{017f22e2-79b0-7cc3-98c4-dc0c0c07398f}\n"), Format::Text);
+    /// assert_eq!(Format::sniff(b"[INFO] started\n"), Format::Text);
     /// ```
     pub fn sniff(bytes: &[u8]) -> Format {
         let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
@@ -102,8 +104,17 @@ impl Format {
         let Some(start) = start else {
             return Format::Text;
         };
+        let next = bytes[start + 1..].iter().find(|b| !b.is_ascii_whitespace());
+        let json_start = match bytes[start] {
+            b'{' => matches!(next, Some(b'"' | b'}')),
+            b'[' => matches!(
+                next,
+                Some(b'[' | b'{' | b'"' | b']' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n')
+            ),
+            _ => false,
+        };
         match bytes[start] {
-            b'{' | b'[' => {
+            b'{' | b'[' if json_start => {
                 let line_end = memchr::memchr(b'\n', &bytes[start..]).map(|n| start + n);
                 let whole_line = line_end.is_some_and(|end| {
                     crate::json::walk(&bytes[start..end], &mut |_: &[_], _, _, _| {}).is_ok()

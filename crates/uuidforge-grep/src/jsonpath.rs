@@ -347,6 +347,14 @@ pub fn display(at: &[PathItem<'_>]) -> String {
     text
 }
 
+impl std::str::FromStr for JsonPath {
+    type Err = JsonPathError;
+
+    fn from_str(text: &str) -> Result<JsonPath, JsonPathError> {
+        JsonPath::parse(text)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -402,13 +410,5 @@ mod tests {
         ];
         assert_eq!(display(&at), "$.order['line items'][3]['it\\'s']");
         assert!(JsonPath::parse(&display(&at)).unwrap().matches(&at));
-    }
-}
-
-impl std::str::FromStr for JsonPath {
-    type Err = JsonPathError;
-
-    fn from_str(text: &str) -> Result<JsonPath, JsonPathError> {
-        JsonPath::parse(text)
     }
 }

@@ -28,6 +28,10 @@ pub struct Element {
     children: Vec<(Vec<u8>, usize)>,
 }
 
+/// What [`walk`] hands each string to: the open elements, the spot and
+/// the string's byte range.
+pub type Visit<'v> = dyn FnMut(&[Element], Spot<'_>, usize, usize) + 'v;
+
 /// Where a string is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Spot<'a> {
@@ -98,11 +102,7 @@ fn open(stack: &mut Vec<Element>, top: &mut Vec<(Vec<u8>, usize)>, name: Vec<u8>
 
 /// Walks `doc` as XML (`html` false) or HTML, handing over each string:
 /// `(open elements, spot, start, end)`. XML stops at the first error.
-pub fn walk(
-    doc: &[u8],
-    html: bool,
-    visit: &mut dyn FnMut(&[Element], Spot<'_>, usize, usize),
-) -> Result<(), MarkupError> {
+pub fn walk(doc: &[u8], html: bool, visit: &mut Visit<'_>) -> Result<(), MarkupError> {
     let mut base = 0usize;
     let mut reader = reader_for(doc, html);
     let mut stack: Vec<Element> = Vec::new();
@@ -115,7 +115,8 @@ pub fn walk(
         })?;
         match event {
             Event::Start(start) if html => {
-                if html_open(doc, &start, false, before, &mut stack, &mut top, visit) {
+                let raw = html_open(doc, &start, false, before, &mut stack, &mut top, visit);
+                if raw {
                     // Raw text: quick-xml would read `a<b` in a script as a tag.
                     let from = base + reader.buffer_position() as usize;
                     let name = stack.last().expect("just opened").name.clone();
@@ -211,7 +212,7 @@ fn html_open(
     before: usize,
     stack: &mut Vec<Element>,
     top: &mut Vec<(Vec<u8>, usize)>,
-    visit: &mut dyn FnMut(&[Element], Spot<'_>, usize, usize),
+    visit: &mut Visit<'_>,
 ) -> bool {
     let name = start.name().0.as_bytes().to_ascii_lowercase();
     let empty = self_closed || VOID.contains(&name.as_slice());
@@ -230,7 +231,7 @@ fn attributes(
     before: usize,
     html: bool,
     stack: &[Element],
-    visit: &mut dyn FnMut(&[Element], Spot<'_>, usize, usize),
+    visit: &mut Visit<'_>,
 ) {
     let mut iter = if html {
         start.html_attributes()

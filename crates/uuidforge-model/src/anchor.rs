@@ -315,18 +315,16 @@ fn attribute_write(
     }
 }
 
-/// Names of a tie's columns: (role column, SQL type, referenced table and
-/// column, knot value column for the views).
-fn tie_columns(
-    ddl: &mut Ddl,
-    model: &Model,
-    tie: &Tie,
-) -> Vec<(
-    String,
-    String,
-    String,
-    Option<(String, String, String, String)>,
-)> {
+/// A knot role's view names: knot table, its ID and value columns, and
+/// the view column showing the value.
+type KnotColumns = (String, String, String, String);
+
+/// A tie role's column, its SQL type, the table and column it references,
+/// and for a knot role its view names.
+type TieColumn = (String, String, String, Option<KnotColumns>);
+
+/// The columns of a tie's roles, quoted.
+fn tie_columns(ddl: &mut Ddl, model: &Model, tie: &Tie) -> Vec<TieColumn> {
     tie.roles
         .iter()
         .map(|role| {

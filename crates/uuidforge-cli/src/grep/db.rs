@@ -94,7 +94,7 @@ async fn rows(
     }
     run.report(&name, count)?;
     run.out.flush()?;
-    Ok(super::exit_code(run.selected, run.errors))
+    Ok(run.exit_code())
 }
 
 async fn find(
@@ -178,5 +178,5 @@ async fn find(
         }
     }
     out.flush()?;
-    Ok(super::exit_code(!per_table.is_empty(), false))
+    Ok(ExitCode::from(if per_table.is_empty() { 1 } else { 0 }))
 }
