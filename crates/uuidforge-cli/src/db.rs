@@ -374,39 +374,15 @@ async fn find(
     if args.plan {
         return print_find_plan(session, &needles, &options, args.json).await;
     }
-    let bar = progress_bar("{spinner} scanning {bytes}/{total_bytes} {wide_bar} {eta}");
-    let mut out = std::io::stdout().lock();
-    let mut write_failure: Option<std::io::Error> = None;
-    let summary = exec::find(
+    let summary = find_printing(
         session,
         config,
         &needles,
         &options,
         args.jobs as usize,
-        |hit| {
-            if write_failure.is_some() {
-                return;
-            }
-            let line = if args.json {
-                serde_json::to_string(&hit).expect("a hit serializes")
-            } else {
-                find_hit_line(&hit)
-            };
-            if let Err(e) = bar.suspend(|| writeln!(out, "{line}")) {
-                write_failure = Some(e);
-            }
-        },
-        |p| match p {
-            exec::Progress::Planned { bytes, .. } => bar.set_length(bytes.max(0) as u64),
-            exec::Progress::Done { bytes } => bar.inc(bytes.max(0) as u64),
-        },
+        |hit| Some(find_hit_text(hit, args.json)),
     )
-    .await
-    .map_err(db_error)?;
-    bar.finish_and_clear();
-    if let Some(e) = write_failure {
-        return Err(e.into());
-    }
+    .await?;
     for s in &summary.skipped {
         eprintln!("uuidforge: skipped {}.{}: {}", s.schema, s.table, s.reason);
     }
@@ -424,9 +400,60 @@ async fn find(
     })
 }
 
-/// A progress bar on a terminal's stderr (hidden otherwise).
+/// Runs the explorer's find with a progress bar on a terminal, printing
+/// the line `line` makes of each hit (none when it returns `None`).
+pub async fn find_printing(
+    session: &ReadOnly,
+    config: &tokio_postgres::Config,
+    needles: &Needles,
+    options: &FindOptions,
+    jobs: usize,
+    mut line: impl FnMut(&uuidforge_db::find::Hit) -> Option<String>,
+) -> Result<exec::FindSummary, UsageError> {
+    let bar = progress_bar("{spinner} scanning {bytes}/{total_bytes} {wide_bar} {eta}");
+    let mut out = std::io::stdout().lock();
+    let mut write_failure: Option<std::io::Error> = None;
+    let summary = exec::find(
+        session,
+        config,
+        needles,
+        options,
+        jobs,
+        |hit| {
+            if write_failure.is_some() {
+                return;
+            }
+            if let Some(text) = line(&hit) {
+                if let Err(e) = bar.suspend(|| writeln!(out, "{text}")) {
+                    write_failure = Some(e);
+                }
+            }
+        },
+        |p| match p {
+            exec::Progress::Planned { bytes, .. } => bar.set_length(bytes.max(0) as u64),
+            exec::Progress::Done { bytes } => bar.inc(bytes.max(0) as u64),
+        },
+    )
+    .await
+    .map_err(db_error)?;
+    bar.finish_and_clear();
+    match write_failure {
+        Some(e) => Err(e.into()),
+        None => Ok(summary),
+    }
+}
+
+/// A find hit as printed: its JSON object, or [`find_hit_line`].
+pub fn find_hit_text(hit: &uuidforge_db::find::Hit, json: bool) -> String {
+    if json {
+        serde_json::to_string(hit).expect("a hit serializes")
+    } else {
+        find_hit_line(hit)
+    }
+}
+
 /// A find hit as one line: `schema.table.column [path]<TAB>key<TAB>value`.
-pub fn find_hit_line(hit: &uuidforge_db::find::Hit) -> String {
+fn find_hit_line(hit: &uuidforge_db::find::Hit) -> String {
     format!(
         "{}.{}.{}{}\t{}\t{}{}",
         hit.schema,
@@ -446,6 +473,7 @@ pub fn find_hit_line(hit: &uuidforge_db::find::Hit) -> String {
     )
 }
 
+/// A progress bar on a terminal's stderr (hidden otherwise).
 pub fn progress_bar(template: &str) -> indicatif::ProgressBar {
     if !std::io::stderr().is_terminal() {
         return indicatif::ProgressBar::hidden();

@@ -467,10 +467,30 @@ fn database_rows_through_find_and_as_json_documents() {
         &["--db", &u, "--table", "orders", "--version", "4", "-c"],
     );
     assert_eq!((code, out.trim()), (0, "1"));
-    let (code, out, err) = run(&dir, &["--db", &u, "--table", "Odd \"Name", "--column", "Ref Id", "--version", "7", "--json"]);
+    let (code, out, err) = run(
+        &dir,
+        &[
+            "--db",
+            &u,
+            "--table",
+            "Odd \"Name",
+            "--column",
+            "Ref Id",
+            "--version",
+            "7",
+            "--json",
+        ],
+    );
     assert_eq!(code, 0, "{err}");
     let hits = json_lines(out.as_bytes());
-    assert_eq!((hits.len(), hits[0]["file"].as_str(), hits[0]["path"].as_str()), (1, Some("public.Odd \"Name"), Some("$['Ref Id']")));
+    assert_eq!(
+        (
+            hits.len(),
+            hits[0]["file"].as_str(),
+            hits[0]["path"].as_str()
+        ),
+        (1, Some("public.Odd \"Name"), Some("$['Ref Id']"))
+    );
     let (code, _, err) = run(&dir, &["--db", &u, "--version", "7"]);
     assert_eq!(code, 2);
     assert!(err.contains("give --table"), "{err}");

@@ -212,17 +212,23 @@ fn tie_ddl(ddl: &mut Ddl, model: &Model, tie: &Tie) {
     );
     let was = ddl.t(&format!("{name}_as_was"));
     let of = ddl.t(&format!("{name}_as_of"));
+    as_was_and_as_of(ddl, &was, &of, &columns, &body);
+}
+
+/// `NAME_as_was(changing, recording)` with `body`, and
+/// `NAME_as_of(changing)`: the same with everything recorded so far.
+fn as_was_and_as_of(ddl: &mut Ddl, was: &str, of: &str, columns: &[(String, String)], body: &str) {
     ddl.push(table_function(
-        &was,
+        was,
         "changing timestamptz, recording timestamptz",
-        &columns,
-        &body,
+        columns,
+        body,
     ));
     let names: Vec<String> = columns.iter().map(|(c, _)| c.clone()).collect();
     ddl.push(table_function(
-        &of,
+        of,
         "changing timestamptz",
-        &columns,
+        columns,
         &format!(
             "SELECT {} FROM {was}(changing, 'infinity')",
             names.join(", ")
@@ -308,22 +314,7 @@ fn anchor_views(ddl: &mut Ddl, model: &Model, anchor: &Anchor) {
         select.join(",\n       "),
         joins.join("\n")
     );
-    ddl.push(table_function(
-        &was,
-        "changing timestamptz, recording timestamptz",
-        &columns,
-        &body,
-    ));
-    let names: Vec<String> = columns.iter().map(|(c, _)| c.clone()).collect();
-    ddl.push(table_function(
-        &of,
-        "changing timestamptz",
-        &columns,
-        &format!(
-            "SELECT {} FROM {was}(changing, 'infinity')",
-            names.join(", ")
-        ),
-    ));
+    as_was_and_as_of(ddl, &was, &of, &columns, &body);
     ddl.push(format!(
         "CREATE VIEW {now} AS SELECT * FROM {of}('infinity')"
     ));

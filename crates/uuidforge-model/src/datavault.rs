@@ -190,17 +190,7 @@ pub fn generate(
             "CREATE TABLE {table} (\n    value {} PRIMARY KEY\n)",
             pg_type(&knot.data_type).expect("validated")
         ));
-        if !knot.values.is_empty() {
-            let values: Vec<String> = knot
-                .values
-                .iter()
-                .map(|v| format!("({})", ddl.lit(v)))
-                .collect();
-            ddl.push(format!(
-                "INSERT INTO {table} (value) VALUES {}",
-                values.join(", ")
-            ));
-        }
+        crate::knots::insert_values(&mut ddl, &table, "value", &knot.values);
     }
     for anchor in &model.anchors {
         let table = ddl.t(&hub(anchor));

@@ -21,15 +21,17 @@ pub fn create(ddl: &mut Ddl, knot: &Knot, table: &str, id: &str, value: &str) {
         "CREATE TABLE {table} (\n    {id} {identity},\n    {value} {} NOT NULL UNIQUE\n)",
         pg_type(&knot.data_type).expect("validated")
     ));
-    if !knot.values.is_empty() {
-        let values: Vec<String> = knot
-            .values
-            .iter()
-            .map(|v| format!("({})", ddl.lit(v)))
-            .collect();
-        ddl.push(format!(
-            "INSERT INTO {table} ({value}) VALUES {}",
-            values.join(", ")
-        ));
+    insert_values(ddl, &table, &value, &knot.values);
+}
+
+/// Inserts a knot's listed values into `table` (quoted) `column` (quoted).
+pub fn insert_values(ddl: &mut Ddl, table: &str, column: &str, values: &[String]) {
+    if values.is_empty() {
+        return;
     }
+    let rows: Vec<String> = values.iter().map(|v| format!("({})", ddl.lit(v))).collect();
+    ddl.push(format!(
+        "INSERT INTO {table} ({column}) VALUES {}",
+        rows.join(", ")
+    ));
 }

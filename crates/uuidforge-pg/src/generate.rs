@@ -88,19 +88,26 @@ fn uuidv7_shifted(shift: Interval) -> pgrx::Uuid {
     }
 }
 
+/// The Unix millisecond of `at`, or an error naming `function` when a
+/// UUIDv7 cannot carry it.
+fn unix_ms_in_range(function: &str, at: TimestampWithTimeZone) -> i64 {
+    let expected = "a time within 1970-01-01 00:00:00+00 .. 10889-08-02 05:31:50.655+00";
+    let Some(us) = time::unix_us(at) else {
+        time_out_of_range(function, format_args!("{at}"), expected);
+    };
+    let ms = us.div_euclid(1000);
+    if !(0..=MAX_UNIX_MS as i64).contains(&ms) {
+        time_out_of_range(function, format_args!("{at}"), expected);
+    }
+    ms
+}
+
 /// A UUIDv7 for an explicit time (backfill, RFC 9562 §6.1): the
 /// millisecond of `at`, then a fresh counter and random bits of the
 /// session's profile. It does not touch the `uuidv7()` sequence.
 #[pg_extern(volatile, parallel_safe)]
 fn uuidv7_at(at: TimestampWithTimeZone) -> pgrx::Uuid {
-    let expected = "a time within 1970-01-01 00:00:00+00 .. 10889-08-02 05:31:50.655+00";
-    let Some(us) = time::unix_us(at) else {
-        time_out_of_range("uuidv7_at", format_args!("{at}"), expected);
-    };
-    let ms = us.div_euclid(1000);
-    if !(0..=MAX_UNIX_MS as i64).contains(&ms) {
-        time_out_of_range("uuidv7_at", format_args!("{at}"), expected);
-    }
+    let ms = unix_ms_in_range("uuidv7_at", at);
     let profile = state::PROFILE.get();
     SESSION.with(|s| {
         let mut s = s.borrow_mut();
@@ -122,14 +129,7 @@ fn uuidv7_at(at: TimestampWithTimeZone) -> pgrx::Uuid {
 /// key that replaces a hash key while sorting by load time (D9).
 #[pg_extern(immutable, strict, parallel_safe)]
 fn uuidv7_from(stable_key: &str, at: TimestampWithTimeZone, secret: &[u8]) -> pgrx::Uuid {
-    let expected = "a time within 1970-01-01 00:00:00+00 .. 10889-08-02 05:31:50.655+00";
-    let Some(us) = time::unix_us(at) else {
-        time_out_of_range("uuidv7_from", format_args!("{at}"), expected);
-    };
-    let ms = us.div_euclid(1000);
-    if !(0..=MAX_UNIX_MS as i64).contains(&ms) {
-        time_out_of_range("uuidv7_from", format_args!("{at}"), expected);
-    }
+    let ms = unix_ms_in_range("uuidv7_from", at);
     if secret.len() < 16 {
         crate::errors::invalid_argument(
             "uuidv7_from",

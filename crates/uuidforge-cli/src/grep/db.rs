@@ -4,13 +4,12 @@
 //! searched like NDJSON records, so every document restriction applies.
 
 use super::{Args, Run};
-use crate::db::{find_hit_line, progress_bar};
+use crate::db::{find_hit_text, find_printing};
 use crate::UsageError;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::ExitCode;
 use uuidforge_db::client::ReadOnly;
-use uuidforge_db::exec;
 use uuidforge_db::find::{FindOptions, Needles};
 use uuidforge_grep::jsonpath::JsonPath;
 use uuidforge_grep::{Format, Matcher};
@@ -124,50 +123,25 @@ async fn find(
         tables: args.table.iter().cloned().collect(),
         ..FindOptions::default()
     };
-    let bar = progress_bar("{spinner} scanning {bytes}/{total_bytes} {wide_bar} {eta}");
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut per_table: BTreeMap<String, usize> = BTreeMap::new();
-    let mut failure: Option<std::io::Error> = None;
-    exec::find(
-        session,
-        config,
-        &needles,
-        &options,
-        2,
-        |hit| {
-            let accepted = hit
-                .value
-                .parse::<uuid::Uuid>()
-                .is_ok_and(|u| matcher.query.accepts(&u));
-            if !accepted || failure.is_some() {
-                return;
-            }
-            *per_table
-                .entry(format!("{}.{}", hit.schema, hit.table))
-                .or_default() += 1;
-            if args.quiet || args.files_with_matches || args.count {
-                return;
-            }
-            let line = if args.json {
-                serde_json::to_string(&hit).expect("a hit serializes")
-            } else {
-                find_hit_line(&hit)
-            };
-            if let Err(e) = bar.suspend(|| writeln!(out, "{line}")) {
-                failure = Some(e);
-            }
-        },
-        |p| match p {
-            exec::Progress::Planned { bytes, .. } => bar.set_length(bytes.max(0) as u64),
-            exec::Progress::Done { bytes } => bar.inc(bytes.max(0) as u64),
-        },
-    )
-    .await
-    .map_err(|e| UsageError::plain(e.to_string()))?;
-    bar.finish_and_clear();
-    if let Some(e) = failure {
-        return Err(e.into());
-    }
+    find_printing(session, config, &needles, &options, 2, |hit| {
+        let accepted = hit
+            .value
+            .parse::<uuid::Uuid>()
+            .is_ok_and(|u| matcher.query.accepts(&u));
+        if !accepted {
+            return None;
+        }
+        *per_table
+            .entry(format!("{}.{}", hit.schema, hit.table))
+            .or_default() += 1;
+        if args.quiet || args.files_with_matches || args.count {
+            return None;
+        }
+        Some(find_hit_text(hit, args.json))
+    })
+    .await?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if !args.quiet {
         for (table, hits) in &per_table {
             if args.files_with_matches {
