@@ -236,6 +236,28 @@ struct KillCase<'a> {
     check: &'a dyn Fn(&str),
 }
 
+/// `migrate-key TABLE --batch-size 100 --apply` in the background.
+fn spawn_migration(db: &str, dir: &Path, table: &str, key: &str) -> std::process::Child {
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("uuidforge"))
+        .current_dir(dir)
+        .args(["db", "--db", &url(db), "migrate-key", table])
+        .args(["--batch-size", "100", "--apply", "--key-file", key])
+        .env_remove("UUIDFORGE_DB")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits until the migration's state table records a step (or the
+/// command has ended); the moment it was seen.
+fn wait_until_recorded(db: &str, child: &mut std::process::Child) -> Instant {
+    while recorded_step(db) == "none" && child.try_wait().unwrap().is_none() {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    Instant::now()
+}
+
 /// Kills a batched migration of `case.table` at random points spread over
 /// an uninterrupted run; after each: nothing lost, writers work, and the
 /// completed migration checks out with the same keys.
@@ -244,11 +266,12 @@ fn kill_at_random_points(case: KillCase) {
     let key = dir.join("secret.key");
     let key = key.to_str().unwrap().to_string();
     let timed = copy_of(case.template, &format!("{}_t", case.template));
-    let started = Instant::now();
-    migrate_table(&timed, &dir, case.table)
-        .args(["--batch-size", "100", "--apply", "--key-file", &key])
-        .assert()
-        .success();
+    // The run is timed from the moment its state table holds a step: the
+    // backup and planning before it take a share of the time that varies
+    // with the machine's load, and would crowd the kill points out.
+    let mut child = spawn_migration(&timed, &dir, case.table, &key);
+    let started = wait_until_recorded(&timed, &mut child);
+    assert!(child.wait().unwrap().success());
     let full = started.elapsed();
     (case.check)(&timed);
     let expected_keys = admin_sql(&timed, case.keys);
@@ -267,17 +290,18 @@ fn kill_at_random_points(case: KillCase) {
         state ^= state >> 7;
         state ^= state << 17;
         let within = (state % 1000) as f64 / 1000.0;
-        let delay = full.mul_f64((f64::from(point) + within) / f64::from(case.points));
+        let delay = if point == 0 {
+            Duration::from_millis((within * 50.0) as u64)
+        } else {
+            full.mul_f64((f64::from(point - 1) + within) / f64::from(case.points - 1))
+        };
         let db = copy_of(case.template, &format!("{}_{point}", case.template));
-        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("uuidforge"))
-            .current_dir(&dir)
-            .args(["db", "--db", &url(&db), "migrate-key", case.table])
-            .args(["--batch-size", "100", "--apply", "--key-file", &key])
-            .env_remove("UUIDFORGE_DB")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_migration(&db, &dir, case.table, &key);
+        // Point 0 falls before the first step (backup, planning); the
+        // others after the state table holds one.
+        if point > 0 {
+            wait_until_recorded(&db, &mut child);
+        }
         std::thread::sleep(delay);
         let _ = child.kill();
         child.wait().unwrap();
