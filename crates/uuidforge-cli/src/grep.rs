@@ -194,15 +194,16 @@ fn matcher(args: &Args) -> Result<Matcher, UsageError> {
     }
     for file in &args.value_files {
         let name = file.display().to_string();
-        let text = if name == "-" {
-            std::io::read_to_string(std::io::stdin())
+        let inserted = if name == "-" {
+            values.insert_lines(&name, std::io::stdin().lock())
         } else {
-            std::fs::read_to_string(file)
-        }
-        .map_err(|e| UsageError::plain(format!("--values-file {name}: {e}")))?;
-        values
-            .insert_lines(&name, &text)
-            .map_err(|e| UsageError::plain(e.to_string()))?;
+            let opened = std::fs::File::open(file)
+                .map_err(|e| UsageError::plain(format!("--values-file {name}: {e}")))?;
+            // A canonical value and its line break take 37 bytes.
+            values.reserve(opened.metadata().map_or(0, |m| m.len() as usize / 37));
+            values.insert_lines(&name, std::io::BufReader::with_capacity(1 << 20, opened))
+        };
+        inserted.map_err(|e| UsageError::plain(e.to_string()))?;
     }
     let given = !args.values.is_empty() || !args.value_files.is_empty();
     if given && values.is_empty() {

@@ -73,13 +73,37 @@ impl UuidSet {
         Ok(())
     }
 
-    /// Adds every line of a value file; `name` names it in errors.
-    pub fn insert_lines(&mut self, name: &str, text: &str) -> Result<(), ValueError> {
-        self.set.reserve(text.len() / 37);
-        for (i, line) in text.lines().enumerate() {
-            self.insert_text(&format!("line {} of {name}", i + 1), line)?;
+    /// Adds every line of a value file read from `reader`, without
+    /// holding the file; `name` names it in errors.
+    ///
+    /// ```
+    /// let mut set = uuidforge_grep::UuidSet::default();
+    /// let text = "017f22e2-79b0-7cc3-98c4-dc0c0c07398f\n\nnot-a-uuid\n";
+    /// let e = set.insert_lines("ids.txt", text.as_bytes()).unwrap_err();
+    /// assert_eq!(e.origin, "line 3 of ids.txt");
+    /// assert_eq!(set.len(), 1);
+    /// ```
+    pub fn insert_lines(
+        &mut self,
+        name: &str,
+        reader: impl std::io::BufRead,
+    ) -> Result<(), ValueError> {
+        for (i, line) in reader.lines().enumerate() {
+            let origin = || format!("line {} of {name}", i + 1);
+            let line = line.map_err(|e| ValueError {
+                origin: origin(),
+                value: String::new(),
+                expected: format!("readable text ({e})"),
+            })?;
+            self.insert_text(&origin(), &line)?;
         }
         Ok(())
+    }
+
+    /// Makes room for `additional` more values at once (a value file's
+    /// size / 37), instead of growing the table step by step.
+    pub fn reserve(&mut self, additional: usize) {
+        self.set.reserve(additional.min(MAX_VALUES));
     }
 
     /// Adds a UUID.
