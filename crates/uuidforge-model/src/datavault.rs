@@ -12,7 +12,7 @@
 //! | loader | `load_casting(load_time timestamptz DEFAULT now())` | loads the staging rows |
 //! | queries | `actor_at(ts)`, view `actor_latest`; `link_…_at(ts)` | hubs with the satellite values (or links in effect) at a load time |
 //!
-//! Hub and link keys are `uuidv7_from(business key, load time, secret)`
+//! Hub and link keys are `uuidv7_from(load time, business key, secret)`
 //! (`hub_keys: v7_from`, the default): sorted by load time like any
 //! UUIDv7, and the same on every loader that loads the same business key
 //! at the same load time, as hash keys are — without their cost or
@@ -171,7 +171,7 @@ pub fn generate(
     source_name: &str,
 ) -> Result<(String, Vec<(String, String)>), ModelError> {
     let keys = match model.datavault.hub_keys {
-        HubKeys::V7From => "hub and link keys uuidv7_from(business key, load time, secret): needs CREATE EXTENSION uuidforge",
+        HubKeys::V7From => "hub and link keys uuidv7_from(load time, business key, secret): needs CREATE EXTENSION uuidforge",
         HubKeys::Uuidv7 => "hub and link keys uuidv7(): needs PostgreSQL 18 or CREATE EXTENSION uuidforge",
     };
     let mut ddl = Ddl::new(
@@ -424,7 +424,7 @@ fn key_expression(model: &Model, what: &str, parts: &[String]) -> String {
     match model.datavault.hub_keys {
         HubKeys::Uuidv7 => "uuidv7()".into(),
         HubKeys::V7From => format!(
-            "uuidv7_from(concat_ws('|', {}, {}), load_time, secret)",
+            "uuidv7_from(load_time, concat_ws('|', {}, {}), secret)",
             uuidforge_db::ident::quote_literal(what),
             parts.join(", ")
         ),

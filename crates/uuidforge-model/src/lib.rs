@@ -7,7 +7,7 @@
 //! - [`bitemporal`]: changing and recording time on every attribute and
 //!   tie, as-of and as-was functions;
 //! - [`datavault`]: hubs, links, satellites, effectivity satellites, with
-//!   hub keys from `uuidv7_from(business key, load time)` in place of
+//!   hub keys from `uuidv7_from(load time, business key)` in place of
 //!   hash keys, and a loader per source.
 //!
 //! The model is read from the YAML format of [`model::Model`] (its JSON

@@ -187,7 +187,7 @@ pub struct SourceTie {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DataVaultOptions {
-    /// `v7_from` (default): `uuidv7_from(business key, load time, secret)`,
+    /// `v7_from` (default): `uuidv7_from(load time, business key, secret)`,
     /// the same key for the same business key loaded at the same time on
     /// any loader, in place of a hash key; `uuidv7`: a fresh UUIDv7.
     #[serde(default)]
@@ -198,7 +198,7 @@ pub struct DataVaultOptions {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum HubKeys {
-    /// Deterministic: `uuidv7_from(business key, load time, secret)`.
+    /// Deterministic: `uuidv7_from(load time, business key, secret)`.
     #[default]
     V7From,
     /// A fresh `uuidv7()`.

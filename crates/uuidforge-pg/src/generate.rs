@@ -123,12 +123,12 @@ fn uuidv7_at(at: TimestampWithTimeZone) -> pgrx::Uuid {
     })
 }
 
-/// The same UUIDv7 for the same business key, time and secret on every
+/// The same UUIDv7 for the same time, business key and secret on every
 /// call, server and machine (E8): the millisecond of `at`, then 74 bits of
 /// HMAC-SHA256(secret, key) — the library's `v7_from`. A Data Vault hub
 /// key that replaces a hash key while sorting by load time (D9).
 #[pg_extern(immutable, strict, parallel_safe)]
-fn uuidv7_from(stable_key: &str, at: TimestampWithTimeZone, secret: &[u8]) -> pgrx::Uuid {
+fn uuidv7_from(at: TimestampWithTimeZone, stable_key: &str, secret: &[u8]) -> pgrx::Uuid {
     let ms = unix_ms_in_range("uuidv7_from", at);
     if secret.len() < 16 {
         crate::errors::invalid_argument(

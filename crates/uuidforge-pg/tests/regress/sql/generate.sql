@@ -87,12 +87,12 @@ WHERE proname IN ('uuidv7', 'uuidv7_at', 'uuidv7_from', 'uuidv6', 'uuidv4', 'uui
                   'uuidv7_range_lower', 'uuidv7_range_upper', 'uuidv7_is_plausible')
 ORDER BY proname, pronargs, proargtypes::text;
 
--- uuidv7_from (E8, Data Vault hub keys): the same key, time and secret give
+-- uuidv7_from (E8, Data Vault hub keys): the same time, key and secret give
 -- the same UUIDv7 carrying that millisecond; a short secret is refused.
 SELECT a = b AS same, a <> c AS other_key_differs, uuid_extract_version(a) AS version,
        uuid_extract_timestamp(a) = '2022-02-22 19:22:22.123+00' AS carries_time, a < d AS sorts_by_time
-FROM (SELECT uuidv7_from('orders:42', '2022-02-22 19:22:22.123+00', decode(repeat('ab', 32), 'hex')) AS a,
-             uuidv7_from('orders:42', '2022-02-22 19:22:22.123+00', decode(repeat('ab', 32), 'hex')) AS b,
-             uuidv7_from('orders:43', '2022-02-22 19:22:22.123+00', decode(repeat('ab', 32), 'hex')) AS c,
-             uuidv7_from('orders:1', '2022-02-22 19:22:22.124+00', decode(repeat('ab', 32), 'hex')) AS d) AS t;
-SELECT uuidv7_from('orders:42', now(), '\x0001'::bytea);
+FROM (SELECT uuidv7_from('2022-02-22 19:22:22.123+00', 'orders:42', decode(repeat('ab', 32), 'hex')) AS a,
+             uuidv7_from('2022-02-22 19:22:22.123+00', 'orders:42', decode(repeat('ab', 32), 'hex')) AS b,
+             uuidv7_from('2022-02-22 19:22:22.123+00', 'orders:43', decode(repeat('ab', 32), 'hex')) AS c,
+             uuidv7_from('2022-02-22 19:22:22.124+00', 'orders:1', decode(repeat('ab', 32), 'hex')) AS d) AS t;
+SELECT uuidv7_from(now(), 'orders:42', '\x0001'::bytea);
