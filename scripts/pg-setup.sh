@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up the PostgreSQL extension on this machine, from nothing to a running
 # server with `uuidforge` installed:
-#   1. Debian packages: postgresql-server-dev-15 (headers, pg_regress), libclang;
+#   1. Debian packages: postgresql-server-dev-15 (headers, pg_regress), libclang,
+#      faketime (the restart-with-the-clock-set-back tests of the checkpoint);
 #   2. cargo-pgrx 0.18.0 (the newest pgrx that builds with the stable 1.95
 #      toolchain; 0.19 needs 1.96) — skipped when already installed;
 #   3. `cargo pgrx init --pg15 /usr/bin/pg_config` (the system server; nothing
@@ -35,7 +36,7 @@ as_postgres() { runuser -u postgres -- "$@"; }
 
 if [ "$build" = 1 ]; then
   need=()
-  for pkg in postgresql-server-dev-15 libclang-dev clang; do
+  for pkg in postgresql-server-dev-15 libclang-dev clang faketime; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
   done
   if [ "${#need[@]}" -gt 0 ]; then

@@ -44,7 +44,10 @@ psql -Xq -h 127.0.0.1 -U uuidforge_admin -d postgres \
 psql -Xq -v ON_ERROR_STOP=1 -h 127.0.0.1 -U uuidforge -d uuidforge_web_e2e -f "$web/e2e/fixture.sql"
 unset PGPASSWORD
 db="postgres://uuidforge:uuidforge@127.0.0.1:5432/uuidforge_web_e2e"
-target/debug/uuidforge serve --bind "127.0.0.1:$port" --names-db "$names" --db "$db" 2>"$out/server.log" &
+rm -f "$out/hide.key"
+target/debug/uuidforge hide --new-key "$out/hide.key" 2>/dev/null
+target/debug/uuidforge serve --bind "127.0.0.1:$port" --names-db "$names" --db "$db" \
+  --hide-key-file "$out/hide.key" 2>"$out/server.log" &
 server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 for _ in $(seq 100); do

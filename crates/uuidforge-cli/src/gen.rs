@@ -1,13 +1,16 @@
 //! `uuidforge gen`.
 
+mod keyed;
+
 use crate::args::{load_profile, parse_duration, parse_time};
 use crate::input::stdout;
 use crate::settings::resolve;
 use crate::UsageError;
 use std::io::{self, IsTerminal, Write};
 use uuid::Uuid;
-use uuidforge::batch::BatchSpec;
+use uuidforge::batch::{BatchSource, BatchSpec};
 use uuidforge::fmt::Format;
+use uuidforge::generator::{Checkpoint, CheckpointStart, ShardLayout};
 use uuidforge::uuid192::{SegmentFields, Uuid192};
 
 fn parse_version(text: &str) -> Result<u8, String> {
@@ -53,9 +56,36 @@ pub struct Args {
     /// One JSON object per line with the decoded fields.
     #[arg(long)]
     json: bool,
+    /// The one UUIDv7 of --at and this key (E8, a re-runnable backfill;
+    /// repeat for several): the same as SQL `uuidv7_from(at, key)`.
+    #[arg(long, requires = "at")]
+    key: Vec<String>,
+    /// Keys from standard input, one per line: `KEY` with --at, else
+    /// `TIME<TAB>KEY` (TIME as for --at); one UUID per line, in order.
+    #[arg(long, conflicts_with = "key")]
+    key_from_stdin: bool,
+    /// With --key or --key-from-stdin: a secret (at least 16 bytes) that
+    /// makes the keyed UUIDs unguessable, as SQL `uuidv7_from(at, key,
+    /// secret)`.
+    #[arg(long)]
+    secret_file: Option<std::path::PathBuf>,
+    /// Checkpoint file (E5): read at start so values stay above every value
+    /// of earlier runs even after the clock went back; written ahead of the
+    /// values (created with mode 0600).
+    #[arg(long)]
+    state: Option<std::path::PathBuf>,
+    /// Print the generator's figures (E4) to standard error at the end.
+    #[arg(long)]
+    stats: bool,
+    /// With --version 8: a UUIDv8 shard layout file (`uuidforge shard-layout --out`).
+    #[arg(long, requires = "node")]
+    shard_layout: Option<std::path::PathBuf>,
+    /// With --shard-layout: this node's id.
+    #[arg(long, requires = "shard_layout")]
+    node: Option<u64>,
 }
 
-enum Output {
+pub(crate) enum Output {
     Form(Format),
     Uuid192,
 }
@@ -85,6 +115,14 @@ pub fn run(args: Args) -> Result<(), UsageError> {
             "--json cannot carry --format binary: choose a text format".to_string(),
         ));
     }
+    if !args.key.is_empty() || args.key_from_stdin {
+        return keyed::run(&args, &output);
+    }
+    if args.secret_file.is_some() {
+        return Err(UsageError::plain(
+            "--secret-file applies to keyed UUIDs: give --key or --key-from-stdin",
+        ));
+    }
     let name_based = matches!(args.version, 3 | 5) || (args.version == 8 && !args.name.is_empty());
     if name_based {
         if args.name.is_empty() {
@@ -105,39 +143,151 @@ pub fn run(args: Args) -> Result<(), UsageError> {
             args.version
         )));
     }
-    let mut source = make_source(&args, name_based)?;
     // Name-based: one UUID per --name.
     let count = if name_based {
         args.name.len() as u64
     } else {
         args.count
     };
-    write_all(&args, count, &output, &mut *source).map_err(UsageError::Io)
+    if let Some(path) = &args.shard_layout {
+        let mut source = shard_source(&args, path)?;
+        return write_all(&args, count, &output, &mut *source).map_err(UsageError::Io);
+    }
+    if name_based {
+        let mut source = name_source(&args)?;
+        return write_all(&args, count, &output, &mut *source).map_err(UsageError::Io);
+    }
+    let mut batch = batch_source(&args)?;
+    let mut checkpoint = match &args.state {
+        Some(path) => Some(open_checkpoint(&args, path, &mut batch)?),
+        None => None,
+    };
+    let mut source = |out: &mut [Uuid]| -> Result<(), String> {
+        batch.fill(out).map_err(|e| e.to_string())?;
+        if let (Some(cp), Some(last)) = (checkpoint.as_mut(), batch.last_unix_ms()) {
+            cp.note(last)
+                .map_err(|e| format!("writing the --state file: {e}"))?;
+        }
+        Ok(())
+    };
+    write_all(&args, count, &output, &mut source)?;
+    if args.stats {
+        print_stats(count, batch.telemetry());
+    }
+    Ok(())
+}
+
+/// How far ahead of the values `--state` stores the time.
+const STATE_MARGIN_MS: u64 = 10_000;
+
+/// Opens `--state`, moves the source above it and stores a time ahead of
+/// the first values before any is handed out.
+fn open_checkpoint(
+    args: &Args,
+    path: &std::path::Path,
+    batch: &mut BatchSource,
+) -> Result<Checkpoint, UsageError> {
+    if args.version != 7 || args.at.is_some() || args.shift.is_some() {
+        return Err(UsageError::plain(
+            "--state applies to version 7 values for now: drop --at, --shift and other versions",
+        ));
+    }
+    let (mut cp, start) = Checkpoint::open(path, STATE_MARGIN_MS);
+    match start {
+        CheckpointStart::Resume(ms) => {
+            batch.resume_after(ms);
+        }
+        CheckpointStart::Fresh(why) if why.contains("does not exist") => {}
+        CheckpointStart::Fresh(why) => {
+            return Err(UsageError::plain(format!(
+                "invalid value '{}' for '--state': {why}; remove the file to start from the clock",
+                path.display()
+            )))
+        }
+    }
+    let first = (uuidforge::batch::now_unix_ms().max(0) as u64).max(cp.stored_unix_ms());
+    cp.note(first).map_err(|e| {
+        UsageError::plain(format!(
+            "invalid value '{}' for '--state': cannot write it: {e}",
+            path.display()
+        ))
+    })?;
+    Ok(cp)
+}
+
+/// `--stats`: one JSON line on standard error.
+pub(crate) fn print_stats(generated: u64, telemetry: Option<uuidforge::generator::Telemetry>) {
+    let mut j = serde_json::json!({ "generated": generated });
+    if let Some(t) = telemetry {
+        let figures = serde_json::to_value(t).expect("telemetry serialises");
+        j.as_object_mut()
+            .expect("an object")
+            .extend(figures.as_object().expect("an object").clone());
+    }
+    eprintln!("uuidforge: stats {j}");
 }
 
 /// A source of UUIDs in chunks.
 type Source = Box<dyn FnMut(&mut [Uuid]) -> Result<(), String>>;
 
-fn make_source(args: &Args, name_based: bool) -> Result<Source, UsageError> {
-    if name_based {
-        let ns =
-            namespace(args.namespace.as_deref().unwrap_or("dns")).map_err(UsageError::plain)?;
-        let version = args.version;
-        let names = args.name.clone();
-        let mut next = 0usize;
-        return Ok(Box::new(move |out: &mut [Uuid]| {
-            for slot in out {
-                let name = names[next % names.len()].as_bytes();
-                next += 1;
-                *slot = match version {
-                    3 => Uuid::new_v3(&ns, name),
-                    5 => Uuid::new_v5(&ns, name),
-                    _ => uuidforge::v8::sha256_name(&ns, name),
-                };
-            }
-            Ok(())
-        }));
+fn shard_source(args: &Args, path: &std::path::Path) -> Result<Source, UsageError> {
+    if args.version != 8 {
+        return Err(UsageError::plain(format!(
+            "--shard-layout makes UUIDv8: use it with --version 8, not --version {}",
+            args.version
+        )));
     }
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        UsageError::plain(format!(
+            "invalid value '{}' for '--shard-layout': {e}",
+            path.display()
+        ))
+    })?;
+    let layout = ShardLayout::from_json(&text).map_err(|e| {
+        UsageError::plain(format!(
+            "invalid value '{}' for '--shard-layout': {} = {} is invalid, expected {}",
+            path.display(),
+            e.field,
+            e.value,
+            e.expected
+        ))
+    })?;
+    let node = args.node.expect("clap requires --node");
+    let mut g = layout.generator(node).map_err(|e| {
+        UsageError::plain(format!(
+            "invalid value '{node}' for '--node': expected {} (the layout has {} node bits)",
+            e.expected,
+            layout.node_bits()
+        ))
+    })?;
+    Ok(Box::new(move |out: &mut [Uuid]| {
+        for slot in out {
+            *slot = g.generate().map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }))
+}
+
+fn name_source(args: &Args) -> Result<Source, UsageError> {
+    let ns = namespace(args.namespace.as_deref().unwrap_or("dns")).map_err(UsageError::plain)?;
+    let version = args.version;
+    let names = args.name.clone();
+    let mut next = 0usize;
+    Ok(Box::new(move |out: &mut [Uuid]| {
+        for slot in out {
+            let name = names[next % names.len()].as_bytes();
+            next += 1;
+            *slot = match version {
+                3 => Uuid::new_v3(&ns, name),
+                5 => Uuid::new_v5(&ns, name),
+                _ => uuidforge::v8::sha256_name(&ns, name),
+            };
+        }
+        Ok(())
+    }))
+}
+
+fn batch_source(args: &Args) -> Result<BatchSource, UsageError> {
     let config = if args.profile.is_some() || args.version == 7 {
         Some(resolve_profile(args)?)
     } else {
@@ -149,12 +299,8 @@ fn make_source(args: &Args, name_based: bool) -> Result<Source, UsageError> {
             e.value, e.field, e.expected
         ))
     })?;
-    let mut source = spec
-        .owned_source()
-        .map_err(|e| UsageError::plain(e.to_string()))?;
-    Ok(Box::new(move |out: &mut [Uuid]| {
-        source.fill(out).map_err(|e| e.to_string())
-    }))
+    spec.owned_source()
+        .map_err(|e| UsageError::plain(e.to_string()))
 }
 
 /// The v7 profile: `--profile`, else the environment, else the config file.
@@ -224,7 +370,7 @@ fn write_all(
     out.flush()
 }
 
-fn write_one(args: &Args, output: &Output, id: &Uuid, text: &mut Vec<u8>) {
+pub(crate) fn write_one(args: &Args, output: &Output, id: &Uuid, text: &mut Vec<u8>) {
     let start = text.len();
     match output {
         Output::Uuid192 => {

@@ -65,6 +65,22 @@ pub fn for_each_value(
         }
         return Ok(outcome);
     }
+    for_each_stdin_line(|n, line| -> io::Result<()> {
+        let value = line.trim_ascii();
+        if !value.is_empty() && !each(Origin::Line(n), value)? {
+            outcome.bad += 1;
+        }
+        Ok(())
+    })?;
+    Ok(outcome)
+}
+
+/// Calls `each` with the number (1-based) and bytes of every line of
+/// standard input, line end (`\n` or `\r\n`) removed; stops at its first
+/// error.
+pub fn for_each_stdin_line<E: From<io::Error>>(
+    mut each: impl FnMut(u64, &[u8]) -> Result<(), E>,
+) -> Result<(), E> {
     let stdin = io::stdin();
     let mut reader = io::BufReader::with_capacity(1 << 20, stdin.lock());
     let mut line = Vec::with_capacity(128);
@@ -72,18 +88,15 @@ pub fn for_each_value(
     loop {
         line.clear();
         if reader.read_until(b'\n', &mut line)? == 0 {
-            break;
+            return Ok(());
         }
         n += 1;
-        let value = line.trim_ascii();
-        if value.is_empty() {
-            continue;
-        }
-        if !each(Origin::Line(n), value)? {
-            outcome.bad += 1;
-        }
+        let body = line
+            .strip_suffix(b"\n")
+            .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+            .unwrap_or(&line);
+        each(n, body)?;
     }
-    Ok(outcome)
 }
 
 /// Reports a bad value on standard error.

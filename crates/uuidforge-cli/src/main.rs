@@ -11,10 +11,12 @@ mod gen;
 mod grep;
 mod input;
 mod inspect;
+mod keys;
 mod model;
 mod profile;
 mod serve;
 mod settings;
+mod shard;
 mod validate;
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -46,6 +48,16 @@ enum Command {
     /// Partition keys (left bits of a UUIDv7) and their CREATE TABLE
     /// statements for a time range.
     Partition(bounds::PartitionArgs),
+    /// Hide the creation time of UUIDv7 values behind a key (E10): each
+    /// becomes a v4-shaped value that `reveal` maps back. `--new-key F`
+    /// makes a key file.
+    Hide(keys::Args),
+    /// The UUIDv7 behind values made by `hide` with the same key file.
+    Reveal(keys::Args),
+    /// A UUIDv8 layout for sharded systems (E11): bit diagram and collision
+    /// odds from node bits, rate and node count; `--out` writes the file
+    /// `gen --version 8 --shard-layout` reads.
+    ShardLayout(shard::Args),
     /// Generator profiles.
     #[command(subcommand)]
     Profile(profile::Command),
@@ -113,6 +125,9 @@ fn main() -> ExitCode {
             .map_err(UsageError::Io),
         Command::Bounds(args) => bounds::bounds(args).map(|()| ExitCode::SUCCESS),
         Command::Partition(args) => bounds::partition(args).map(|()| ExitCode::SUCCESS),
+        Command::Hide(args) => keys::run(keys::Direction::Hide, args).map(|o| o.exit_code()),
+        Command::Reveal(args) => keys::run(keys::Direction::Reveal, args).map(|o| o.exit_code()),
+        Command::ShardLayout(args) => shard::run(args).map(|()| ExitCode::SUCCESS),
         Command::Profile(c) => profile::run(c).map(|()| ExitCode::SUCCESS),
         Command::Grep(args) => grep::run(args),
         Command::Model(args) => model::run(args).map(|()| ExitCode::SUCCESS),

@@ -37,6 +37,10 @@ pub struct Args {
     /// UUIDFORGE_TOKEN than on the command line.
     #[arg(long, env = "UUIDFORGE_TOKEN", hide_env_values = true)]
     token: Option<String>,
+    /// Key file (32 bytes, `uuidforge hide --new-key F`) for POST
+    /// /api/v1/hide and /api/v1/reveal; without it those routes answer 404.
+    #[arg(long)]
+    hide_key_file: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: Args) -> Result<(), UsageError> {
@@ -48,7 +52,14 @@ pub fn run(args: Args) -> Result<(), UsageError> {
                 .join("names.redb"),
         ),
     };
+    let hide_key = match &args.hide_key_file {
+        Some(path) => Some(uuidforge_server::HideKey(std::sync::Arc::new(
+            crate::keys::read_key_file("--hide-key-file", path).map_err(UsageError::plain)?,
+        ))),
+        None => None,
+    };
     let config = Config {
+        hide_key,
         bind: args.bind,
         names_db,
         max_count: args.max_count,

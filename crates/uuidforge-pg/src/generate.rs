@@ -3,7 +3,7 @@
 //! the per-table generation behind `uuidv7_gen` columns.
 
 use crate::errors::time_out_of_range;
-use crate::state::{self, Profile};
+use crate::state;
 use crate::time;
 use pgrx::prelude::*;
 use std::cell::RefCell;
@@ -30,8 +30,8 @@ struct Session {
     /// The generator of the last `uuidv7(shift)` call: reused while the
     /// profile and the shift (in ms) stay the same, so a statement with a
     /// constant shift gets increasing values.
-    shifted: Option<(Profile, i64, SharedGenerator)>,
-    backfill: Option<(Profile, V7Generator)>,
+    shifted: Option<(GeneratorConfig, i64, SharedGenerator)>,
+    backfill: Option<(GeneratorConfig, V7Generator)>,
     v6: Option<V6Generator<SystemClock, OsChaCha>>,
 }
 
@@ -63,17 +63,18 @@ fn uuidv7_shifted(shift: Interval) -> pgrx::Uuid {
     if shift_ms.unsigned_abs() > MAX_UNIX_MS {
         time_out_of_range("uuidv7", format_args!("shift {shift}"), &range);
     }
-    let profile = state::PROFILE.get();
+    let profile = state::active();
     let result = SESSION.with(|s| {
         let mut s = s.borrow_mut();
-        let reuse = matches!(&s.shifted, Some((p, ms, _)) if *p == profile && *ms == shift_ms);
+        let reuse =
+            matches!(&s.shifted, Some((p, ms, _)) if *p == profile.config && *ms == shift_ms);
         if !reuse {
             let config = GeneratorConfig {
                 shift_ms,
-                ..profile.config()
+                ..profile.config.clone()
             };
             let g = SharedGenerator::new(config).expect("a checked shift is a valid setting");
-            s.shifted = Some((profile, shift_ms, g));
+            s.shifted = Some((profile.config.clone(), shift_ms, g));
         }
         s.shifted.as_ref().expect("set above").2.generate()
     });
@@ -90,7 +91,7 @@ fn uuidv7_shifted(shift: Interval) -> pgrx::Uuid {
 
 /// The Unix millisecond of `at`, or an error naming `function` when a
 /// UUIDv7 cannot carry it.
-fn unix_ms_in_range(function: &str, at: TimestampWithTimeZone) -> i64 {
+pub(crate) fn unix_ms_in_range(function: &str, at: TimestampWithTimeZone) -> i64 {
     let expected = "a time within 1970-01-01 00:00:00+00 .. 10889-08-02 05:31:50.655+00";
     let Some(us) = time::unix_us(at) else {
         time_out_of_range(function, format_args!("{at}"), expected);
@@ -108,12 +109,12 @@ fn unix_ms_in_range(function: &str, at: TimestampWithTimeZone) -> i64 {
 #[pg_extern(volatile, parallel_safe)]
 fn uuidv7_at(at: TimestampWithTimeZone) -> pgrx::Uuid {
     let ms = unix_ms_in_range("uuidv7_at", at);
-    let profile = state::PROFILE.get();
+    let profile = state::active();
     SESSION.with(|s| {
         let mut s = s.borrow_mut();
-        if !matches!(&s.backfill, Some((p, _)) if *p == profile) {
-            let g = V7Generator::new(profile.config()).expect("built-in profiles are valid");
-            s.backfill = Some((profile, g));
+        if !matches!(&s.backfill, Some((p, _)) if *p == profile.config) {
+            let g = V7Generator::new(profile.config.clone()).expect("an active profile is valid");
+            s.backfill = Some((profile.config.clone(), g));
         }
         let g = &mut s.backfill.as_mut().expect("set above").1;
         to_pg(
@@ -121,27 +122,6 @@ fn uuidv7_at(at: TimestampWithTimeZone) -> pgrx::Uuid {
                 .expect("a checked time is in range"),
         )
     })
-}
-
-/// The same UUIDv7 for the same time, business key and secret on every
-/// call, server and machine (E8): the millisecond of `at`, then 74 bits of
-/// HMAC-SHA256(secret, key) — the library's `v7_from`. A Data Vault hub
-/// key that replaces a hash key while sorting by load time (D9).
-#[pg_extern(immutable, strict, parallel_safe)]
-fn uuidv7_from(at: TimestampWithTimeZone, stable_key: &str, secret: &[u8]) -> pgrx::Uuid {
-    let ms = unix_ms_in_range("uuidv7_from", at);
-    if secret.len() < 16 {
-        crate::errors::invalid_argument(
-            "uuidv7_from",
-            "secret",
-            format_args!("{} bytes", secret.len()),
-            "at least 16 bytes (32 random bytes are best)",
-        );
-    }
-    to_pg(
-        uuidforge::generator::v7_from(ms as u64, stable_key.as_bytes(), secret)
-            .expect("a checked time is in range"),
-    )
 }
 
 /// A UUIDv6 (RFC 9562 §5.6), increasing within the session.

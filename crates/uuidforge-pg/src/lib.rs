@@ -9,8 +9,12 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | [`state`] | `uuidforge.profile`, the shared-memory generator cell |
+//! | [`state`] | `uuidforge.profile`, the shared-memory generator cell and its checkpoint file (E5) |
 //! | [`generate`] | `uuidv7()`, `uuidv7(shift)`, `uuidv7_at`, `uuidv6`, `uuidv4`, `uuidv7_next`, `uuid_v7_last` |
+//! | [`keyed`] | `uuidv7_from` (E8), `uuid_hide`/`uuid_reveal` (E10) |
+//! | [`profiles`] | `uuidforge_profile_register`/`_drop`, the `uuidforge_profiles` table (B13) |
+//! | [`shard`] | `uuidv8_shard(node)` and `uuidforge.shard_layout` (E11) |
+//! | [`telemetry`] | `uuidforge_telemetry()` (E4) |
 //! | [`extract`] | `uuid_extract_timestamp`, `uuid_extract_version`, Base32 |
 //! | [`bounds`] | `uuidv7_boundary`, `uuidv7_range_lower/upper`, `uuidv7_partition_key` |
 //! | [`plausible`] | `uuidv7_is_plausible`, `uuidv7_implausibility` |
@@ -22,14 +26,19 @@
 use pgrx::prelude::*;
 
 pub mod bounds;
+mod checkpoint;
 pub mod column;
 mod errors;
 pub mod extract;
 pub mod find;
 pub mod generate;
+pub mod keyed;
 pub mod pages;
 pub mod plausible;
+pub mod profiles;
+pub mod shard;
 pub mod state;
+pub mod telemetry;
 mod time;
 pub mod uuid192;
 

@@ -6,7 +6,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 PG_REGRESS="$(pg_config --pkglibdir)/pgxs/src/test/regress/pg_regress"
-tests=(setup generate extract bounds plausible column uuid192 find)
+tests=(setup generate extract bounds plausible column uuid192 find keyed)
 out="$(mktemp -d /tmp/uuidforge-regress.XXXXXX)"
 chown postgres "$out"
 runuser -u postgres -- psql -Xq -d postgres \

@@ -2,7 +2,8 @@
 # Every test of the extension against the real PostgreSQL 15 server, in both
 # modes: the SQL regression suite and the concurrency test, first with the
 # library loaded per session, then with it in shared_preload_libraries
-# (server-wide order through shared memory). scripts/pg-setup.sh must have
+# (server-wide order through shared memory), and the checkpoint across
+# restarts with the clock set back. scripts/pg-setup.sh must have
 # installed the extension (scripts/test.sh does that first).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -17,3 +18,6 @@ echo "-- with shared_preload_libraries = uuidforge (server-wide order)"
 "$setup" --no-build --preload
 "$here/regress.sh"
 "$here/concurrency.sh" server-wide
+
+echo "-- the checkpoint across restarts with the clock set back (own cluster)"
+"$here/checkpoint.sh"

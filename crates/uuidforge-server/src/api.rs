@@ -102,7 +102,9 @@ impl Encoding {
 }
 
 /// Query parameters of `GET /api/v1/uuids`.
-const UUIDS_PARAMS: [&str; 6] = ["version", "count", "format", "profile", "shift", "at"];
+const UUIDS_PARAMS: [&str; 7] = [
+    "version", "count", "format", "profile", "shift", "at", "key",
+];
 
 /// Splits a query string into its parameters, refusing unknown and
 /// repeated ones (a typo must not silently give defaults).
@@ -143,6 +145,7 @@ const CHUNK: usize = 4096;
 /// A batch being written: generates the next chunk on demand, so a large
 /// response never sits whole in memory.
 struct BatchWriter {
+    generated: prometheus::IntCounter,
     source: BatchSource,
     format: Format,
     encoding: Encoding,
@@ -166,6 +169,7 @@ impl BatchWriter {
         if let Err(e) = self.source.fill(&mut self.ids[..n]) {
             return Some(Err(e));
         }
+        self.generated.inc_by(n as u64);
         let mut text = Vec::with_capacity(48);
         for (i, id) in self.ids[..n].iter().enumerate() {
             text.clear();
@@ -218,6 +222,9 @@ pub async fn uuids(
                 )
             })?,
     };
+    if let Some(key) = param(&params, "key") {
+        return keyed_uuid(&app, &params, key, format, encoding);
+    }
     let spec = BatchSpec::parse(
         param(&params, "version"),
         param(&params, "profile"),
@@ -226,7 +233,13 @@ pub async fn uuids(
     )
     .map_err(ApiError::from_field)?;
     let source = spec.process_wide_source().map_err(ApiError::from_field)?;
+    let profile = if spec.version == 7 {
+        spec.config.name.as_str()
+    } else {
+        "none"
+    };
     let mut writer = BatchWriter {
+        generated: app.metrics.generated(spec.version, profile),
         source,
         format,
         encoding,
@@ -265,6 +278,119 @@ pub async fn uuids(
         body,
     )
         .into_response())
+}
+
+/// `GET /api/v1/uuids?at=T&key=K`: the one UUIDv7 of a time and a key (E8),
+/// the same as SQL `uuidv7_from(at, key)` and `uuidforge gen --at T --key K`.
+fn keyed_uuid(
+    app: &AppState,
+    params: &[(&str, String)],
+    key: &str,
+    format: Format,
+    encoding: Encoding,
+) -> Result<Response, ApiError> {
+    for other in ["profile", "shift"] {
+        if let Some(v) = param(params, other) {
+            return Err(ApiError::bad(
+                other,
+                v,
+                "no profile or shift with key: a key makes the one UUID of (at, key)",
+            ));
+        }
+    }
+    if let Some(v) = param(params, "count").filter(|v| *v != "1") {
+        return Err(ApiError::bad(
+            "count",
+            v,
+            "1: a key makes the one UUID of (at, key)",
+        ));
+    }
+    if let Some(v) = param(params, "version").filter(|v| *v != "7") {
+        return Err(ApiError::bad("version", v, "7: keyed UUIDs are UUIDv7"));
+    }
+    let at = match param(params, "at") {
+        None => None,
+        Some(t) => Some(uuidforge::batch::parse_time_ms(t).map_err(|e| ApiError::bad("at", t, e))?),
+    };
+    let id = uuidforge::batch::keyed_v7(at, key.as_bytes()).map_err(ApiError::from_field)?;
+    app.metrics.generated(7, "keyed").inc();
+    let mut out = Vec::with_capacity(64);
+    let mut text = Vec::with_capacity(48);
+    format.write(&id, &mut text);
+    encoding.open(&mut out);
+    encoding.item(true, &text, &mut out);
+    encoding.close(&mut out);
+    Ok((
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(encoding.content_type()),
+        )],
+        out,
+    )
+        .into_response())
+}
+
+/// Body of `POST /api/v1/hide` and `/api/v1/reveal`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HideRequest {
+    values: Vec<String>,
+}
+
+async fn hide_or_reveal(
+    app: AppState,
+    body: Result<Bytes, BytesRejection>,
+    hide: bool,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    let Some(key) = app.config.hide_key.clone() else {
+        return Err(ApiError::with_status(
+            StatusCode::NOT_FOUND,
+            "path",
+            if hide {
+                "/api/v1/hide"
+            } else {
+                "/api/v1/reveal"
+            },
+            "a server started with --hide-key-file (this one has no key)",
+        ));
+    };
+    let request: HideRequest = json_body(body, r#"{"values": ["<uuid>", …]}"#)?;
+    check_batch(&app, &request.values)?;
+    let mut out = Vec::with_capacity(request.values.len());
+    for (i, text) in request.values.iter().enumerate() {
+        let Value::Uuid(u, _) = parse_item(i, text)? else {
+            return Err(ApiError::bad(
+                format!("values[{i}]"),
+                text,
+                "a UUID (a UUID_192 cannot be hidden)",
+            ));
+        };
+        let result = if hide {
+            key.0.hide(&u)
+        } else {
+            key.0.reveal(&u)
+        };
+        let v = result.map_err(|e| ApiError::bad(format!("values[{i}]"), text, e.expected))?;
+        out.push(uuidforge::fmt::to_canonical_string(&v));
+    }
+    Ok(Json(json!({ "values": out })))
+}
+
+/// `POST /api/v1/hide`: the v4-shaped outside form of each UUIDv7 under the
+/// server's key (E10).
+pub async fn hide(
+    State(app): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    hide_or_reveal(app, body, true).await
+}
+
+/// `POST /api/v1/reveal`: the UUIDv7 behind each outside form.
+pub async fn reveal(
+    State(app): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    hide_or_reveal(app, body, false).await
 }
 
 /// A generator that refused the first chunk: the request's time settings

@@ -14,6 +14,7 @@ mod assets;
 pub mod database;
 pub mod error;
 pub mod identicon;
+pub mod metrics;
 pub mod names;
 
 use axum::extract::Request;
@@ -49,7 +50,28 @@ pub struct Config {
     /// The database the Database view and `/api/v1/db/…` look at (none:
     /// those routes do not exist).
     pub database: Option<database::DatabaseAccess>,
+    /// The key of `POST /api/v1/hide|reveal` (none: those routes answer
+    /// 404). Read from a file at start; it never travels in a request.
+    pub hide_key: Option<HideKey>,
 }
+
+/// The timestamp-hiding key of a server (E10).
+#[derive(Clone)]
+pub struct HideKey(pub Arc<uuidforge::generator::TimestampHider>);
+
+impl std::fmt::Debug for HideKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HideKey(…)")
+    }
+}
+
+impl PartialEq for HideKey {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for HideKey {}
 
 impl Config {
     /// Refuses settings that would expose a database: its routes beyond
@@ -83,6 +105,7 @@ impl Default for Config {
             max_concurrent: 1024,
             request_timeout: Duration::from_secs(30),
             database: None,
+            hide_key: None,
         }
     }
 }
@@ -96,6 +119,8 @@ pub struct AppState {
     pub names: NameStore,
     /// The database of the Database view.
     pub(crate) database: Option<Arc<database::Database>>,
+    /// What `/metrics` reports.
+    pub metrics: Arc<metrics::Metrics>,
 }
 
 impl AppState {
@@ -113,6 +138,7 @@ impl AppState {
             config: Arc::new(config),
             names,
             database,
+            metrics: Arc::new(metrics::Metrics::new()),
         })
     }
 }
@@ -151,6 +177,9 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/inspect", post(api::inspect))
         .route("/api/v1/convert", post(api::convert))
         .route("/api/v1/profiles", get(api::profiles))
+        .route("/api/v1/hide", post(api::hide))
+        .route("/api/v1/reveal", post(api::reveal))
+        .route("/metrics", get(metrics::metrics))
         .route("/api/v1/identicon/{file}", get(api::identicon))
         .route("/api/v1/names", get(api::lookup_names))
         .route(
@@ -177,6 +206,10 @@ pub fn router(state: AppState) -> Router {
         .layer(tower_http::set_header::SetResponseHeaderLayer::overriding(
             axum::http::header::CONTENT_SECURITY_POLICY,
             axum::http::HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            metrics::observe,
         ))
         .layer(axum::middleware::from_fn(log_request))
         .with_state(state)

@@ -431,6 +431,10 @@ async fn the_openapi_document_matches_the_routes() {
             dsn: common::LOCAL_DATABASE.into(),
             token: None,
         }),
+        // And a hide key, so that /api/v1/hide and /reveal answer.
+        hide_key: Some(uuidforge_server::HideKey(std::sync::Arc::new(
+            uuidforge::generator::TimestampHider::with_key(&[1u8; 32]).unwrap(),
+        ))),
         ..config()
     })
     .await;

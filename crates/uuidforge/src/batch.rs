@@ -309,7 +309,67 @@ enum Kind {
 /// Makes the UUIDs of a [`BatchSpec`] chunk by chunk.
 pub struct BatchSource(Kind);
 
+/// The deterministic UUIDv7 of a time and a key (E8, [`v7_from_key`]): the
+/// command line's `gen --at T --key K` and the HTTP `at` + `key`
+/// parameters. Errors name the field: `at` missing or out of range.
+///
+/// ```
+/// use uuidforge::batch::keyed_v7;
+/// let a = keyed_v7(Some(1_645_557_742_000), b"orders:42").unwrap();
+/// assert_eq!(a, uuidforge::generator::v7_from_key(1_645_557_742_000, b"orders:42").unwrap());
+/// assert_eq!(keyed_v7(None, b"orders:42").unwrap_err().field, "at");
+/// ```
+///
+/// [`v7_from_key`]: crate::generator::v7_from_key
+pub fn keyed_v7(at_unix_ms: Option<i64>, key: &[u8]) -> Result<Uuid, FieldError> {
+    let at = at_unix_ms.ok_or_else(|| {
+        FieldError::new(
+            "at",
+            "(none)",
+            "a time: a key makes the one UUID of (at, key)",
+        )
+    })?;
+    if !in_time_range(at) {
+        return Err(FieldError::new(
+            "at",
+            format!("{at} ms"),
+            "a time from 1970 to 10889 AD",
+        ));
+    }
+    crate::generator::v7_from_key(at as u64, key)
+}
+
 impl BatchSource {
+    /// The generator's telemetry (E4), for v7 sources.
+    pub fn telemetry(&self) -> Option<crate::generator::Telemetry> {
+        match &self.0 {
+            Kind::Shared(g) => Some(g.telemetry()),
+            Kind::V7(g) => Some(g.telemetry()),
+            Kind::Backfill(g) => Some(g.telemetry()),
+            _ => None,
+        }
+    }
+
+    /// Starts a v7 source of its own above `unix_ms` (a checkpoint, E5);
+    /// false for sources that cannot (other versions, the process-wide one).
+    pub fn resume_after(&mut self, unix_ms: u64) -> bool {
+        match &mut self.0 {
+            Kind::V7(g) => g.resume_after(unix_ms),
+            Kind::Backfill(g) => g.resume_after(unix_ms),
+            _ => return false,
+        }
+        true
+    }
+
+    /// The last timestamp a v7 source of its own used, in Unix milliseconds.
+    pub fn last_unix_ms(&self) -> Option<u64> {
+        match &self.0 {
+            Kind::V7(g) => Some(g.last_unix_ms()),
+            Kind::Backfill(g) => Some(g.last_unix_ms()),
+            _ => None,
+        }
+    }
+
     /// Fills `out` with the next values.
     ///
     /// Errors are the generator's failure policies (a counter overflow under

@@ -1,4 +1,5 @@
 //! A server on a loopback port for each test, with its own names store.
+#![allow(dead_code)] // each test binary uses a part of the helpers
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use uuidforge_server::names::NamesDb;

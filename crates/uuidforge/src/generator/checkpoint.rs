@@ -49,19 +49,7 @@ impl Checkpoint {
     /// ```
     pub fn open(path: impl AsRef<Path>, margin_ms: u64) -> (Checkpoint, CheckpointStart) {
         let path = path.as_ref().to_path_buf();
-        let start = match std::fs::read_to_string(&path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                CheckpointStart::Fresh(format!("checkpoint {} does not exist yet", path.display()))
-            }
-            Err(e) => CheckpointStart::Fresh(format!("checkpoint {} unreadable: {e}", path.display())),
-            Ok(text) => match parse(&text) {
-                Some(ms) => CheckpointStart::Resume(ms),
-                None => CheckpointStart::Fresh(format!(
-                    "checkpoint {} is corrupt (expected {{\"unix_ms\": <integer>}}), starting from the clock",
-                    path.display()
-                )),
-            },
-        };
+        let start = load(&path);
         let written = match start {
             CheckpointStart::Resume(ms) => ms,
             CheckpointStart::Fresh(_) => 0,
@@ -85,13 +73,7 @@ impl Checkpoint {
             return Ok(());
         }
         let ahead = last_unix_ms + self.margin_ms;
-        let tmp = self.path.with_extension("tmp");
-        {
-            let mut f = std::fs::File::create(&tmp)?;
-            writeln!(f, "{{\"unix_ms\": {ahead}}}")?;
-            f.sync_all()?;
-        }
-        std::fs::rename(&tmp, &self.path)?;
+        store(&self.path, ahead)?;
         self.written = ahead;
         Ok(())
     }
@@ -100,6 +82,48 @@ impl Checkpoint {
     pub fn stored_unix_ms(&self) -> u64 {
         self.written
     }
+}
+
+/// Reads a checkpoint file: [`CheckpointStart::Resume`] with its value, or
+/// [`CheckpointStart::Fresh`] saying why not (missing, unreadable, corrupt).
+/// For callers that share the file between processes and keep the
+/// write-ahead bookkeeping themselves (the PostgreSQL extension).
+pub fn load(path: &Path) -> CheckpointStart {
+    match std::fs::read_to_string(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            CheckpointStart::Fresh(format!("checkpoint {} does not exist yet", path.display()))
+        }
+        Err(e) => CheckpointStart::Fresh(format!("checkpoint {} unreadable: {e}", path.display())),
+        Ok(text) => match parse(&text) {
+            Some(ms) => CheckpointStart::Resume(ms),
+            None => CheckpointStart::Fresh(format!(
+                "checkpoint {} is corrupt (expected {{\"unix_ms\": <integer>}}), starting from the clock",
+                path.display()
+            )),
+        },
+    }
+}
+
+/// Stores `unix_ms` in the checkpoint file crash-safely: written to a
+/// temporary file (mode 0600), synced, renamed over the old one, and the
+/// directory synced, so a crash leaves either the old or the new value.
+pub fn store(path: &Path, unix_ms: u64) -> std::io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    {
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut f = options.open(&tmp)?;
+        writeln!(f, "{{\"unix_ms\": {unix_ms}}}")?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)?;
+    #[cfg(unix)]
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::File::open(dir)?.sync_all()?;
+    }
+    Ok(())
 }
 
 fn parse(text: &str) -> Option<u64> {

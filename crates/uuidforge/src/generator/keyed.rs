@@ -44,6 +44,26 @@ pub fn v7_from(unix_ms: u64, stable_key: &[u8], secret: &[u8]) -> Result<Uuid, F
     ))
 }
 
+/// [`v7_from`] without a secret, for backfills whose keys need not be
+/// unpredictable (E8; the SQL `uuidv7_from(timestamptz, text|bytea)` and
+/// `uuidforge gen --at T --key K`): the key material is the HMAC-SHA256 key
+/// of zero bytes over `"uuidforge/v7_from"` ‖ `unix_ms` as 8 bytes big-endian
+/// ‖ the key's bytes (UTF-8 for text). Anyone can recompute it from the time
+/// and the key, which is the point of a re-runnable backfill; use
+/// [`v7_from`] with a secret when the key must not be guessable. UUIDs sort
+/// by time, then by that hash of the key.
+///
+/// ```
+/// use uuidforge::generator::{v7_from, v7_from_key};
+/// let a = v7_from_key(1_645_557_742_000, b"orders:42").unwrap();
+/// assert_eq!(a, v7_from(1_645_557_742_000, b"orders:42", b"").unwrap());
+/// // Recomputed outside Rust (Python's hmac module) from the material above:
+/// assert_eq!(a.to_string(), "017f22e2-79b0-7496-923e-225cc233cada");
+/// ```
+pub fn v7_from_key(unix_ms: u64, key: &[u8]) -> Result<Uuid, FieldError> {
+    v7_from(unix_ms, key, b"")
+}
+
 /// Like [`v7_from`] for an integer key (an old `bigint` primary key), ordered
 /// by time, then by the key: `rand_a` and the top 52 bits of `rand_b` hold
 /// the key big-endian, the last 10 bits a keyed hash. The key is readable in
@@ -102,10 +122,34 @@ pub struct TimestampHider {
 
 const ROUNDS: u8 = 8;
 
+/// The size of a hiding key (E10): 32 random bytes, the HMAC-SHA256 block's
+/// worth of secret. Key files hold exactly this many bytes.
+pub const HIDE_KEY_BYTES: usize = 32;
+
 impl TimestampHider {
-    /// A hider with a secret key (use at least 32 random bytes).
+    /// A hider with a secret key (use at least 32 random bytes; front ends
+    /// go through [`TimestampHider::with_key`], which insists).
     pub fn new(key: &[u8]) -> TimestampHider {
         TimestampHider { key: key.to_vec() }
+    }
+
+    /// A hider whose key is checked: at least [`HIDE_KEY_BYTES`] bytes, else
+    /// an error naming the field `key`.
+    ///
+    /// ```
+    /// use uuidforge::generator::TimestampHider;
+    /// assert!(TimestampHider::with_key(&[9u8; 32]).is_ok());
+    /// assert_eq!(TimestampHider::with_key(b"short").err().unwrap().field, "key");
+    /// ```
+    pub fn with_key(key: &[u8]) -> Result<TimestampHider, FieldError> {
+        if key.len() < HIDE_KEY_BYTES {
+            return Err(FieldError::new(
+                "key",
+                format!("{} bytes", key.len()),
+                format!("at least {HIDE_KEY_BYTES} random bytes"),
+            ));
+        }
+        Ok(TimestampHider::new(key))
     }
 
     fn round(&self, i: u8, half: u64) -> u64 {

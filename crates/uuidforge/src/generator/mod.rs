@@ -28,12 +28,14 @@ mod shared;
 pub mod source;
 
 #[cfg(feature = "checkpoint-file")]
-pub use checkpoint::{Checkpoint, CheckpointStart};
+pub use checkpoint::{
+    load as load_checkpoint, store as store_checkpoint, Checkpoint, CheckpointStart,
+};
 pub use config::{
     ClockMode, GeneratorConfig, Increment, Masking, OverflowPolicy, Randomness, RollbackPolicy,
     Spread, PROFILES,
 };
-pub use keyed::{v7_from, v7_from_ordered, TimestampHider};
+pub use keyed::{v7_from, v7_from_key, v7_from_ordered, TimestampHider, HIDE_KEY_BYTES};
 pub use other::{ShardGenerator, ShardLayout, V6Generator, V8DraftGenerator};
 pub use shared::{global, global_profile, v7, GeneratorCell, SharedGenerator};
 pub use source::{

@@ -172,6 +172,93 @@ impl ShardLayout {
         })
     }
 
+    /// The layout as a file holds it: `{"node_bits": S, "counter_bits": C}`
+    /// (what `uuidforge shard-layout --out` writes and `gen --shard-layout`
+    /// and the SQL setting `uuidforge.shard_layout` read).
+    ///
+    /// ```
+    /// use uuidforge::generator::ShardLayout;
+    /// let l = ShardLayout::new(10, 14).unwrap();
+    /// assert_eq!(ShardLayout::from_json(&l.to_json()), Ok(l));
+    /// let e = ShardLayout::from_json(r#"{"node_bits": 70, "counter_bits": 14}"#).unwrap_err();
+    /// assert_eq!(e.field, "node_bits");
+    /// ```
+    pub fn to_json(&self) -> String {
+        serde_json::json!({"node_bits": self.shard_bits, "counter_bits": self.counter_bits})
+            .to_string()
+    }
+
+    /// Reads [`ShardLayout::to_json`]'s form; unknown fields are refused and
+    /// errors name the field.
+    pub fn from_json(text: &str) -> Result<ShardLayout, FieldError> {
+        #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct File {
+            node_bits: u64,
+            counter_bits: u64,
+        }
+        let f: File = serde_json::from_str(text).map_err(|e| {
+            FieldError::new(
+                "shard layout",
+                e,
+                r#"JSON such as {"node_bits": 10, "counter_bits": 14}"#,
+            )
+        })?;
+        FieldError::check_max("node_bits", f.node_bits as u128, 64)?;
+        if f.counter_bits == 0 || f.counter_bits > 64 {
+            return Err(FieldError::new("counter_bits", f.counter_bits, "1..=64"));
+        }
+        ShardLayout::new(f.node_bits as u8, f.counter_bits as u8)
+    }
+
+    /// Node id bits.
+    pub const fn node_bits(&self) -> u32 {
+        self.shard_bits
+    }
+
+    /// Counter bits.
+    pub const fn counter_bits(&self) -> u32 {
+        self.counter_bits
+    }
+
+    /// A one-line bit diagram of the 128 bits.
+    ///
+    /// ```
+    /// let l = uuidforge::generator::ShardLayout::new(10, 14).unwrap();
+    /// assert_eq!(l.diagram(), "unix_ts_ms 48 | ver 4 (8) | node 10 | counter 2 | var 2 | counter 12 | random 50");
+    /// ```
+    pub fn diagram(&self) -> String {
+        // The 74 bits after the timestamp are split by the variant after 12.
+        let mut parts = vec!["unix_ts_ms 48".to_string(), "ver 4 (8)".to_string()];
+        let fields = [
+            ("node", self.shard_bits),
+            ("counter", self.counter_bits),
+            ("random", self.random_bits()),
+        ];
+        let mut used = 0u32;
+        let mut var_done = false;
+        for (name, mut width) in fields {
+            while width > 0 {
+                if !var_done && used == 12 {
+                    parts.push("var 2".to_string());
+                    var_done = true;
+                }
+                let take = if var_done {
+                    width
+                } else {
+                    width.min(12 - used)
+                };
+                parts.push(format!("{name} {take}"));
+                used += take;
+                width -= take;
+            }
+        }
+        if !var_done {
+            parts.push("var 2".to_string());
+        }
+        parts.join(" | ")
+    }
+
     /// Random bits per UUID.
     pub const fn random_bits(&self) -> u32 {
         74 - self.shard_bits - self.counter_bits

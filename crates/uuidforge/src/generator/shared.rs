@@ -39,8 +39,13 @@ const REAL_UNIT_BITS: u32 = 12;
 /// 16-byte compare-and-swap: check [`GeneratorCell::is_lock_free`] first.
 ///
 /// ```text
-/// offset 0   last: u128   payload of the last UUID (122 bits; 0 = none yet)
-/// offset 16  real: u64    last clock reading, 2^-12 ms units (0 = none yet)
+/// offset 0   last: u128          payload of the last UUID (122 bits; 0 = none yet)
+/// offset 16  real: u64           last clock reading, 2^-12 ms units (0 = none yet)
+/// offset 24  overflows: u64      rare events of every generator using the cell (E4)
+/// offset 32  rollbacks: u64
+/// offset 40  resets: u64
+/// offset 48  clock_failures: u64
+/// offset 56  max_ahead_ms: u64
 /// ```
 ///
 /// ```
@@ -58,6 +63,11 @@ const REAL_UNIT_BITS: u32 = 12;
 pub struct GeneratorCell {
     last: AtomicU128,
     real: AtomicU64,
+    overflows: AtomicU64,
+    rollbacks: AtomicU64,
+    resets: AtomicU64,
+    clock_failures: AtomicU64,
+    max_ahead_ms: AtomicU64,
 }
 
 impl GeneratorCell {
@@ -66,7 +76,68 @@ impl GeneratorCell {
         GeneratorCell {
             last: AtomicU128::new(0),
             real: AtomicU64::new(0),
+            overflows: AtomicU64::new(0),
+            rollbacks: AtomicU64::new(0),
+            resets: AtomicU64::new(0),
+            clock_failures: AtomicU64::new(0),
+            max_ahead_ms: AtomicU64::new(0),
         }
+    }
+
+    /// Makes every later value larger than any UUIDv7 of Unix millisecond
+    /// `unix_ms` (a checkpoint read at start-up, E5): the cell's last value
+    /// becomes the smallest payload of the next millisecond unless it is
+    /// already beyond. Safe to call while others generate.
+    ///
+    /// ```
+    /// use uuidforge::generator::{GeneratorCell, GeneratorConfig, SharedGenerator};
+    /// let cell = GeneratorCell::new();
+    /// let far = 4_000_000_000_000; // 2096: ahead of this machine's clock
+    /// cell.resume_after(far);
+    /// let g = SharedGenerator::new(GeneratorConfig::default()).unwrap();
+    /// let u = g.generate_in(&cell).unwrap();
+    /// assert!(uuidforge::v7::unix_ms(&u) > far);
+    /// ```
+    pub fn resume_after(&self, unix_ms: u64) {
+        let floor = ((unix_ms.min(crate::v7::MAX_UNIX_MS - 1) + 1) as u128) << 74;
+        let mut old = self.last.load(Ordering::Acquire);
+        while old < floor {
+            match self
+                .last
+                .compare_exchange_weak(old, floor, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => break,
+                Err(current) => old = current,
+            }
+        }
+    }
+
+    /// What every generator using this cell has been through (E4): the
+    /// rare-event counts, how far the last value runs ahead of the clock
+    /// now, and the reseeds of this process's CSPRNG sources.
+    pub fn telemetry(&self) -> Telemetry {
+        let last_ms = self.last().map_or(0, |u| crate::v7::unix_ms(&u));
+        let now_ms = SystemClock.now_unix_ns().map_or(0, |ns| ns / 1_000_000);
+        Telemetry {
+            overflows: self.overflows.load(Ordering::Relaxed),
+            rollbacks: self.rollbacks.load(Ordering::Relaxed),
+            resets: self.resets.load(Ordering::Relaxed),
+            reseeds: super::source::process_reseeds(),
+            clock_failures: self.clock_failures.load(Ordering::Relaxed),
+            ahead_ms: last_ms.saturating_sub(now_ms),
+            max_ahead_ms: self.max_ahead_ms.load(Ordering::Relaxed),
+        }
+    }
+
+    #[cold]
+    fn record(&self, t: &Telemetry) {
+        self.overflows.fetch_add(t.overflows, Ordering::Relaxed);
+        self.rollbacks.fetch_add(t.rollbacks, Ordering::Relaxed);
+        self.resets.fetch_add(t.resets, Ordering::Relaxed);
+        self.clock_failures
+            .fetch_add(t.clock_failures, Ordering::Relaxed);
+        self.max_ahead_ms
+            .fetch_max(t.max_ahead_ms, Ordering::Relaxed);
     }
 
     /// Whether the 16-byte compare-and-swap is a CPU instruction here. When
@@ -229,6 +300,7 @@ impl SharedGenerator {
             };
             if local != Telemetry::default() {
                 self.record(local);
+                cell.record(&local);
             }
             Ok(uuid_of_payload(payload))
         })
@@ -243,6 +315,12 @@ impl SharedGenerator {
         all.clock_failures += t.clock_failures;
         all.ahead_ms = t.ahead_ms;
         all.max_ahead_ms = all.max_ahead_ms.max(t.max_ahead_ms);
+    }
+
+    /// The figures of the cell this generator hands out through (E4): for
+    /// the process-wide generators, every profile's events together.
+    pub fn cell_telemetry(&self) -> Telemetry {
+        self.cell().telemetry()
     }
 
     /// Counters so far (E4); `reseeds` is this thread's random source's.

@@ -228,6 +228,25 @@ fn os_seed() -> [u8; 32] {
 /// Reseed after this many bytes of output.
 const RESEED_BYTES: u64 = 1 << 24;
 
+/// Reseeds of every [`OsChaCha`] of the process (E4).
+static PROCESS_RESEEDS: AtomicU64 = AtomicU64::new(0);
+
+/// How many times the CSPRNG sources of this process reseeded themselves
+/// (every 16 MiB of output and after `fork()`), all threads together.
+///
+/// ```
+/// let before = uuidforge::generator::source::process_reseeds();
+/// let mut rng = uuidforge::generator::OsChaCha::new();
+/// let mut buf = vec![0u8; 1 << 20];
+/// for _ in 0..17 {
+///     uuidforge::generator::RandSource::fill(&mut rng, &mut buf);
+/// }
+/// assert!(uuidforge::generator::source::process_reseeds() > before);
+/// ```
+pub fn process_reseeds() -> u64 {
+    PROCESS_RESEEDS.load(Ordering::Relaxed)
+}
+
 /// ChaCha12 seeded from the operating system, reseeded every 16 MiB of output
 /// and in a child after `fork()` (RFC 9562 §6.9).
 pub struct OsChaCha {
@@ -264,6 +283,7 @@ impl OsChaCha {
         self.epoch = epoch;
         self.output = 0;
         self.reseeds += 1;
+        PROCESS_RESEEDS.fetch_add(1, Ordering::Relaxed);
     }
 }
 

@@ -671,3 +671,46 @@ fn a_cell_in_shared_memory_orders_values_across_processes() {
     assert_eq!(all.len(), n, "no value handed out twice");
     assert_eq!(cell.last(), all.last().copied());
 }
+
+#[test]
+fn a_cell_keeps_the_events_of_every_generator_using_it() {
+    let cell = GeneratorCell::new();
+    let tiny = GeneratorConfig {
+        counter_bits: 1,
+        guard_bits: 0,
+        ..config("default")
+    };
+    let a = SharedGenerator::new(tiny.clone()).unwrap();
+    let b = SharedGenerator::new(tiny).unwrap();
+    for _ in 0..500 {
+        a.generate_in(&cell).unwrap();
+        b.generate_in(&cell).unwrap();
+    }
+    // Two values a millisecond: 1000 values run about 500 ms ahead, and each
+    // generator's overflows land in the one cell.
+    let t = cell.telemetry();
+    let own = a.telemetry().overflows + b.telemetry().overflows;
+    assert_eq!(t.overflows, own);
+    assert!(t.overflows >= 400, "{t:?}");
+    assert!(t.max_ahead_ms >= 300, "{t:?}");
+    assert_eq!(
+        t.max_ahead_ms,
+        a.telemetry().max_ahead_ms.max(b.telemetry().max_ahead_ms)
+    );
+}
+
+#[test]
+fn resuming_a_cell_moves_it_above_the_checkpoint_but_never_back() {
+    let cell = GeneratorCell::new();
+    let g = SharedGenerator::new(config("default")).unwrap();
+    let now = g.generate_in(&cell).unwrap();
+    // A checkpoint in the past changes nothing.
+    cell.resume_after(crate::v7::unix_ms(&now) - 60_000);
+    assert_eq!(cell.last(), Some(now));
+    // One ahead of the clock moves the next value above it.
+    let ahead = crate::v7::unix_ms(&now) + 3_600_000;
+    cell.resume_after(ahead);
+    let next = g.generate_in(&cell).unwrap();
+    assert!(crate::v7::unix_ms(&next) > ahead);
+    assert!(cell.telemetry().ahead_ms >= 3_599_000);
+}

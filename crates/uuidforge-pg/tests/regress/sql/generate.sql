@@ -33,7 +33,9 @@ SELECT profile, count(*), bool_and(uuid_extract_version(id) = 7) AS v7
 FROM p GROUP BY profile ORDER BY profile;
 SELECT bool_and(id > prev) AS increasing_across_profiles
 FROM (SELECT id, lag(id) OVER (ORDER BY n) AS prev FROM p) s WHERE prev IS NOT NULL;
-SELECT error_of($$SET uuidforge.profile = 'bogus'$$);
+-- Any name can be set (a registered profile is looked up when used); an
+-- unknown one is refused at the first uuidv7(), naming the setting.
+SELECT error_of($$SET LOCAL uuidforge.profile = 'bogus'; SELECT uuidv7()$$);
 
 -- pg18 encodes the time below the millisecond (12-bit fraction, PostgreSQL
 -- 18's layout): read with the fraction12 layout it is within the
