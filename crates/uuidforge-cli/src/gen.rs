@@ -83,6 +83,22 @@ pub struct Args {
     /// With --shard-layout: this node's id.
     #[arg(long, requires = "shard_layout")]
     node: Option<u64>,
+    /// Strictly increasing across every process of this host (E2): the
+    /// generator's state lives in a shared memory file (default
+    /// /dev/shm/uuidforge-UID.cell), which concurrent runs, workers and
+    /// servers share.
+    #[arg(long, value_name = "PATH", num_args = 0..=1, default_missing_value = "")]
+    host_wide: Option<String>,
+    /// Mode of a new --host-wide file (octal; others may never write it).
+    #[arg(long, default_value = "600", value_parser = parse_mode, requires = "host_wide")]
+    host_wide_mode: u32,
+}
+
+fn parse_mode(text: &str) -> Result<u32, String> {
+    u32::from_str_radix(text, 8)
+        .ok()
+        .filter(|m| *m <= 0o777)
+        .ok_or_else(|| "expected an octal mode such as 600 or 660".to_string())
 }
 
 pub(crate) enum Output {
@@ -157,6 +173,9 @@ pub fn run(args: Args) -> Result<(), UsageError> {
         let mut source = name_source(&args)?;
         return write_all(&args, count, &output, &mut *source).map_err(UsageError::Io);
     }
+    if let Some(path) = &args.host_wide {
+        return host_wide(&args, std::path::Path::new(path), count, &output);
+    }
     let mut batch = batch_source(&args)?;
     let mut checkpoint = match &args.state {
         Some(path) => Some(open_checkpoint(&args, path, &mut batch)?),
@@ -173,6 +192,47 @@ pub fn run(args: Args) -> Result<(), UsageError> {
     write_all(&args, count, &output, &mut source)?;
     if args.stats {
         print_stats(count, batch.telemetry());
+    }
+    Ok(())
+}
+
+/// `--host-wide`: every value through the host's shared cell.
+fn host_wide(
+    args: &Args,
+    path: &std::path::Path,
+    count: u64,
+    output: &Output,
+) -> Result<(), UsageError> {
+    if args.version != 7 || args.at.is_some() || args.shift.is_some() || args.state.is_some() {
+        return Err(UsageError::plain(
+            "--host-wide orders version 7 values made now: drop --at, --shift, --state and other versions",
+        ));
+    }
+    let path = if path.as_os_str().is_empty() {
+        uuidforge_host::default_path()
+    } else {
+        path.to_path_buf()
+    };
+    let host = uuidforge_host::HostCell::open(&path, args.host_wide_mode).map_err(|e| {
+        UsageError::plain(format!(
+            "invalid value '{}' for '--host-wide': {}",
+            path.display(),
+            e.message
+        ))
+    })?;
+    let generator = uuidforge::generator::SharedGenerator::new(resolve_profile(args)?)
+        .map_err(|e| UsageError::plain(format!("the profile: {e}")))?;
+    let mut source = |out: &mut [Uuid]| -> Result<(), String> {
+        for slot in out {
+            *slot = generator
+                .generate_in(host.cell())
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    };
+    write_all(args, count, output, &mut source)?;
+    if args.stats {
+        print_stats(count, Some(host.cell().telemetry()));
     }
     Ok(())
 }

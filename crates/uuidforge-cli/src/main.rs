@@ -12,6 +12,7 @@ mod grep;
 mod input;
 mod inspect;
 mod keys;
+mod lab;
 mod model;
 mod profile;
 mod serve;
@@ -69,6 +70,10 @@ enum Command {
     /// PostgreSQL DDL with UUIDv7 keys from a model (Anchor Modeler XML or
     /// YAML): Anchor 6NF, bitemporal or Data Vault (D9).
     Model(model::Args),
+    /// Experiments on a real database: `lab keys` measures key kinds,
+    /// counter lengths and generator placement (B15, C4).
+    #[command(subcommand)]
+    Lab(lab::Command),
     /// Serve the HTTP API and the web page (batch generator, UUID chips).
     Serve(serve::Args),
     /// A live PostgreSQL database through its UUIDs (read-only): UUID
@@ -131,6 +136,7 @@ fn main() -> ExitCode {
         Command::Profile(c) => profile::run(c).map(|()| ExitCode::SUCCESS),
         Command::Grep(args) => grep::run(args),
         Command::Model(args) => model::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Lab(c) => lab::run(c).map(|()| ExitCode::SUCCESS),
         Command::Serve(args) => serve::run(args).map(|()| ExitCode::SUCCESS),
         Command::Db(args) => db::run(args),
         Command::Completions { shell } => {

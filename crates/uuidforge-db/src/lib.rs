@@ -17,6 +17,7 @@
 //! | [`migrate`] | D1: a primary key and its references moved to UUIDv7, order kept |
 //! | [`discover`], [`diagram`] | D13: keys from the data, adoption DDL, ER diagram |
 //! | [`pages`] | D5 in the extension: candidate rows read from heap pages |
+//! | [`lab`] | B15, C4: the key-locality lab's matrix, statements and recommendation |
 //!
 //! Reading sessions are read-only transactions; a change runs as one
 //! read-write transaction ([`client::Change`]) after a backup
@@ -29,6 +30,7 @@ pub mod diagram;
 pub mod discover;
 pub mod find;
 pub mod ident;
+pub mod lab;
 pub mod merge;
 pub mod migrate;
 pub mod migrate_batched;

@@ -144,6 +144,7 @@ pub fn init() {
         );
     }
     crate::shard::init();
+    crate::uuid192::init();
     // SAFETY: read-only PostgreSQL global, set while preloading.
     let preloading = unsafe { pg_sys::process_shared_preload_libraries_in_progress };
     if preloading {

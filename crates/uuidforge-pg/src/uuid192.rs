@@ -192,6 +192,89 @@ fn uuid192_cmp(a: Uuid192Datum, b: Uuid192Datum) -> i32 {
     a.cmp(&b) as i32
 }
 
+/// `uuidforge.uuid192_sortsupport` (on by default): whether sorts and index
+/// builds use [`uuid192_sortsupport`]'s direct comparator and abbreviated
+/// keys. Off, PostgreSQL calls `uuid192_cmp` through the function manager
+/// for every comparison: the lab measures one against the other (C4).
+pub static SORTSUPPORT: pgrx::GucSetting<bool> = pgrx::GucSetting::<bool>::new(true);
+
+pub fn init() {
+    pgrx::GucRegistry::define_bool_guc(
+        c"uuidforge.uuid192_sortsupport",
+        c"Sort uuid192 with a direct comparator and abbreviated keys.",
+        c"Off: every comparison goes through uuid192_cmp (for measuring the difference).",
+        &SORTSUPPORT,
+        pgrx::GucContext::Userset,
+        pgrx::GucFlags::default(),
+    );
+}
+
+/// The 24 bytes behind a datum.
+///
+/// # Safety
+/// `d` must be a non-null `uuid192` datum.
+unsafe fn bytes_of<'a>(d: pg_sys::Datum) -> &'a [u8; LEN] {
+    // SAFETY: the caller's promise; fixed-length values are never toasted.
+    unsafe { &*(d.cast_mut_ptr::<[u8; LEN]>()) }
+}
+
+unsafe extern "C-unwind" fn compare_full(
+    x: pg_sys::Datum,
+    y: pg_sys::Datum,
+    _: pg_sys::SortSupport,
+) -> std::ffi::c_int {
+    // SAFETY: tuplesort passes non-null datums of the sorted type.
+    unsafe { bytes_of(x).cmp(bytes_of(y)) as std::ffi::c_int }
+}
+
+/// The abbreviated key: the first 8 bytes, big-endian, compared unsigned —
+/// for UUIDv7 the millisecond and `rand_a`, which nearly always decide.
+unsafe extern "C-unwind" fn abbreviate(
+    original: pg_sys::Datum,
+    _: pg_sys::SortSupport,
+) -> pg_sys::Datum {
+    // SAFETY: as above.
+    let b = unsafe { bytes_of(original) };
+    pg_sys::Datum::from(u64::from_be_bytes(b[..8].try_into().expect("8 bytes")) as usize)
+}
+
+/// Never gives up on abbreviation: the prefix is a UUID's first half,
+/// distinct for nearly all values (a UUID shared by many segments costs a
+/// full comparison per tie, which the comparator above makes cheap).
+unsafe extern "C-unwind" fn keep_abbreviating(_: std::ffi::c_int, _: pg_sys::SortSupport) -> bool {
+    false
+}
+
+mod server {
+    use pgrx::pg_sys::{Datum, SortSupport};
+    unsafe extern "C-unwind" {
+        /// PostgreSQL 15's unsigned comparison of abbreviated keys.
+        pub fn ssup_datum_unsigned_cmp(x: Datum, y: Datum, ssup: SortSupport) -> std::ffi::c_int;
+    }
+}
+
+/// B-tree support function 2: sort support with abbreviated keys.
+#[pg_extern(immutable, strict, parallel_safe, requires = ["uuid192_type"])]
+fn uuid192_sortsupport(mut ssup: Internal) {
+    if !SORTSUPPORT.get() {
+        // PostgreSQL falls back to calling uuid192_cmp.
+        return;
+    }
+    // SAFETY: PostgreSQL calls support function 2 with its SortSupport.
+    let Some(ssup) = (unsafe { ssup.get_mut::<pg_sys::SortSupportData>() }) else {
+        return;
+    };
+    ssup.comparator = Some(compare_full);
+    if ssup.abbreviate && std::mem::size_of::<pg_sys::Datum>() >= 8 {
+        ssup.abbrev_converter = Some(abbreviate);
+        ssup.abbrev_abort = Some(keep_abbreviating);
+        ssup.abbrev_full_comparator = Some(compare_full);
+        // The server's own function, by address: tuplesort recognises it
+        // and runs its specialised sort on the abbreviated keys.
+        ssup.comparator = Some(server::ssup_datum_unsigned_cmp);
+    }
+}
+
 #[pg_extern(immutable, strict, parallel_safe, requires = ["uuid192_type"])]
 fn uuid192_lt(a: Uuid192Datum, b: Uuid192Datum) -> bool {
     a < b
@@ -449,7 +532,8 @@ CREATE OPERATOR > (LEFTARG = uuid192, RIGHTARG = uuid192, FUNCTION = uuid192_gt,
 
 CREATE OPERATOR CLASS uuid192_ops DEFAULT FOR TYPE uuid192 USING btree AS
     OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >,
-    FUNCTION 1 uuid192_cmp(uuid192, uuid192);
+    FUNCTION 1 uuid192_cmp(uuid192, uuid192),
+    FUNCTION 2 uuid192_sortsupport(internal);
 CREATE OPERATOR CLASS uuid192_hash_ops DEFAULT FOR TYPE uuid192 USING hash AS
     OPERATOR 1 =,
     FUNCTION 1 uuid192_hash(uuid192),
@@ -466,6 +550,7 @@ CREATE CAST (uuid192 AS uuid) WITH FUNCTION uuid192_uuid(uuid192);
         uuid192_ge,
         uuid192_gt,
         uuid192_cmp,
+        uuid192_sortsupport,
         uuid192_hash,
         uuid192_hash_extended,
         uuid192_uuid

@@ -21,7 +21,6 @@
 mod checkpoint;
 mod config;
 mod engine;
-pub mod experiment;
 mod keyed;
 mod other;
 mod shared;
