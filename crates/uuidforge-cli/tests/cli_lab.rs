@@ -133,9 +133,16 @@ fn every_cell_runs_and_the_recommendation_follows_from_the_numbers() {
         assert!(f(&c["lookup_random_p99_us"]) >= f(&c["lookup_random_p50_us"]));
         // 3000 rows take far less than a minute: the last minute is all.
         assert_eq!(c["range_rows"], 3000, "{label}");
+        let pct = c["range_newest_1pct_rows"].as_u64().unwrap();
+        assert!(
+            (1..=3000).contains(&pct),
+            "{label}: newest 1% holds {pct} rows"
+        );
+        assert!(f(&c["range_newest_1pct_ms"]) > 0.0);
         let v7 = !matches!(kind, "bigint_identity" | "v4");
         assert_eq!(c["brin_bytes"].is_u64(), v7, "{label}");
         assert_eq!(c["brin_range_ms"].is_f64(), v7, "{label}");
+        assert_eq!(c["brin_newest_1pct_ms"].is_f64(), v7, "{label}");
         let per_writer = matches!(kind, "generator" | "pg18");
         assert_eq!(c["overflows"].is_u64(), per_writer, "{label}");
         assert_eq!(c["max_ahead_ms"].is_u64(), per_writer, "{label}");
@@ -157,7 +164,14 @@ fn every_cell_runs_and_the_recommendation_follows_from_the_numbers() {
     assert!(r["evidence"].as_str().unwrap().contains("within 5%"));
     let sort = &report["uuid192_sort"];
     assert_eq!(sort["rows"], 20000);
-    assert!(f(&sort["with_sortsupport_ms"]) > 0.0 && f(&sort["without_sortsupport_ms"]) > 0.0);
+    for m in [
+        "with_sortsupport_ms",
+        "without_sortsupport_ms",
+        "index_build_with_ms",
+        "index_build_without_ms",
+    ] {
+        assert!(f(&sort[m]) > 0.0, "{m}: {sort}");
+    }
     // A chart per measure, each a bar per cell.
     for stem in [
         "insert_rows_per_s",
@@ -176,7 +190,11 @@ fn every_cell_runs_and_the_recommendation_follows_from_the_numbers() {
             text.starts_with("<svg") && text.trim_end().ends_with("</svg>"),
             "{stem}"
         );
-        let bars = if stem == "max_ahead_ms" { 10 } else { 18 };
+        let bars = match stem {
+            "max_ahead_ms" => 10,
+            "brin_newest_1pct_ms" => 14,
+            _ => 18,
+        };
         assert!(
             text.matches("<rect").count() > bars,
             "{stem}: {} rects",

@@ -277,6 +277,11 @@ pub struct CellResult {
     pub range_last_minute_ms: f64,
     /// Rows in that last minute.
     pub range_rows: u64,
+    /// Counting the newest 1% of the keys' time span, ms (the selective
+    /// range: at the lab's speed a minute may hold every row).
+    pub range_newest_1pct_ms: f64,
+    /// Rows in it.
+    pub range_newest_1pct_rows: u64,
     /// Counter overflows of the writers' generators.
     pub overflows: Option<u64>,
     /// How far the writers' timestamps ran ahead of the clock at most, ms.
@@ -285,6 +290,8 @@ pub struct CellResult {
     pub brin_bytes: Option<u64>,
     /// The last-minute count through the BRIN index alone, ms.
     pub brin_range_ms: Option<f64>,
+    /// The newest-1% count through the BRIN index alone, ms.
+    pub brin_newest_1pct_ms: Option<f64>,
 }
 
 /// The value at quantile `q` (0..=1) of `values` (sorted here), nearest
@@ -415,7 +422,7 @@ pub fn recommend(results: &[CellResult]) -> Option<Recommendation> {
 pub type Measure = (&'static str, &'static str, fn(&CellResult) -> Option<f64>);
 
 /// Every charted measure: file stem, axis title, value.
-pub const MEASURES: [Measure; 10] = [
+pub const MEASURES: [Measure; 12] = [
     ("insert_rows_per_s", "inserted rows/s", |r| {
         Some(r.insert_rows_per_s)
     }),
@@ -453,6 +460,14 @@ pub const MEASURES: [Measure; 10] = [
         "count of the last minute (ms)",
         |r| Some(r.range_last_minute_ms),
     ),
+    ("range_newest_1pct_ms", "count of the newest 1% (ms)", |r| {
+        Some(r.range_newest_1pct_ms)
+    }),
+    (
+        "brin_newest_1pct_ms",
+        "count of the newest 1% with BRIN only (ms)",
+        |r| r.brin_newest_1pct_ms,
+    ),
     ("max_ahead_ms", "generator ahead of the clock (ms)", |r| {
         r.max_ahead_ms.map(|v| v as f64)
     }),
@@ -479,6 +494,9 @@ mod tests {
             lookup_random_p99_us: random,
             range_last_minute_ms: 1.0,
             range_rows: 1,
+            range_newest_1pct_ms: 1.0,
+            range_newest_1pct_rows: 1,
+            brin_newest_1pct_ms: None,
             overflows: Some(0),
             max_ahead_ms: Some(0),
             brin_bytes: None,
