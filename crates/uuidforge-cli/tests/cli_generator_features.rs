@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{admin_sql, fresh_database, ok_stdout, scratch, uuidforge};
+use common::{admin_sql, exit_2, exit_2_with_stdin, fresh_database, ok_stdout, scratch, uuidforge};
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, Stdio};
@@ -29,26 +29,6 @@ fn lines_with_stdin(args: &[&str], stdin: impl Into<String>) -> Vec<String> {
         .lines()
         .map(String::from)
         .collect()
-}
-
-fn stderr_of_failure(args: &[&str]) -> String {
-    failure_with_stdin(args, "").1
-}
-
-/// Standard output and error of a run that must exit 2.
-fn failure_with_stdin(args: &[&str], stdin: &str) -> (String, String) {
-    let out = uuidforge()
-        .args(args)
-        .write_stdin(stdin)
-        .assert()
-        .failure()
-        .get_output()
-        .clone();
-    assert_eq!(out.status.code(), Some(2), "{args:?}");
-    (
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
 }
 
 fn database_with_extension(tag: &str) -> String {
@@ -219,19 +199,19 @@ fn backfill_keys_are_the_same_in_sql_on_the_command_line_and_over_http() {
     );
 
     // Bad input names the field; nothing half-written passes for success.
-    let e = stderr_of_failure(&["gen", "--key", "k"]);
+    let e = exit_2(["gen", "--key", "k"]);
     assert!(e.contains("--at"), "{e}");
     // The line before the bad one was answered; the bad one is named.
-    let (out, e) = failure_with_stdin(
-        &["gen", "--key-from-stdin"],
+    let (out, e) = exit_2_with_stdin(
+        ["gen", "--key-from-stdin"],
         "2024-05-01T12:00:00Z\tok\nno tab here\n",
     );
     assert_eq!(out.lines().count(), 1, "{out}");
     assert!(e.contains("line 2: expected TIME<TAB>KEY"), "{e}");
-    let (_, e) = failure_with_stdin(&["gen", "--key-from-stdin"], "yesterday\tk\n");
+    let (_, e) = exit_2_with_stdin(["gen", "--key-from-stdin"], "yesterday\tk\n");
     assert!(e.contains("line 1: invalid time 'yesterday'"), "{e}");
     std::fs::write(&secret, b"short").unwrap();
-    let e = stderr_of_failure(&[
+    let e = exit_2([
         "gen",
         "--at",
         "now",
@@ -241,7 +221,7 @@ fn backfill_keys_are_the_same_in_sql_on_the_command_line_and_over_http() {
         secret.to_str().unwrap(),
     ]);
     assert!(e.contains("--secret-file") && e.contains("5 bytes"), "{e}");
-    let e = stderr_of_failure(&["gen", "--at", "now", "--key", "k", "-n", "3"]);
+    let e = exit_2(["gen", "--at", "now", "--key", "k", "-n", "3"]);
     assert!(e.contains("--count"), "{e}");
     for (query, field) in [
         ("/api/v1/uuids?key=k", "at"),
@@ -348,14 +328,14 @@ fn hiding_is_the_same_in_sql_on_the_command_line_and_over_http() {
     assert!(String::from_utf8_lossy(&e).contains("argument 1"));
     let short = dir.join("short.key");
     std::fs::write(&short, [1u8; 31]).unwrap();
-    let e = stderr_of_failure(&["hide", "--key-file", short.to_str().unwrap(), &values[0]]);
+    let e = exit_2(["hide", "--key-file", short.to_str().unwrap(), &values[0]]);
     assert!(e.contains("31 bytes") && e.contains("--key-file"), "{e}");
-    let e = stderr_of_failure(&["hide", "--key-file", "/nonexistent/k", &values[0]]);
+    let e = exit_2(["hide", "--key-file", "/nonexistent/k", &values[0]]);
     assert!(e.contains("cannot read the key file"), "{e}");
-    let e = stderr_of_failure(&["hide", "--new-key", key.to_str().unwrap()]);
+    let e = exit_2(["hide", "--new-key", key.to_str().unwrap()]);
     assert!(e.contains("never overwritten"), "{e}");
     assert_eq!(std::fs::read(&key).unwrap(), bytes, "the key is untouched");
-    let e = stderr_of_failure(&[
+    let e = exit_2([
         "serve",
         "--bind",
         "127.0.0.1:0",
@@ -411,9 +391,9 @@ fn a_state_file_keeps_order_across_runs_after_the_clock_went_back() {
     assert!(again.lines().next().unwrap() > with.as_str());
 
     std::fs::write(&state, "{ not json").unwrap();
-    let e = stderr_of_failure(&["gen", "--state", state_arg]);
+    let e = exit_2(["gen", "--state", state_arg]);
     assert!(e.contains("--state") && e.contains("corrupt"), "{e}");
-    let e = stderr_of_failure(&["gen", "--state", state_arg, "--at", "now"]);
+    let e = exit_2(["gen", "--state", state_arg, "--at", "now"]);
     assert!(e.contains("--state"), "{e}");
 }
 
@@ -530,7 +510,7 @@ fn shard_layouts_are_the_same_on_the_command_line_and_in_sql() {
     assert_eq!(node_of(&sql), 777);
     assert_eq!(&sql[14..15], "8");
 
-    let e = stderr_of_failure(&[
+    let e = exit_2([
         "gen",
         "--version",
         "8",
@@ -540,7 +520,7 @@ fn shard_layouts_are_the_same_on_the_command_line_and_in_sql() {
         "1024",
     ]);
     assert!(e.contains("--node") && e.contains("1024"), "{e}");
-    let e = stderr_of_failure(&[
+    let e = exit_2([
         "shard-layout",
         "--node-bits",
         "4",
@@ -550,10 +530,10 @@ fn shard_layouts_are_the_same_on_the_command_line_and_in_sql() {
         "17",
     ]);
     assert!(e.contains("--nodes"), "{e}");
-    let e = stderr_of_failure(&["shard-layout", "--node-bits", "70", "--rate", "10"]);
+    let e = exit_2(["shard-layout", "--node-bits", "70", "--rate", "10"]);
     assert!(e.contains("--node-bits"), "{e}");
     std::fs::write(&file, r#"{"node_bits": 10, "counter_bits": 0}"#).unwrap();
-    let e = stderr_of_failure(&[
+    let e = exit_2([
         "gen",
         "--version",
         "8",
@@ -563,7 +543,7 @@ fn shard_layouts_are_the_same_on_the_command_line_and_in_sql() {
         "1",
     ]);
     assert!(e.contains("counter_bits"), "{e}");
-    let e = stderr_of_failure(&[
+    let e = exit_2([
         "gen",
         "--shard-layout",
         file.to_str().unwrap(),

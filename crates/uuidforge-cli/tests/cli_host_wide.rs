@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{scratch, uuidforge};
+use common::{exit_2, scratch, uuidforge};
 use std::process::Stdio;
 
 #[test]
@@ -56,33 +56,20 @@ fn bad_cells_and_flags_are_refused_naming_the_file() {
     let dir = scratch("hostwide", "bad");
     let foreign = dir.join("foreign.cell");
     std::fs::write(&foreign, "not a cell").unwrap();
-    let out = uuidforge()
-        .args(["gen", "--host-wide"])
-        .arg(&foreign)
-        .assert()
-        .code(2)
-        .get_output()
-        .clone();
-    let e = String::from_utf8(out.stderr).unwrap();
+    let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let e = exit_2(["gen", "--host-wide", &path("foreign.cell")]);
     assert!(
         e.contains("--host-wide") && e.contains("10 bytes, expected 128"),
         "{e}"
     );
-    assert!(out.stdout.is_empty());
-    let out = uuidforge()
-        .args(["gen", "--host-wide-mode", "666", "--host-wide"])
-        .arg(dir.join("new.cell"))
-        .assert()
-        .code(2)
-        .get_output()
-        .clone();
-    assert!(String::from_utf8_lossy(&out.stderr).contains("mode 666"));
-    let out = uuidforge()
-        .args(["gen", "--at", "now", "--host-wide"])
-        .arg(dir.join("x.cell"))
-        .assert()
-        .code(2)
-        .get_output()
-        .clone();
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--host-wide"));
+    let e = exit_2([
+        "gen",
+        "--host-wide-mode",
+        "666",
+        "--host-wide",
+        &path("new.cell"),
+    ]);
+    assert!(e.contains("mode 666"), "{e}");
+    let e = exit_2(["gen", "--at", "now", "--host-wide", &path("x.cell")]);
+    assert!(e.contains("--host-wide"), "{e}");
 }

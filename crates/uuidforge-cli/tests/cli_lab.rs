@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{admin_sql, admin_url, fresh_database, scratch, uuidforge};
+use common::{admin_sql, admin_url, exit_2, fresh_database, scratch, uuidforge};
 use serde_json::Value;
 
 fn f(v: &Value) -> f64 {
@@ -248,27 +248,21 @@ fn without_apply_it_prints_the_plan_and_it_never_drops_a_schema_it_did_not_make(
         "0"
     );
     admin_sql(&db, "CREATE SCHEMA uuidforge_lab; CREATE TABLE uuidforge_lab.mine (x int); INSERT INTO uuidforge_lab.mine VALUES (7)");
-    let out = uuidforge()
-        .args([
-            "lab",
-            "keys",
-            "--db",
-            &url,
-            "--rows",
-            "100",
-            "--writers",
-            "1",
-            "--counter-bits",
-            "8",
-            "--guard-bits",
-            "0",
-            "--apply",
-        ])
-        .assert()
-        .code(2)
-        .get_output()
-        .clone();
-    let e = String::from_utf8(out.stderr).unwrap();
+    let e = exit_2([
+        "lab",
+        "keys",
+        "--db",
+        &url,
+        "--rows",
+        "100",
+        "--writers",
+        "1",
+        "--counter-bits",
+        "8",
+        "--guard-bits",
+        "0",
+        "--apply",
+    ]);
     assert!(
         e.contains("schema uuidforge_lab exists and is not the lab's"),
         "{e}"
@@ -277,11 +271,6 @@ fn without_apply_it_prints_the_plan_and_it_never_drops_a_schema_it_did_not_make(
         admin_sql(&db, "SELECT x::text FROM uuidforge_lab.mine"),
         "7"
     );
-    let out = uuidforge()
-        .args(["lab", "keys", "--db", &url, "--writers", "0", "--apply"])
-        .assert()
-        .code(2)
-        .get_output()
-        .clone();
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--writers"));
+    let e = exit_2(["lab", "keys", "--db", &url, "--writers", "0", "--apply"]);
+    assert!(e.contains("--writers"), "{e}");
 }

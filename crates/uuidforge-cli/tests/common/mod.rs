@@ -257,3 +257,37 @@ CREATE TABLE blobs (id int PRIMARY KEY, raw bytea, meta jsonb);
 INSERT INTO blobs VALUES (1, uuid_send('01900a5d-ac96-774b-bcce-b302099a8058'),
                           '{"01910a5d-ac96-774b-bcce-b302099a8059": {"seen": true}}');
 "#;
+
+/// Standard output and error of a run that must exit 2 (bad input),
+/// fed `stdin`.
+pub fn exit_2_with_stdin<I, S>(args: I, stdin: &str) -> (String, String)
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let out = uuidforge()
+        .args(args)
+        .write_stdin(stdin)
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// Standard error of a run that must exit 2 (bad input) and print nothing.
+pub fn exit_2<I, S>(args: I) -> String
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let (out, err) = exit_2_with_stdin(args, "");
+    assert!(
+        out.is_empty(),
+        "nothing on standard output after bad input: {out}"
+    );
+    err
+}

@@ -92,3 +92,22 @@ SELECT uuid192_send('017f22e2-79b0-7cc3-98c4-dc0c0c07398f-103064088814f5b0') AS 
 -- Joins with plain uuid tables through the cast.
 CREATE TEMP TABLE plain AS SELECT v::uuid AS id FROM k WHERE n <= 10;
 SELECT count(*) AS joined FROM k JOIN plain ON k.v::uuid = plain.id;
+
+-- Sort support (C4): the direct comparator and abbreviated keys order
+-- exactly like uuid192_cmp, in sorts and index builds, with and without.
+CREATE TEMP TABLE sort192 AS
+SELECT uuid192(CASE WHEN g % 7 = 0 THEN '018f3406-9e7b-7000-8000-000000001e45'::uuid ELSE uuidv7() END, g) AS k
+FROM generate_series(1, 20000) g ORDER BY random();
+SET uuidforge.uuid192_sortsupport = off;
+CREATE TEMP TABLE without_ss AS SELECT row_number() OVER () AS n, k FROM (SELECT k FROM sort192 ORDER BY k) s;
+SET uuidforge.uuid192_sortsupport = on;
+CREATE TEMP TABLE with_ss AS SELECT row_number() OVER () AS n, k FROM (SELECT k FROM sort192 ORDER BY k) s;
+SELECT count(*) AS rows, count(*) FILTER (WHERE a.k = b.k) AS same_place
+FROM without_ss a JOIN with_ss b USING (n);
+SELECT bool_and(uuid192_send(k) > uuid192_send(prev)) AS byte_order
+FROM (SELECT k, lag(k) OVER (ORDER BY n) AS prev FROM with_ss) s WHERE prev IS NOT NULL;
+CREATE INDEX sort192_k ON sort192 (k);
+SET enable_seqscan = off;
+SELECT count(*) AS found_through_index FROM with_ss w WHERE EXISTS (SELECT 1 FROM sort192 s WHERE s.k = w.k);
+RESET enable_seqscan;
+RESET uuidforge.uuid192_sortsupport;
