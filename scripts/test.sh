@@ -35,7 +35,7 @@ step "cargo clippy"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 
 step "rustdoc (broken links are errors)"
-RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p uuidforge -p uuidforge-server -p uuidforge-grep -p uuidforge-model --all-features --quiet
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p uuidforge -p uuidforge-server -p uuidforge-grep -p uuidforge-model -p uuidforge-host --all-features --quiet
 
 step "conformance vectors match their independent generator"
 python3 conformance/generate.py | diff -u conformance/vectors.json - \
