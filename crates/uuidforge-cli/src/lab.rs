@@ -105,16 +105,23 @@ fn pg(e: tokio_postgres::Error) -> UsageError {
     db_error(server_message(&e))
 }
 
+/// Statement parameters: every value is bound, never spliced into SQL.
+type Params<'a> = &'a [&'a (dyn tokio_postgres::types::ToSql + Sync)];
+
 async fn text(c: &Client, sql: &str) -> Result<String, UsageError> {
+    text_with(c, sql, &[]).await
+}
+
+async fn text_with(c: &Client, sql: &str, params: Params<'_>) -> Result<String, UsageError> {
     let row = c
-        .query_one(&format!("SELECT ({sql})::text"), &[])
+        .query_one(&format!("SELECT ({sql})::text"), params)
         .await
         .map_err(|e| db_error(format!("{sql}: {}", server_message(&e))))?;
     Ok(row.get::<_, Option<String>>(0).unwrap_or_default())
 }
 
-async fn number(c: &Client, sql: &str) -> Result<f64, UsageError> {
-    let t = text(c, sql).await?;
+async fn number(c: &Client, sql: &str, params: Params<'_>) -> Result<f64, UsageError> {
+    let t = text_with(c, sql, params).await?;
     t.parse::<f64>()
         .map_err(|_| db_error(format!("{sql}: expected a number, got '{t}'")))
 }
@@ -130,9 +137,10 @@ struct Server {
 }
 
 async fn extension_schema(c: &Client, name: &str) -> Result<Option<String>, UsageError> {
-    let s = text(
+    let s = text_with(
         c,
-        &format!("SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = '{name}'"),
+        "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = $1",
+        &[&name],
     )
     .await?;
     Ok((!s.is_empty()).then_some(s))
@@ -177,18 +185,17 @@ async fn survey(c: &Client) -> Result<Server, UsageError> {
 }
 
 async fn prepare_schema(c: &Client) -> Result<(), UsageError> {
-    let exists = text(
+    let exists = text_with(
         c,
-        &format!("SELECT count(*) FROM pg_namespace WHERE nspname = '{SCHEMA}'"),
+        "SELECT count(*) FROM pg_namespace WHERE nspname = $1",
+        &[&SCHEMA],
     )
     .await?;
     if exists != "0" {
-        let comment = text(
+        let comment = text_with(
             c,
-            &format!(
-                "SELECT obj_description('{}'::regnamespace, 'pg_namespace')",
-                quote_ident(SCHEMA)
-            ),
+            "SELECT obj_description($1::text::regnamespace, 'pg_namespace')",
+            &[&quote_ident(SCHEMA)],
         )
         .await?;
         if comment != MARK {
@@ -198,8 +205,9 @@ async fn prepare_schema(c: &Client) -> Result<(), UsageError> {
         }
     }
     c.batch_execute(&format!(
-        "DROP SCHEMA IF EXISTS {s} CASCADE; CREATE SCHEMA {s}; COMMENT ON SCHEMA {s} IS '{MARK}'",
-        s = quote_ident(SCHEMA)
+        "DROP SCHEMA IF EXISTS {s} CASCADE; CREATE SCHEMA {s}; COMMENT ON SCHEMA {s} IS {mark}",
+        s = quote_ident(SCHEMA),
+        mark = uuidforge_db::ident::quote_literal(MARK)
     ))
     .await
     .map_err(pg)
@@ -316,14 +324,32 @@ async fn insert(
     Ok((start.elapsed().as_secs_f64(), telemetry))
 }
 
+/// A range count: `SELECT count(*) … WHERE key >= $1 AND key <= $2` (v7
+/// bounds) or `created_at >= $1` (a time, as text).
+struct RangeCount {
+    sql: String,
+    bounds: Vec<Box<dyn tokio_postgres::types::ToSql + Sync + Send>>,
+}
+
+impl RangeCount {
+    async fn time_best(&self, c: &Client) -> Result<(f64, u64), UsageError> {
+        let params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = self
+            .bounds
+            .iter()
+            .map(|b| b.as_ref() as &(dyn tokio_postgres::types::ToSql + Sync))
+            .collect();
+        time_best(c, &self.sql, &params).await
+    }
+}
+
 /// Best of three, in ms.
-async fn time_best(c: &Client, sql: &str) -> Result<(f64, u64), UsageError> {
+async fn time_best(c: &Client, sql: &str, params: Params<'_>) -> Result<(f64, u64), UsageError> {
     let mut best = f64::INFINITY;
     let mut count = 0;
     for _ in 0..3 {
         let t = Instant::now();
         let row = c
-            .query_one(sql, &[])
+            .query_one(sql, params)
             .await
             .map_err(|e| db_error(format!("{sql}: {}", server_message(&e))))?;
         best = best.min(t.elapsed().as_secs_f64() * 1000.0);
@@ -332,14 +358,21 @@ async fn time_best(c: &Client, sql: &str) -> Result<(f64, u64), UsageError> {
     Ok((best, count))
 }
 
-/// Timed point lookups of `keys_sql`'s keys, µs, after one warm-up pass.
-async fn lookups(c: &Client, function: &str, keys_sql: &str) -> Result<Vec<f64>, UsageError> {
+/// Timed point lookups of `keys_sql`'s keys (`$1` rows after `seq` `$2`,
+/// drawn at random), µs, after one warm-up pass.
+async fn lookups(
+    c: &Client,
+    function: &str,
+    keys_sql: &str,
+    after_seq: i64,
+    count: i64,
+) -> Result<Vec<f64>, UsageError> {
     let sql = format!("SELECT {function}(array({keys_sql}))");
-    c.query_one(&sql, &[])
+    c.query_one(&sql, &[&after_seq, &count])
         .await
         .map_err(|e| db_error(format!("{sql}: {}", server_message(&e))))?;
     let row = c
-        .query_one(&sql, &[])
+        .query_one(&sql, &[&after_seq, &count])
         .await
         .map_err(|e| db_error(format!("{sql}: {}", server_message(&e))))?;
     Ok(row.get::<_, Vec<f64>>(0))
@@ -348,8 +381,8 @@ async fn lookups(c: &Client, function: &str, keys_sql: &str) -> Result<Vec<f64>,
 /// The two range counts: the last minute of keys, and the newest 1% of the
 /// keys' time span — by the key's own bounds for v7 kinds, else by
 /// `created_at` (the key carries no time).
-async fn range_counts(c: &Client, cell: &Cell, table: &str) -> Result<[String; 2], UsageError> {
-    let predicates: [String; 2] = if cell.key.is_v7() {
+async fn range_counts(c: &Client, cell: &Cell, table: &str) -> Result<[RangeCount; 2], UsageError> {
+    if cell.key.is_v7() {
         let end = |order: &str| format!("SELECT id FROM {table} ORDER BY id {order} LIMIT 1");
         let ms = |t: String| -> Result<u64, UsageError> {
             let u: Uuid = t.parse().map_err(db_error)?;
@@ -358,14 +391,17 @@ async fn range_counts(c: &Client, cell: &Cell, table: &str) -> Result<[String; 2
         let newest = ms(text(c, &end("DESC")).await?)?;
         let oldest = ms(text(c, &end("ASC")).await?)?;
         let upper = uuidforge::bounds::highest_v7(newest).map_err(db_error)?;
-        let from = |start: u64| -> Result<String, UsageError> {
+        let from = |start: u64| -> Result<RangeCount, UsageError> {
             let lower = uuidforge::bounds::lowest_v7(start).map_err(db_error)?;
-            Ok(format!("id >= '{lower}' AND id <= '{upper}'"))
+            Ok(RangeCount {
+                sql: format!("SELECT count(*) FROM {table} WHERE id >= $1 AND id <= $2"),
+                bounds: vec![Box::new(lower), Box::new(upper)],
+            })
         };
-        [
+        Ok([
             from(newest.saturating_sub(60_000))?,
             from(newest - (newest - oldest) / 100)?,
-        ]
+        ])
     } else {
         // The cut-offs come back as text, exact to the microsecond.
         let cut = |expr: &str| format!("SELECT {expr} FROM {table}");
@@ -375,11 +411,16 @@ async fn range_counts(c: &Client, cell: &Cell, table: &str) -> Result<[String; 2
             &cut("max(created_at) - (max(created_at) - min(created_at)) / 100"),
         )
         .await?;
-        let from = |t: String| format!("created_at >= '{}'::timestamptz", t.replace('\'', "''"));
-        [from(minute), from(pct)]
-    };
-    Ok(predicates.map(|p| format!("SELECT count(*) FROM {table} WHERE {p}")))
+        let from = |t: String| RangeCount {
+            sql: format!("SELECT count(*) FROM {table} WHERE created_at >= $1::text::timestamptz"),
+            bounds: vec![Box::new(t)],
+        };
+        Ok([from(minute), from(pct)])
+    }
 }
+
+/// The size of a relation named by `$1` (a quoted, qualified name).
+const RELATION_SIZE: &str = "SELECT pg_relation_size($1::text::regclass)";
 
 async fn measure_cell(
     c: &Client,
@@ -412,56 +453,32 @@ async fn measure_cell(
     let (seconds, telemetry) = insert(cfg, cell, &table, args.rows, args.batch).await?;
     let wal_bytes = number(
         c,
-        &format!("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '{wal_before}'::pg_lsn)"),
+        "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::text::pg_lsn)",
+        &[&wal_before],
     )
     .await? as u64;
     c.batch_execute(&format!("ANALYZE {table}"))
         .await
         .map_err(pg)?;
-    let pk = format!(
-        "{}.{}",
-        quote_ident(SCHEMA),
-        quote_ident(&lab::pk_name(&table))
-    );
-    let index_bytes = number(
-        c,
-        &format!(
-            "SELECT pg_relation_size('{}'::regclass)",
-            pk.replace('\'', "''")
-        ),
-    )
-    .await? as u64;
+    let pk = lab::pk_qualified(&table);
+    let index_bytes = number(c, RELATION_SIZE, &[&pk]).await? as u64;
     let (density, fragmentation) = match &server.pgstattuple {
         Some(s) => {
-            let t = text(c, &lab::index_stats_sql(&table, s)).await?;
+            let t = text_with(c, &lab::index_stats_sql(s), &[&pk]).await?;
             let parts: Vec<f64> = t.split(',').filter_map(|p| p.parse().ok()).collect();
             (parts.get(1).copied(), parts.get(2).copied())
         }
         None => (None, None),
     };
-    let out_of_order = number(c, &lab::out_of_order_sql(cell, &table)).await?;
+    let out_of_order = number(c, &lab::out_of_order_sql(cell, &table), &[]).await?;
     let recent_from = args.rows - (args.rows / 100).max(args.lookups.min(args.rows));
-    let mut recent = lookups(
-        c,
-        &function,
-        &format!(
-            "SELECT id FROM {table} WHERE seq > {recent_from} ORDER BY random() LIMIT {}",
-            args.lookups
-        ),
-    )
-    .await?;
-    let mut random = lookups(
-        c,
-        &function,
-        &format!(
-            "SELECT id FROM {table} ORDER BY random() LIMIT {}",
-            args.lookups
-        ),
-    )
-    .await?;
+    let sample = format!("SELECT id FROM {table} WHERE seq > $1 ORDER BY random() LIMIT $2");
+    let count = args.lookups as i64;
+    let mut recent = lookups(c, &function, &sample, recent_from as i64, count).await?;
+    let mut random = lookups(c, &function, &sample, 0, count).await?;
     let ranges = range_counts(c, cell, &table).await?;
-    let (range_ms, range_rows) = time_best(c, &ranges[0]).await?;
-    let (pct_ms, pct_rows) = time_best(c, &ranges[1]).await?;
+    let (range_ms, range_rows) = ranges[0].time_best(c).await?;
+    let (pct_ms, pct_rows) = ranges[1].time_best(c).await?;
     let (brin_bytes, brin_range_ms, brin_pct_ms) = if cell.key.is_v7() {
         let brin = format!(
             "{}.{}",
@@ -474,14 +491,7 @@ async fn measure_cell(
         ))
         .await
         .map_err(pg)?;
-        let bytes = number(
-            c,
-            &format!(
-                "SELECT pg_relation_size('{}'::regclass)",
-                brin.replace('\'', "''")
-            ),
-        )
-        .await? as u64;
+        let bytes = number(c, RELATION_SIZE, &[&brin]).await? as u64;
         // The b-tree is dropped inside a transaction that is rolled back,
         // so the counts can only use the BRIN index.
         c.batch_execute(&format!(
@@ -490,8 +500,8 @@ async fn measure_cell(
         ))
         .await
         .map_err(pg)?;
-        let minute = time_best(c, &ranges[0]).await;
-        let pct = time_best(c, &ranges[1]).await;
+        let minute = ranges[0].time_best(c).await;
+        let pct = ranges[1].time_best(c).await;
         c.batch_execute("ROLLBACK").await.map_err(pg)?;
         let ((minute_ms, minute_rows), (pct_brin_ms, pct_brin_rows)) = (minute?, pct?);
         if (minute_rows, pct_brin_rows) != (range_rows, pct_rows) {

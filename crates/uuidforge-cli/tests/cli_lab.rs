@@ -274,3 +274,88 @@ fn without_apply_it_prints_the_plan_and_it_never_drops_a_schema_it_did_not_make(
     let e = exit_2(["lab", "keys", "--db", &url, "--writers", "0", "--apply"]);
     assert!(e.contains("--writers"), "{e}");
 }
+
+#[test]
+fn a_lab_killed_mid_run_leaves_only_its_own_schema_and_the_next_run_clears_it() {
+    let db = fresh_database(
+        "labkill",
+        "CREATE TABLE keep (x int); INSERT INTO keep VALUES (42)",
+    );
+    let url = admin_url(&db);
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("uuidforge"))
+        .args([
+            "lab",
+            "keys",
+            "--db",
+            &url,
+            "--rows",
+            "5000000",
+            "--writers",
+            "2",
+            "--counter-bits",
+            "8",
+            "--guard-bits",
+            "0",
+            "--apply",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it while its writers insert into the first cell's table.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let rows = admin_sql(
+            &db,
+            "SELECT coalesce((SELECT n_tup_ins FROM pg_stat_user_tables WHERE schemaname = 'uuidforge_lab' ORDER BY relid LIMIT 1), 0)::text",
+        );
+        if rows.parse::<u64>().unwrap_or(0) > 0 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the lab never inserted"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(admin_sql(&db, "SELECT x::text FROM keep"), "42");
+    assert_eq!(
+        admin_sql(
+            &db,
+            "SELECT obj_description('uuidforge_lab'::regnamespace, 'pg_namespace') IS NOT NULL"
+        ),
+        "t",
+        "the leftover schema is marked as the lab's"
+    );
+    uuidforge()
+        .args([
+            "lab",
+            "keys",
+            "--db",
+            &url,
+            "--rows",
+            "500",
+            "--writers",
+            "1",
+            "--counter-bits",
+            "8",
+            "--guard-bits",
+            "0",
+            "--sort-rows",
+            "0",
+            "--json",
+            "--apply",
+        ])
+        .assert()
+        .success();
+    assert_eq!(
+        admin_sql(
+            &db,
+            "SELECT count(*)::text FROM pg_namespace WHERE nspname = 'uuidforge_lab'"
+        ),
+        "0"
+    );
+    assert_eq!(admin_sql(&db, "SELECT x::text FROM keep"), "42");
+}

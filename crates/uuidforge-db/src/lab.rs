@@ -202,15 +202,20 @@ pub fn out_of_order_sql(cell: &Cell, table: &str) -> String {
     )
 }
 
-/// `pgstatindex` of the primary key: size in bytes, leaf density (%),
-/// leaf fragmentation (%), as one text row `size,density,fragmentation`.
-pub fn index_stats_sql(table: &str, pgstattuple_schema: &str) -> String {
+/// `pgstatindex` of an index: size in bytes, leaf density (%), leaf
+/// fragmentation (%), as one text row `size,density,fragmentation`. `$1` is
+/// the index's quoted, qualified name ([`pk_qualified`]).
+pub fn index_stats_sql(pgstattuple_schema: &str) -> String {
     format!(
         "SELECT concat_ws(',', index_size, avg_leaf_density, leaf_fragmentation) \
-         FROM {}.pgstatindex('{}'::regclass)",
-        quote_ident(pgstattuple_schema),
-        qualified(SCHEMA, &pk_name(table)).replace('\'', "''")
+         FROM {}.pgstatindex($1::text::regclass)",
+        quote_ident(pgstattuple_schema)
     )
+}
+
+/// The quoted, qualified name of a cell table's primary key index.
+pub fn pk_qualified(table: &str) -> String {
+    qualified(SCHEMA, &pk_name(table))
 }
 
 /// Times each key's lookup this many times over and keeps the mean:
@@ -570,8 +575,8 @@ mod tests {
             create.contains("CONSTRAINT \"cell_3_pkey\" PRIMARY KEY (id)"),
             "{create}"
         );
-        assert!(index_stats_sql(&t, "public")
-            .contains("\"public\".pgstatindex('\"uuidforge_lab\".\"cell_3_pkey\"'::regclass)"));
+        assert_eq!(pk_qualified(&t), "\"uuidforge_lab\".\"cell_3_pkey\"");
+        assert!(index_stats_sql("public").contains("\"public\".pgstatindex($1::text::regclass)"));
         assert!(insert_sql(&cell, &t).contains("generate_series"));
         assert!(out_of_order_sql(&cell, &t).contains("id::text"));
     }
