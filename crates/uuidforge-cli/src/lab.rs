@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 use tokio_postgres::Client;
 use uuid::Uuid;
-use uuidforge::generator::{OsChaCha, RandSource, V7Generator};
+use uuidforge::batch::{BatchSource, BatchSpec};
 use uuidforge_db::client::{config, connect};
 use uuidforge_db::ident::quote_ident;
 use uuidforge_db::lab::{self, Cell, CellResult, KeyKind, SCHEMA};
@@ -213,55 +213,18 @@ async fn prepare_schema(c: &Client) -> Result<(), UsageError> {
     .map_err(pg)
 }
 
-/// What a writer sends: keys from its own generator (or none).
-enum KeySource {
-    Server,
-    V4(Box<OsChaCha>),
-    V7(Box<V7Generator>),
-}
-
-impl KeySource {
-    fn of(key: KeyKind) -> KeySource {
-        match key {
-            KeyKind::BigintIdentity | KeyKind::ServerV7 => KeySource::Server,
-            KeyKind::V4 => KeySource::V4(Box::new(OsChaCha::new())),
-            k => KeySource::V7(Box::new(
-                V7Generator::new(k.config().expect("a generator kind"))
-                    .expect("a valid lab config"),
-            )),
-        }
-    }
-
-    fn fill(&mut self, keys: &mut Vec<Uuid>, n: usize) {
-        keys.clear();
-        match self {
-            KeySource::Server => {}
-            KeySource::V4(rng) => {
-                let mut b = [0u8; 16];
-                for _ in 0..n {
-                    rng.fill(&mut b);
-                    keys.push(uuid::Builder::from_random_bytes(b).into_uuid());
-                }
-            }
-            KeySource::V7(g) => {
-                for _ in 0..n {
-                    // Counter overflows bump the timestamp: generation
-                    // never fails under the lab's (bump) policy.
-                    keys.push(g.generate().expect("bump policy"));
-                }
-            }
-        }
-    }
-
-    fn telemetry(&self) -> Option<(u64, u64)> {
-        match self {
-            KeySource::V7(g) => {
-                let t = g.telemetry();
-                Some((t.overflows, t.max_ahead_ms))
-            }
-            _ => None,
-        }
-    }
+/// The keys a writer sends, from a generator of its own — the batch
+/// source `uuidforge gen` uses — or None when the server makes them.
+fn key_source(key: KeyKind) -> Option<BatchSource> {
+    let spec = match key {
+        KeyKind::BigintIdentity | KeyKind::ServerV7 => return None,
+        KeyKind::V4 => BatchSpec::new(4, None, None, None),
+        k => BatchSpec::new(7, k.config(), None, None),
+    };
+    Some(
+        spec.and_then(|s| s.owned_source())
+            .expect("the lab's key kinds are valid"),
+    )
 }
 
 /// Inserts `rows` with `cell.writers` connections at once; returns the
@@ -286,23 +249,31 @@ async fn insert(
         let key = cell.key;
         tasks.push(tokio::spawn(async move {
             let statement = client.prepare(&sql).await?;
-            let mut source = KeySource::of(key);
-            let mut keys = Vec::with_capacity(batch as usize);
+            let mut source = key_source(key);
+            let mut keys = vec![Uuid::nil(); batch as usize];
             let payload: Vec<i32> = (0..batch as i32).collect();
             let mut left = share;
             while left > 0 {
                 let n = left.min(batch) as usize;
-                if key.keys_from_writers() {
-                    source.fill(&mut keys, n);
-                    client
-                        .execute(&statement, &[&keys, &payload[..n].to_vec()])
-                        .await?;
-                } else {
-                    client.execute(&statement, &[&(n as i32)]).await?;
+                match &mut source {
+                    Some(source) => {
+                        // Counter overflows bump the timestamp: generation
+                        // never fails under the lab's (bump) policy.
+                        source.fill(&mut keys[..n]).expect("bump policy");
+                        client
+                            .execute(&statement, &[&&keys[..n], &&payload[..n]])
+                            .await?;
+                    }
+                    None => {
+                        client.execute(&statement, &[&(n as i32)]).await?;
+                    }
                 }
                 left -= n as u64;
             }
-            Ok::<_, tokio_postgres::Error>(source.telemetry())
+            let telemetry = source
+                .and_then(|s| s.telemetry())
+                .map(|t| (t.overflows, t.max_ahead_ms));
+            Ok::<_, tokio_postgres::Error>(telemetry)
         }));
     }
     let mut telemetry: Option<(u64, u64)> = None;
