@@ -5,64 +5,95 @@
 # and concurrent writers, with and without shared_preload_libraries), the
 # web page and API (node --test, headless chromium, schemathesis), and a
 # short fuzzing run of every parser.
+#
+# Before the first test the PostgreSQL 15 server is brought to one known
+# state, whatever an earlier run left (scripts/pg-setup.sh --reset prints
+# what it found and what it set). Every step runs even when an earlier one
+# failed; the run ends with a summary of every step (passed or failed, and
+# its seconds) and exits non-zero when any failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 FUZZ_SECONDS="${FUZZ_SECONDS:-15}"
 
-step() { printf '\n== %s\n' "$*"; }
+toolchain() {
+  cargo --version
+  rustup component list --installed 2>/dev/null | grep -E '^(rustfmt|clippy)' || rustup component add rustfmt clippy
+  if ! rustup toolchain list | grep -q '^nightly'; then
+    rustup toolchain install nightly --profile minimal
+  fi
+  if ! cargo fuzz --version >/dev/null 2>&1; then
+    cargo install cargo-fuzz --locked
+  fi
+}
 
-step "toolchain"
-cargo --version
-rustup component list --installed 2>/dev/null | grep -E '^(rustfmt|clippy)' || rustup component add rustfmt clippy
-if ! rustup toolchain list | grep -q '^nightly'; then
-  rustup toolchain install nightly --profile minimal
-fi
-if ! cargo fuzz --version >/dev/null 2>&1; then
-  cargo install cargo-fuzz --locked
-fi
+rustdoc() {
+  RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p uuidforge -p uuidforge-server -p uuidforge-grep \
+    -p uuidforge-model -p uuidforge-host --all-features --quiet
+}
 
-step "PostgreSQL 15, cargo-pgrx and the extension (scripts/pg-setup.sh)"
-./scripts/pg-setup.sh
+conformance() {
+  python3 conformance/generate.py | diff -u conformance/vectors.json - \
+    || { echo "conformance/vectors.json is stale: run python3 conformance/generate.py > conformance/vectors.json"; return 1; }
+}
 
-step "test data sets (scripts/test-data.sh)"
-./scripts/test-data.sh
+cargo_test() {
+  # The extension links against the server's symbols: it is tested inside
+  # the server by its own suite, not by a test binary. --no-fail-fast: one
+  # failing test binary must not hide the results of the others.
+  cargo test --workspace --exclude uuidforge-pg --all-features --no-fail-fast
+}
 
-step "cargo fmt --check"
-cargo fmt --all --check
+fuzz() {
+  (
+    cd crates/uuidforge
+    for target in parse base32 uuid192; do
+      cargo +nightly fuzz run "$target" -- -max_total_time="$FUZZ_SECONDS" 2>&1 | tail -n 3
+    done
+  )
+  (
+    cd crates/uuidforge-grep
+    cargo +nightly fuzz run documents -- -max_total_time="$FUZZ_SECONDS" 2>&1 | tail -n 3
+  )
+}
 
-step "cargo clippy"
-cargo clippy --workspace --all-targets --all-features -- -D warnings
+names=() results=() seconds=()
+# step NAME COMMAND...: runs COMMAND in a subshell with errexit (the first
+# failing command fails the step), records its result and time, goes on.
+step() {
+  local name=$1 started status
+  shift
+  printf '\n== %s\n' "$name"
+  started=$SECONDS
+  set +e
+  (set -euo pipefail; "$@")
+  status=$?
+  set -e
+  names+=("$name")
+  seconds+=($((SECONDS - started)))
+  if [ "$status" = 0 ]; then results+=(passed); else results+=("failed (exit $status)"); fi
+}
 
-step "rustdoc (broken links are errors)"
-RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p uuidforge -p uuidforge-server -p uuidforge-grep -p uuidforge-model -p uuidforge-host --all-features --quiet
+step "toolchain" toolchain
+step "PostgreSQL 15, cargo-pgrx and the extension (scripts/pg-setup.sh)" ./scripts/pg-setup.sh
+step "PostgreSQL 15 brought to the test state (scripts/pg-setup.sh --no-build --reset)" \
+  ./scripts/pg-setup.sh --no-build --reset
+step "test data sets (scripts/test-data.sh)" ./scripts/test-data.sh
+step "cargo fmt --check" cargo fmt --all --check
+step "cargo clippy" cargo clippy --workspace --all-targets --all-features -- -D warnings
+step "rustdoc (broken links are errors)" rustdoc
+step "conformance vectors match their independent generator" conformance
+step "cargo test (server not preloaded)" cargo_test
+step "web page and API: node --test, headless chromium, schemathesis (scripts/web-test.sh)" ./scripts/web-test.sh
+step "PostgreSQL extension: regression suite and concurrent writers, both modes" ./crates/uuidforge-pg/tests/run.sh
+step "fuzz every parser for ${FUZZ_SECONDS}s each" fuzz
 
-step "conformance vectors match their independent generator"
-python3 conformance/generate.py | diff -u conformance/vectors.json - \
-  || { echo "conformance/vectors.json is stale: run python3 conformance/generate.py > conformance/vectors.json"; exit 1; }
-
-step "cargo test"
-# The extension links against the server's symbols: it is tested inside
-# the server below, not by a test binary.
-cargo test --workspace --exclude uuidforge-pg --all-features
-
-step "web page and API: node --test, headless chromium, schemathesis (scripts/web-test.sh)"
-./scripts/web-test.sh
-
-step "PostgreSQL extension: regression suite and concurrent writers"
-./crates/uuidforge-pg/tests/run.sh
-
-step "fuzz every parser for ${FUZZ_SECONDS}s each"
-(
-  cd crates/uuidforge
-  for target in parse base32 uuid192; do
-    cargo +nightly fuzz run "$target" -- -max_total_time="$FUZZ_SECONDS" 2>&1 | tail -n 3
-  done
-)
-(
-  cd crates/uuidforge-grep
-  cargo +nightly fuzz run documents -- -max_total_time="$FUZZ_SECONDS" 2>&1 | tail -n 3
-)
-
-echo
-echo "all tests passed"
+passed=0 failed=0
+printf '\n== summary\n'
+for i in "${!names[@]}"; do
+  printf '%-22s %5ss  %s\n' "${results[$i]}" "${seconds[$i]}" "${names[$i]}"
+  if [ "${results[$i]}" = passed ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+done
+printf 'total %ss\n' "$SECONDS"
+echo "steps: $passed passed, $failed failed"
+[ "$failed" = 0 ]

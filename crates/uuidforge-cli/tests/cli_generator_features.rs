@@ -563,26 +563,32 @@ fn registered_profiles_and_telemetry_in_sql() {
     let j: serde_json::Value = serde_json::from_str(&stored).unwrap();
     assert_eq!(j["counter_bits"], 30);
     assert_eq!(j["name"], "c30");
-    let before: i64 = admin_sql(
+    // Telemetry is per session without shared_preload_libraries and
+    // server-wide with it: reading it before and after in the session that
+    // generates holds in both modes, so the test needs no server setting.
+    let counts = admin_sql(
         &db,
-        "SELECT value FROM uuidforge_telemetry() WHERE metric = 'generated' AND profile = 'registered'",
-    )
-    .parse()
-    .unwrap();
+        r#"SET uuidforge.profile = 'c30';
+           CREATE TEMP TABLE before AS SELECT value FROM uuidforge_telemetry() WHERE metric = 'generated' AND profile = 'registered';
+           CREATE TEMP TABLE made AS SELECT n, uuidv7() AS u FROM generate_series(1, 2000) n;
+           SELECT concat_ws(' ',
+             (SELECT value FROM before),
+             (SELECT value FROM uuidforge_telemetry() WHERE metric = 'generated' AND profile = 'registered'),
+             (SELECT bool_and(a < b) FROM (SELECT u AS a, lead(u) OVER (ORDER BY n) AS b FROM made) t WHERE b IS NOT NULL),
+             (SELECT value FROM uuidforge_telemetry() WHERE metric = 'server_wide'),
+             uuidv7_is_server_wide())"#,
+    );
+    let fields: Vec<&str> = counts.split(' ').collect();
+    let [before, after, ordered, metric_wide, server_wide] = fields[..] else {
+        panic!("unexpected telemetry row {counts:?}");
+    };
+    let (before, after): (i64, i64) = (before.parse().unwrap(), after.parse().unwrap());
     // Values stay strictly increasing under the registered profile, and
     // the telemetry counts them under "registered".
-    let ordered = admin_sql(
-        &db,
-        "SET uuidforge.profile = 'c30'; SELECT bool_and(a < b)::text FROM (SELECT u AS a, lead(u) OVER (ORDER BY n) AS b FROM (SELECT n, uuidv7() AS u FROM generate_series(1, 2000) n) s) t WHERE b IS NOT NULL",
-    );
-    assert_eq!(ordered, "true");
-    let after: i64 = admin_sql(
-        &db,
-        "SELECT value FROM uuidforge_telemetry() WHERE metric = 'generated' AND profile = 'registered'",
-    )
-    .parse()
-    .unwrap();
+    assert_eq!(ordered, "t");
     assert!(after >= before + 2000, "{before} -> {after}");
+    // The telemetry says which mode it counts in, as the server does.
+    assert_eq!(metric_wide == "1", server_wide == "t", "{counts}");
     // The same profile from the command line (a JSON file) gives the same layout.
     let dir = scratch("profiles", "file");
     let file = dir.join("c30.json");

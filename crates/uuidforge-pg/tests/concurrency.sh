@@ -30,6 +30,8 @@ case "$mode" in
 esac
 
 sql -c "CREATE TABLE bulk (id uuidv7_gen PRIMARY KEY, client int NOT NULL, n bigserial)"
+generated() { sql -c "SELECT sum(value) FROM uuidforge_telemetry() WHERE metric = 'generated'"; }
+generated_before=$(generated)
 echo 'INSERT INTO bulk (client) SELECT :client_id FROM generate_series(1, 1000);' > "$work/bulk.sql"
 start=$(date +%s%N)
 runuser -u postgres -- pgbench -n -c 8 -j 2 -t 100 -f "$work/bulk.sql" "$db" > "$work/bulk.log" 2>&1 \
@@ -43,6 +45,16 @@ read -r rows distinct v7 clients <<<"$(sql -F' ' -c "SELECT count(*), count(DIST
 disorder=$(sql -c "SELECT count(*) FROM (SELECT id, lag(id) OVER (PARTITION BY client ORDER BY n) AS prev FROM bulk) s WHERE id <= prev")
 [ "$disorder" = 0 ] || fail "phase 1: $disorder values not above the same session's previous value"
 echo "phase 1 ($mode): 8 sessions x 100000 rows in ${elapsed_ms} ms: 800000 distinct UUIDv7, increasing within each session"
+# Telemetry read from another session sees the writers' values only when
+# the counters live in shared memory.
+generated_after=$(generated)
+counted=$((generated_after - generated_before))
+if [ "$mode" = server-wide ]; then
+  [ "$counted" -ge 800000 ] || fail "telemetry counted $counted of the 800000 values other sessions generated"
+else
+  [ "$counted" -lt 800000 ] || fail "telemetry counted $counted values of other sessions without preload"
+fi
+echo "telemetry ($mode): $counted values counted from another session"
 
 sql -c "CREATE TABLE turns (id uuidv7_gen, seq bigint NOT NULL); CREATE SEQUENCE turn_seq"
 cat > "$work/turns.sql" <<'SQL'

@@ -20,7 +20,9 @@ async fn fixture(tag: &str) -> String {
     let admin_url = |db: &str| format!("postgres://uuidforge_admin:uuidforge@127.0.0.1:5432/{db}");
     let (admin, conn) = tokio_postgres::connect(&admin_url("postgres"), NoTls)
         .await
-        .expect("run scripts/pg-setup.sh");
+        .unwrap_or_else(|e| {
+            panic!("connect as the superuser role uuidforge_admin (password uuidforge) on 127.0.0.1:5432: {e} (scripts/pg-setup.sh makes it)")
+        });
     tokio::spawn(conn);
     for statement in [
         format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),

@@ -126,7 +126,9 @@ pub fn admin_sql(db: &str, sql: &str) -> String {
     runtime.block_on(async {
         let (client, conn) = tokio_postgres::connect(&admin_url(db), tokio_postgres::NoTls)
             .await
-            .expect("run scripts/pg-setup.sh");
+            .unwrap_or_else(|e| {
+                panic!("connect as the superuser role uuidforge_admin (password uuidforge) on 127.0.0.1:5432 to {db}: {e} (scripts/pg-setup.sh makes it)")
+            });
         tokio::spawn(conn);
         let messages = client.simple_query(sql).await.unwrap_or_else(|e| {
             let detail = e.as_db_error().map(|d| d.message().to_string());
