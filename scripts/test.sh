@@ -75,9 +75,8 @@ step() {
 }
 
 step "toolchain" toolchain
-step "PostgreSQL 15, cargo-pgrx and the extension (scripts/pg-setup.sh)" ./scripts/pg-setup.sh
-step "PostgreSQL 15 brought to the test state (scripts/pg-setup.sh --no-build --reset)" \
-  ./scripts/pg-setup.sh --no-build --reset
+step "PostgreSQL 15: cargo-pgrx, the extension, the test state (scripts/pg-setup.sh --reset)" \
+  ./scripts/pg-setup.sh --reset
 step "test data sets (scripts/test-data.sh)" ./scripts/test-data.sh
 step "cargo fmt --check" cargo fmt --all --check
 step "cargo clippy" cargo clippy --workspace --all-targets --all-features -- -D warnings

@@ -46,6 +46,10 @@ unset PGPASSWORD
 db="postgres://uuidforge:uuidforge@127.0.0.1:5432/uuidforge_web_e2e"
 rm -f "$out/hide.key"
 target/debug/uuidforge hide --new-key "$out/hide.key" 2>/dev/null
+# The token the page and the API tests use (a server without --token makes
+# its own; a test of that is in crates/uuidforge-cli/tests/cli_serve.rs).
+UUIDFORGE_TOKEN=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
+export UUIDFORGE_TOKEN
 target/debug/uuidforge serve --bind "127.0.0.1:$port" --names-db "$names" --db "$db" \
   --hide-key-file "$out/hide.key" 2>"$out/server.log" &
 server=$!
@@ -61,7 +65,7 @@ node "$web/e2e/e2e.mjs" "$base" "$out"
 
 say "schemathesis against $base/api/openapi.json"
 target/st-venv/bin/st --config-file crates/uuidforge-server/api/schemathesis.toml \
-  run "$base/api/openapi.json" --url "$base" \
+  run "$base/api/openapi.json" --url "$base" --header "Authorization: Bearer $UUIDFORGE_TOKEN" \
   --checks all --max-examples 60 --no-color \
   --report junit --report-dir "$out/schemathesis" 2>&1 | tail -25
 status=${PIPESTATUS[0]}

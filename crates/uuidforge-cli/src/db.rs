@@ -22,7 +22,7 @@ pub struct Args {
     /// a key=value string, or a database name. What it leaves out comes
     /// from PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD, PGSSLMODE and
     /// ~/.pgpass (or PGPASSFILE), as for psql.
-    #[arg(long, global = true, env = "UUIDFORGE_DB")]
+    #[arg(long, global = true, env = "UUIDFORGE_DB", hide_env_values = true)]
     db: Option<String>,
     #[command(subcommand)]
     command: Command,

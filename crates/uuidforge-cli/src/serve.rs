@@ -16,7 +16,7 @@ pub struct Args {
     /// or a postgres://… URL (table uuidforge_names created when missing).
     /// Default: names.redb in $XDG_DATA_HOME/uuidforge (or
     /// ~/.local/share/uuidforge), a directory created with mode 0700.
-    #[arg(long, env = "UUIDFORGE_NAMES_DB")]
+    #[arg(long, env = "UUIDFORGE_NAMES_DB", hide_env_values = true)]
     names_db: Option<String>,
     /// Largest `count` of one batch request.
     #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
@@ -32,11 +32,23 @@ pub struct Args {
     /// rest from PG* variables and ~/.pgpass.
     #[arg(long)]
     db: Option<String>,
-    /// Bearer token the database routes require (at least 16 characters);
-    /// required when --bind is not a loopback address. Better passed in
-    /// UUIDFORGE_TOKEN than on the command line.
+    /// Bearer token of the routes that read stored data or use a key
+    /// (names, the Database view, hide and reveal), at least 16
+    /// characters. Without it the server makes one and prints, once, the
+    /// page's address carrying it. Better passed in UUIDFORGE_TOKEN than
+    /// on the command line.
     #[arg(long, env = "UUIDFORGE_TOKEN", hide_env_values = true)]
     token: Option<String>,
+    /// A host name requests may be addressed to, besides IP addresses and
+    /// localhost (repeatable). Any other Host header is refused: a page
+    /// elsewhere cannot rebind its own name to this server.
+    #[arg(long = "allow-host", value_name = "NAME")]
+    allow_hosts: Vec<String>,
+    /// An origin (scheme://host[:port]) whose pages may read names and
+    /// use the token (repeatable; e.g. a page that includes
+    /// /static/uuid-chips.js). No origin is allowed by default.
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    allow_origins: Vec<String>,
     /// Key file (32 bytes, `uuidforge hide --new-key F`) for POST
     /// /api/v1/hide and /api/v1/reveal; without it those routes answer 404.
     #[arg(long)]
@@ -67,10 +79,10 @@ pub fn run(args: Args) -> Result<(), UsageError> {
         max_body_bytes: args.max_body_bytes as usize,
         database: args
             .db
-            .map(|dsn| uuidforge_server::database::DatabaseAccess {
-                dsn,
-                token: args.token,
-            }),
+            .map(|dsn| uuidforge_server::database::DatabaseAccess { dsn }),
+        token: args.token,
+        allowed_hosts: args.allow_hosts,
+        allowed_origins: args.allow_origins,
         ..Config::default()
     };
     uuidforge_server::run(config).map_err(UsageError::plain)

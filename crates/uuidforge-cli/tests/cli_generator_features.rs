@@ -41,6 +41,9 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The token of the servers these tests start.
+const SERVER_TOKEN: &str = "generator-features-test-token";
+
 /// A `uuidforge serve` on a free loopback port, stopped on drop.
 struct Server {
     child: Child,
@@ -66,6 +69,7 @@ impl Server {
         args.extend_from_slice(extra);
         let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("uuidforge"))
             .args(&args)
+            .env("UUIDFORGE_TOKEN", SERVER_TOKEN)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -88,7 +92,7 @@ impl Server {
         let body = json.unwrap_or("");
         write!(
             s,
-            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAccept: text/plain, application/json\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {SERVER_TOKEN}\r\nConnection: close\r\nAccept: text/plain, application/json\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
             body.len()
         )
         .unwrap();

@@ -406,11 +406,40 @@ fn chinook_migrated_table_by_table() {
     let before = joins();
     let dir = scratch("chinook");
     for model in &models {
-        migrate(&db, &dir)
-            .args([*model, "--apply", "--backup", &format!("{model}.dump")])
-            .assert()
-            .success()
-            .stdout(predicate::str::contains("rows out of order: 0"));
+        // Under umask 000: the backup holds the table's rows, and still only
+        // its owner may read it.
+        let backup = format!("{model}.dump");
+        let out = std::process::Command::new("sh")
+            .args(["-c", "umask 000; exec \"$0\" \"$@\""])
+            .arg(assert_cmd::cargo::cargo_bin("uuidforge"))
+            .args([
+                "db",
+                "--db",
+                &url(&db),
+                "migrate-key",
+                model,
+                "--apply",
+                "--backup",
+                &backup,
+            ])
+            .env_remove("UUIDFORGE_DB")
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(stdout.contains("rows out of order: 0"), "{stdout}");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir.join(&backup))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777;
+        assert_eq!(mode, 0o600, "{backup} mode {mode:o}");
     }
     // Every reference joins on the new keys as it did on the old ones.
     assert_eq!(joins(), before);

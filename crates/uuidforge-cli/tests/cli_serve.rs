@@ -103,8 +103,15 @@ fn the_default_names_file_is_in_the_private_data_directory() {
     let cwd = scratch.join("cwd");
     let data_home = scratch.join("data");
     std::fs::create_dir_all(&cwd).unwrap();
+    // Under umask 000: the data directory and the names file still keep
+    // others out.
     let (child, _lines, addr) = spawn_serve(
-        Command::new(env!("CARGO_BIN_EXE_uuidforge"))
+        Command::new("sh")
+            .args([
+                "-c",
+                "umask 000; exec \"$0\" \"$@\"",
+                env!("CARGO_BIN_EXE_uuidforge"),
+            ])
             .current_dir(&cwd)
             .env("XDG_DATA_HOME", &data_home)
             .env_remove("UUIDFORGE_NAMES_DB"),
@@ -125,6 +132,12 @@ fn the_default_names_file_is_in_the_private_data_directory() {
     );
     let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o700, "data directory mode {mode:o}");
+    let mode = std::fs::metadata(dir.join("names.redb"))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o600, "names file mode {mode:o}");
     let left_in_cwd: Vec<_> = std::fs::read_dir(&cwd).unwrap().collect();
     assert!(
         left_in_cwd.is_empty(),
@@ -169,4 +182,73 @@ fn bad_settings_are_exit_2_naming_the_flag() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(&message), "{args:?}: {err}");
     }
+}
+
+fn http_get_with(addr: &str, path: &str, headers: &str) -> String {
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\n{headers}Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn a_server_without_a_token_makes_one_and_prints_its_address_once() {
+    let names = names_file("token");
+    let (mut child, mut lines, addr) = spawn_serve(
+        Command::new(env!("CARGO_BIN_EXE_uuidforge"))
+            .env("UUIDFORGE_NAMES_DB", &names)
+            .env_remove("UUIDFORGE_TOKEN"),
+    );
+    let token = loop {
+        let line = lines.next().expect("the page's address").unwrap();
+        if let Some(rest) = line.split("#token=").nth(1) {
+            assert!(line.contains(&format!("http://{addr}/#token=")), "{line}");
+            break rest.trim().to_string();
+        }
+    };
+    assert_eq!(token.len(), 64, "{token}");
+    assert!(token.bytes().all(|b| b.is_ascii_hexdigit()));
+    let path = "/api/v1/names/017f22e2-79b0-7cc3-98c4-dc0c0c07398f";
+    let refused = http_get(&addr, path);
+    assert!(refused.starts_with("HTTP/1.1 401"), "{refused}");
+    let wrong = http_get_with(
+        &addr,
+        path,
+        "Authorization: Bearer 0123456789abcdef0123\r\n",
+    );
+    assert!(wrong.starts_with("HTTP/1.1 401"), "{wrong}");
+    let allowed = http_get_with(&addr, path, &format!("Authorization: Bearer {token}\r\n"));
+    assert!(allowed.starts_with("HTTP/1.1 404"), "{allowed}");
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let log: Vec<String> = lines.map(|l| l.unwrap()).collect();
+    child.wait().unwrap();
+    assert!(
+        log.iter().all(|l| !l.contains(&token)),
+        "the token is printed once, never logged:\n{}",
+        log.join("\n")
+    );
+    // A second server makes another token.
+    let (mut other, mut lines, _) = spawn_serve(
+        Command::new(env!("CARGO_BIN_EXE_uuidforge"))
+            .env("UUIDFORGE_NAMES_DB", &names)
+            .env_remove("UUIDFORGE_TOKEN"),
+    );
+    let second = loop {
+        let line = lines.next().unwrap().unwrap();
+        if let Some(rest) = line.split("#token=").nth(1) {
+            break rest.trim().to_string();
+        }
+    };
+    assert_ne!(second, token);
+    other.kill().unwrap();
+    other.wait().unwrap();
+    let _ = std::fs::remove_file(&names);
 }

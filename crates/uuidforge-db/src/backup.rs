@@ -105,12 +105,49 @@ pub fn dump(
     schema_only: bool,
     file: &Path,
 ) -> Result<Backup, DbError> {
-    if file.exists() {
-        return Err(failed(
-            "file",
-            format!("{} exists (expected a new file)", file.display()),
-        ));
+    create_private(file)?;
+    let dumped = run_dump(config, relations, schema_only, file);
+    if dumped.is_err() {
+        // Only the empty file made above, or pg_dump's part of a dump.
+        let _ = std::fs::remove_file(file);
     }
+    dumped
+}
+
+/// Creates `file`, which must not exist, readable and writable by its owner
+/// only (0600) whatever the umask: a backup holds the tables' rows. pg_dump
+/// then writes into it and keeps the mode.
+fn create_private(file: &Path) -> Result<(), DbError> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let created = options.open(file).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            failed(
+                "file",
+                format!("{} exists (expected a new file)", file.display()),
+            )
+        } else {
+            failed("file", format!("{}: {e}", file.display()))
+        }
+    })?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        created
+            .set_permissions(std::fs::Permissions::from_mode(0o600))
+            .map_err(|e| failed("file", format!("{}: {e}", file.display())))?;
+    }
+    Ok(())
+}
+
+fn run_dump(
+    config: &Config,
+    relations: &[String],
+    schema_only: bool,
+    file: &Path,
+) -> Result<Backup, DbError> {
     let mut command = Command::new("pg_dump");
     command
         .envs(libpq_env(config))

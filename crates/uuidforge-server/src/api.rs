@@ -339,6 +339,7 @@ struct HideRequest {
 
 async fn hide_or_reveal(
     app: AppState,
+    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
     hide: bool,
 ) -> Result<Json<serde_json::Value>, ApiError> {
@@ -354,6 +355,7 @@ async fn hide_or_reveal(
             "a server started with --hide-key-file (this one has no key)",
         ));
     };
+    crate::guard::require_json(&headers)?;
     let request: HideRequest = json_body(body, r#"{"values": ["<uuid>", …]}"#)?;
     check_batch(&app, &request.values)?;
     let mut out = Vec::with_capacity(request.values.len());
@@ -380,17 +382,19 @@ async fn hide_or_reveal(
 /// server's key (E10).
 pub async fn hide(
     State(app): State<AppState>,
+    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    hide_or_reveal(app, body, true).await
+    hide_or_reveal(app, headers, body, true).await
 }
 
 /// `POST /api/v1/reveal`: the UUIDv7 behind each outside form.
 pub async fn reveal(
     State(app): State<AppState>,
+    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    hide_or_reveal(app, body, false).await
+    hide_or_reveal(app, headers, body, false).await
 }
 
 /// A generator that refused the first chunk: the request's time settings

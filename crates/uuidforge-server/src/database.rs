@@ -6,18 +6,16 @@
 //! - Every request runs in its own read-only transaction; no request
 //!   carries SQL: they name schemas, columns and values, which the
 //!   planners quote or bind.
-//! - With a token, every route here wants `Authorization: Bearer TOKEN`
-//!   (compared in constant time); a server listening beyond loopback
-//!   refuses to start without one.
+//! - Every route here wants the server's token and an allowed `Origin`
+//!   ([`crate::guard`]).
 //! - Database requests run a few at a time ([`MAX_DB_REQUESTS`]), find
 //!   takes at most [`MAX_FIND_VALUES`] values and returns at most
 //!   [`MAX_FIND_HITS`] hits.
 
 use crate::error::ApiError;
 use crate::AppState;
-use axum::extract::{RawQuery, Request, State};
+use axum::extract::{RawQuery, State};
 use axum::http::{header, StatusCode};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::json;
@@ -33,21 +31,18 @@ pub const MAX_FIND_HITS: usize = 10_000;
 /// Database requests running at once; more wait.
 pub const MAX_DB_REQUESTS: usize = 4;
 
-/// What `--db` and `--token` configure.
+/// What `--db` configures.
 #[derive(Clone, PartialEq, Eq)]
 pub struct DatabaseAccess {
     /// Connection settings as psql takes them (URL or key=value), the rest
     /// from `PG*` variables and `~/.pgpass`.
     pub dsn: String,
-    /// The bearer token the database routes want, if any.
-    pub token: Option<String>,
 }
 
 impl std::fmt::Debug for DatabaseAccess {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DatabaseAccess")
             .field("dsn", &uuidforge_db::connect::redact(&self.dsn))
-            .field("token", &self.token.as_ref().map(|_| "…"))
             .finish()
     }
 }
@@ -55,7 +50,6 @@ impl std::fmt::Debug for DatabaseAccess {
 /// The open side of [`DatabaseAccess`].
 pub(crate) struct Database {
     config: tokio_postgres::Config,
-    token: Option<Vec<u8>>,
     permits: tokio::sync::Semaphore,
 }
 
@@ -72,7 +66,6 @@ impl Database {
         let config = uuidforge_db::client::config(Some(&access.dsn))?;
         Ok(Arc::new(Database {
             config,
-            token: access.token.as_ref().map(|t| t.as_bytes().to_vec()),
             permits: tokio::sync::Semaphore::new(MAX_DB_REQUESTS),
         }))
     }
@@ -87,42 +80,6 @@ fn database(app: &AppState) -> Result<&Arc<Database>, ApiError> {
             "a server started with --db",
         )
     })
-}
-
-/// Middleware of the database routes: the bearer token, when configured.
-pub async fn require_token(State(app): State<AppState>, request: Request, next: Next) -> Response {
-    let Ok(db) = database(&app) else {
-        return next.run(request).await;
-    };
-    let Some(token) = &db.token else {
-        return next.run(request).await;
-    };
-    let given = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::as_bytes);
-    let ok = given.is_some_and(|g| bool::from(subtle::ConstantTimeEq::ct_eq(g, &token[..])));
-    if ok {
-        return next.run(request).await;
-    }
-    let mut response = ApiError::with_status(
-        StatusCode::UNAUTHORIZED,
-        "authorization",
-        if given.is_some() {
-            "(wrong token)"
-        } else {
-            "(none)"
-        },
-        "Authorization: Bearer TOKEN, the token the server was started with (--token)",
-    )
-    .into_response();
-    response.headers_mut().insert(
-        header::WWW_AUTHENTICATE,
-        header::HeaderValue::from_static("Bearer realm=\"uuidforge database\""),
-    );
-    response
 }
 
 /// A database failure: the caller's mistake (400) or the database's (502).

@@ -13,6 +13,7 @@ pub mod api;
 mod assets;
 pub mod database;
 pub mod error;
+pub mod guard;
 pub mod identicon;
 pub mod metrics;
 pub mod names;
@@ -53,6 +54,16 @@ pub struct Config {
     /// The key of `POST /api/v1/hide|reveal` (none: those routes answer
     /// 404). Read from a file at start; it never travels in a request.
     pub hide_key: Option<HideKey>,
+    /// The bearer token of every route that reads stored data or uses a
+    /// key (names, the Database view, hide and reveal). [`run`] makes one
+    /// when none is given.
+    pub token: Option<String>,
+    /// Host names besides IP addresses and `localhost` that requests may
+    /// be addressed to (`--allow-host`).
+    pub allowed_hosts: Vec<String>,
+    /// Origins whose pages may use the protected routes and read their
+    /// answers (`--allow-origin`, e.g. `https://app.example`).
+    pub allowed_origins: Vec<String>,
 }
 
 /// The timestamp-hiding key of a server (E10).
@@ -77,20 +88,49 @@ impl Config {
     /// Refuses settings that would expose a database: its routes beyond
     /// loopback without a token.
     pub fn check(&self) -> Result<(), String> {
-        if let Some(db) = &self.database {
-            if db.token.is_none() && !self.bind.ip().is_loopback() {
-                return Err(format!(
-                    "missing '--token': the database routes need a token when the server listens on {} (not loopback)",
-                    self.bind
-                ));
+        match self.token.as_deref() {
+            None => return Err("missing '--token': the routes that read data or use a key need one (uuidforge serve makes one when none is given)".into()),
+            Some(t) if t.len() < 16 => {
+                return Err("invalid value for '--token': at least 16 characters expected".into())
             }
+            Some(_) => {}
+        }
+        if let Some(db) = &self.database {
             uuidforge_db::client::config(Some(&db.dsn))
                 .map_err(|e| format!("invalid value for '--db': {e}"))?;
-            if db.token.as_deref().is_some_and(|t| t.len() < 16) {
-                return Err("invalid value for '--token': at least 16 characters expected".into());
+        }
+        for origin in &self.allowed_origins {
+            let ok = (origin.starts_with("http://") || origin.starts_with("https://"))
+                && !origin.trim_end_matches('/').contains(['*', ' '])
+                && origin
+                    .split("://")
+                    .nth(1)
+                    .is_some_and(|h| !h.is_empty() && !h.trim_end_matches('/').contains('/'));
+            if !ok {
+                return Err(format!(
+                    "invalid value '{origin}' for '--allow-origin': an origin expected (scheme://host[:port], no path, no wildcard)"
+                ));
             }
         }
         Ok(())
+    }
+
+    /// The address of the page, carrying the token in the URL's fragment
+    /// (never sent to a server, so never in a log): what [`run`] prints at
+    /// start when it made the token itself.
+    pub fn page_url(&self, addr: SocketAddr, path: &str) -> String {
+        let host = if addr.ip().is_unspecified() {
+            "127.0.0.1".to_string()
+        } else if addr.is_ipv6() {
+            format!("[{}]", addr.ip())
+        } else {
+            addr.ip().to_string()
+        };
+        format!(
+            "http://{host}:{}{path}#token={}",
+            addr.port(),
+            self.token.as_deref().unwrap_or("")
+        )
     }
 }
 
@@ -106,6 +146,9 @@ impl Default for Config {
             request_timeout: Duration::from_secs(30),
             database: None,
             hide_key: None,
+            token: None,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
         }
     }
 }
@@ -145,7 +188,8 @@ impl AppState {
 
 /// The routes (kept in step with `api/openapi.json`, which a test checks).
 pub fn router(state: AppState) -> Router {
-    use tower_http::cors::{Any, CorsLayer};
+    use axum::http::{header, Method};
+    use tower_http::cors::{AllowOrigin, Any, CorsLayer};
     let limits = tower::ServiceBuilder::new()
         .layer(axum::error_handling::HandleErrorLayer::new(overloaded))
         .layer(tower::limit::GlobalConcurrencyLimitLayer::new(
@@ -154,20 +198,48 @@ pub fn router(state: AppState) -> Router {
         .layer(tower::timeout::TimeoutLayer::new(
             state.config.request_timeout,
         ));
-    let mut routes = Router::new();
+    // Stored data and keys: the token, an allowed Origin, and CORS answers
+    // for the --allow-origin origins only.
+    let mut protected = Router::new()
+        .route("/api/v1/hide", post(api::hide))
+        .route("/api/v1/reveal", post(api::reveal))
+        .route("/api/v1/names", get(api::lookup_names))
+        .route(
+            "/api/v1/names/{uuid}",
+            get(api::get_name)
+                .put(api::put_name)
+                .delete(api::delete_name),
+        );
     if state.database.is_some() {
-        routes = routes
+        protected = protected
             .route("/api/v1/db", get(database::about))
             .route("/api/v1/db/columns", get(database::columns))
             .route("/api/v1/db/find", get(database::find))
             .route("/api/v1/db/related", get(database::related))
-            .route("/api/v1/db/discover", get(database::discover))
-            .route_layer(axum::middleware::from_fn_with_state(
-                state.clone(),
-                database::require_token,
-            ));
+            .route("/api/v1/db/discover", get(database::discover));
     }
-    routes
+    let origins: Vec<header::HeaderValue> = state
+        .config
+        .allowed_origins
+        .iter()
+        .filter_map(|o| header::HeaderValue::from_str(o.trim_end_matches('/')).ok())
+        .collect();
+    // Each group's own "method not allowed" answer, so that its CORS layer
+    // also answers the preflight (OPTIONS) of its routes.
+    let protected = protected
+        .method_not_allowed_fallback(method_not_allowed)
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            guard::protect,
+        ))
+        .layer(
+            CorsLayer::new()
+                .allow_origin(AllowOrigin::list(origins))
+                .allow_methods([Method::GET, Method::PUT, Method::DELETE, Method::POST])
+                .allow_headers([header::AUTHORIZATION, header::CONTENT_TYPE]),
+        );
+    // Values computed from the request alone: any page may read them.
+    let public = Router::new()
         .route("/", get(assets::index))
         .route("/db", get(assets::database_page))
         .route("/static/{file}", get(assets::file))
@@ -177,30 +249,23 @@ pub fn router(state: AppState) -> Router {
         .route("/api/v1/inspect", post(api::inspect))
         .route("/api/v1/convert", post(api::convert))
         .route("/api/v1/profiles", get(api::profiles))
-        .route("/api/v1/hide", post(api::hide))
-        .route("/api/v1/reveal", post(api::reveal))
-        .route("/metrics", get(metrics::metrics))
         .route("/api/v1/identicon/{file}", get(api::identicon))
-        .route("/api/v1/names", get(api::lookup_names))
-        .route(
-            "/api/v1/names/{uuid}",
-            get(api::get_name)
-                .put(api::put_name)
-                .delete(api::delete_name),
-        )
-        .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(
+            CorsLayer::new()
+                .allow_origin(Any)
+                .allow_methods([Method::GET]),
+        );
+    Router::new()
+        .merge(public)
+        .merge(protected)
+        // The server's own figures: no CORS, so no page elsewhere reads them.
+        .route("/metrics", get(metrics::metrics))
+        .fallback(not_found)
         .layer(axum::extract::DefaultBodyLimit::max(
             state.config.max_body_bytes,
         ))
         .layer(limits)
-        // Any page may show chips with names and identicons from here;
-        // only reads are allowed across origins.
-        .layer(
-            CorsLayer::new()
-                .allow_origin(Any)
-                .allow_methods([axum::http::Method::GET]),
-        )
         // Names and values from a database are shown as text; even so, no
         // page may run inline script or load anything from elsewhere.
         .layer(tower_http::set_header::SetResponseHeaderLayer::overriding(
@@ -210,6 +275,10 @@ pub fn router(state: AppState) -> Router {
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             metrics::observe,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            guard::check_host,
         ))
         .layer(axum::middleware::from_fn(log_request))
         .with_state(state)
@@ -323,7 +392,7 @@ pub async fn shutdown_signal() {
 /// Runs the server with logging to standard error (`RUST_LOG` filters;
 /// info by default) until SIGINT or SIGTERM. Errors name the setting at
 /// fault (`--bind`, `--names-db`).
-pub fn run(config: Config) -> Result<(), String> {
+pub fn run(mut config: Config) -> Result<(), String> {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -341,6 +410,10 @@ pub fn run(config: Config) -> Result<(), String> {
         let listener = tokio::net::TcpListener::bind(bind)
             .await
             .map_err(|e| format!("invalid value '{bind}' for '--bind': {e}"))?;
+        let made_token = config.token.is_none();
+        if made_token {
+            config.token = Some(guard::new_token());
+        }
         config.check()?;
         let names_db = config.names_db.clone();
         let state = AppState::open(config).await.map_err(|e| {
@@ -352,6 +425,14 @@ pub fn run(config: Config) -> Result<(), String> {
         })?;
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
         tracing::info!("listening on http://{addr}/");
+        if made_token {
+            // Once, on the terminal, as notebook servers do: the page reads
+            // the token from the fragment and keeps it for its tab.
+            eprintln!(
+                "uuidforge serve: names, hide/reveal and the Database view need this server's token; open\n    {}",
+                state.config.page_url(addr, if state.database.is_some() { "/db" } else { "/" })
+            );
+        }
         serve(listener, state, shutdown_signal())
             .await
             .map_err(|e| format!("server error: {e}"))?;

@@ -160,6 +160,43 @@ async fn write_file(
     .await
 }
 
+/// Makes `path` readable and writable by its owner only (0600): created
+/// so when missing, whatever the umask; an existing file that others can
+/// read is narrowed, with a warning. Names are the user's data.
+fn private_file(path: &std::path::Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path)
+        {
+            Ok(file) => {
+                // The umask may have taken bits away, never added any: set
+                // the mode exactly.
+                file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                let mode = std::fs::metadata(path)?.permissions().mode();
+                if mode & 0o077 != 0 {
+                    tracing::warn!(
+                        "names file {} had mode {:o}; narrowed to 600",
+                        path.display(),
+                        mode & 0o777
+                    );
+                    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
+}
+
 impl NameStore {
     /// Opens (and creates when missing) the store.
     pub async fn open(db: &NamesDb) -> Result<NameStore, StoreError> {
@@ -167,6 +204,8 @@ impl NameStore {
             NamesDb::File(path) => {
                 let path = path.clone();
                 let db = tokio::task::spawn_blocking(move || -> Result<_, StoreError> {
+                    private_file(&path)
+                        .map_err(|e| StoreError(format!("names file {}: {e}", path.display())))?;
                     let db = redb::Database::create(&path)
                         .map_err(|e| StoreError(format!("names file {}: {e}", path.display())))?;
                     let tx = db.begin_write().map_err(file_error)?;

@@ -5,13 +5,11 @@
 
 mod common;
 
-use common::{assert_error, config, start, LOCAL_DATABASE};
+use common::{assert_error, config, start, LOCAL_DATABASE, TOKEN};
 use serde_json::Value;
 use tokio_postgres::NoTls;
 use uuidforge_server::database::DatabaseAccess;
 use uuidforge_server::Config;
-
-const TOKEN: &str = "a-long-enough-test-token";
 
 /// A fresh database with a key, a column carrying it without an index, and
 /// a table whose names are HTML.
@@ -54,12 +52,9 @@ async fn get_ok(s: &common::Server, path: &str) -> Value {
     r.json::<Value>().await.unwrap()
 }
 
-fn with_db(dsn: &str, token: Option<&str>) -> Config {
+fn with_db(dsn: &str) -> Config {
     Config {
-        database: Some(DatabaseAccess {
-            dsn: dsn.into(),
-            token: token.map(String::from),
-        }),
+        database: Some(DatabaseAccess { dsn: dsn.into() }),
         ..config()
     }
 }
@@ -128,9 +123,9 @@ async fn every_response_carries_the_content_security_policy() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_token_guards_the_database_routes_only() {
     let dsn = fixture("token").await;
-    let s = start(with_db(&dsn, Some(TOKEN))).await;
+    let s = start(with_db(&dsn)).await;
     let get = |path: &str, token: Option<&str>| {
-        let mut r = s.client.get(s.url(path));
+        let mut r = s.anonymous.get(s.url(path));
         if let Some(t) = token {
             r = r.bearer_auth(t);
         }
@@ -139,7 +134,7 @@ async fn a_token_guards_the_database_routes_only() {
     let r = get("/api/v1/db/columns", None).await.unwrap();
     assert_eq!(
         r.headers()["www-authenticate"],
-        "Bearer realm=\"uuidforge database\""
+        "Bearer realm=\"uuidforge\""
     );
     assert_error(r, 401, "authorization").await;
     let wrong = format!("{TOKEN}x");
@@ -164,21 +159,21 @@ async fn a_token_guards_the_database_routes_only() {
 }
 
 #[test]
-fn beyond_loopback_the_database_routes_need_a_token() {
-    let mut c = with_db(LOCAL_DATABASE, None);
-    c.bind = "0.0.0.0:8080".parse().unwrap();
+fn every_server_has_a_token_of_16_characters_or_more() {
+    let mut c = with_db(LOCAL_DATABASE);
+    c.token = None;
     let e = c.check().unwrap_err();
-    assert!(e.contains("--token") && e.contains("0.0.0.0:8080"), "{e}");
-    c.database.as_mut().unwrap().token = Some("short".into());
+    assert!(e.contains("--token"), "{e}");
+    c.token = Some("short".into());
     assert!(c.check().unwrap_err().contains("at least 16"));
-    c.database.as_mut().unwrap().token = Some(TOKEN.into());
+    c.token = Some(TOKEN.into());
+    c.bind = "0.0.0.0:8080".parse().unwrap();
     c.check().unwrap();
-    // Loopback without a token is fine, and a bad --db is named.
-    assert!(with_db(LOCAL_DATABASE, None).check().is_ok());
-    let e = with_db("postgres://[::1", None).check().unwrap_err();
+    // A bad --db is named.
+    let e = with_db("postgres://[::1").check().unwrap_err();
     assert!(e.contains("--db"), "{e}");
-    // The password never shows in logs.
-    let shown = format!("{:?}", with_db(LOCAL_DATABASE, Some(TOKEN)));
+    // The password and the token never show in logs.
+    let shown = format!("{:?}", with_db(LOCAL_DATABASE));
     assert!(
         !shown.contains(":uuidforge@") && !shown.contains(TOKEN),
         "{shown}"
@@ -188,7 +183,7 @@ fn beyond_loopback_the_database_routes_need_a_token() {
 #[tokio::test(flavor = "multi_thread")]
 async fn columns_find_related_and_discover_answer_from_the_database() {
     let dsn = fixture("answers").await;
-    let s = start(with_db(&dsn, None)).await;
+    let s = start(with_db(&dsn)).await;
     let about = get_ok(&s, "/api/v1/db").await;
     assert_eq!(about["user"], "uuidforge");
     assert_eq!(about["read_only"], true);
@@ -274,7 +269,7 @@ async fn columns_find_related_and_discover_answer_from_the_database() {
 #[tokio::test(flavor = "multi_thread")]
 async fn requests_name_things_and_never_carry_sql() {
     let dsn = fixture("nosql").await;
-    let s = start(with_db(&dsn, None)).await;
+    let s = start(with_db(&dsn)).await;
     let value = "01890a5d-ac96-774b-bcce-b302099a8057";
     let attempts = [
         "/api/v1/db/related?column=customers.id%3B%20DROP%20TABLE%20customers".to_string(),

@@ -429,7 +429,6 @@ async fn the_openapi_document_matches_the_routes() {
     let s = start(Config {
         database: Some(uuidforge_server::database::DatabaseAccess {
             dsn: common::LOCAL_DATABASE.into(),
-            token: None,
         }),
         // And a hide key, so that /api/v1/hide and /reveal answer.
         hide_key: Some(uuidforge_server::HideKey(std::sync::Arc::new(

@@ -7,7 +7,10 @@ use uuidforge_server::Config;
 
 pub struct Server {
     pub base: String,
+    /// A client that sends the server's token with every request.
     pub client: reqwest::Client,
+    /// A client without the token.
+    pub anonymous: reqwest::Client,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     done: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
 }
@@ -40,10 +43,14 @@ pub fn temp_names_file() -> std::path::PathBuf {
 #[allow(dead_code)] // not every test binary uses it
 pub const LOCAL_DATABASE: &str = "postgres://uuidforge:uuidforge@127.0.0.1:5432/uuidforge";
 
+/// The token of every test server.
+pub const TOKEN: &str = "a-long-enough-test-token";
+
 pub fn config() -> Config {
     Config {
         bind: "127.0.0.1:0".parse().unwrap(),
         names_db: NamesDb::File(temp_names_file()),
+        token: Some(TOKEN.into()),
         ..Config::default()
     }
 }
@@ -56,9 +63,18 @@ pub async fn start(config: Config) -> Server {
     let done = tokio::spawn(uuidforge_server::serve(listener, state, async move {
         let _ = rx.await;
     }));
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(
+        reqwest::header::AUTHORIZATION,
+        format!("Bearer {TOKEN}").parse().unwrap(),
+    );
     Server {
         base,
-        client: reqwest::Client::new(),
+        client: reqwest::Client::builder()
+            .default_headers(headers)
+            .build()
+            .unwrap(),
+        anonymous: reqwest::Client::new(),
         stop: Some(tx),
         done: Some(done),
     }

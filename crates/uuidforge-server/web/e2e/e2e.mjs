@@ -9,7 +9,9 @@ import path from 'node:path';
 
 const base = process.argv[2];
 const outDir = process.argv[3] || '.';
-assert.ok(base, 'usage: node e2e.mjs BASE_URL [OUT_DIR]');
+const token = process.env.UUIDFORGE_TOKEN;
+assert.ok(base && token, 'usage: UUIDFORGE_TOKEN=… node e2e.mjs BASE_URL [OUT_DIR]');
+const port = new URL(base).port;
 fs.mkdirSync(outDir, { recursive: true });
 
 const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'uuidforge-chromium-'));
@@ -17,7 +19,9 @@ const context = await chromium.launchPersistentContext(userDataDir, {
   executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
   headless: true,
   args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
+    '--disable-component-update', '--disable-sync',
+    // A name an attacker controls, resolving to this machine: DNS rebinding.
+    '--host-resolver-rules=MAP attacker.example 127.0.0.1'],
   viewport: { width: 1280, height: 900 },
 });
 await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
@@ -38,9 +42,11 @@ async function step(name, fn) {
 const clipboard = () => page.evaluate(() => navigator.clipboard.readText());
 
 try {
-  await step('the page loads with its profiles', async () => {
-    await page.goto(base + '/');
+  await step('the page loads with its profiles; the token in its address is kept for the tab and taken out of the address', async () => {
+    await page.goto(`${base}/#token=${token}`);
     await page.waitForFunction(() => document.querySelectorAll('select[name=profile] option').length === 4);
+    assert.equal(page.url(), `${base}/`);
+    assert.equal(await page.evaluate(() => UuidChips.token()), token);
   });
 
   let values;
@@ -83,7 +89,7 @@ try {
 
   await step('a tooltip shows the name set through the API and the time', async () => {
     const put = await fetch(`${base}/api/v1/names/${values[7]}`, {
-      method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'invoice 2026-0042' }),
+      method: 'PUT', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` }, body: JSON.stringify({ name: 'invoice 2026-0042' }),
     });
     assert.equal(put.status, 201);
     const chip = page.locator('#results uuid-chip').nth(7);
@@ -169,6 +175,20 @@ try {
   const xss = '<img src=x onerror=alert(1)>';
   const customer = '01890a5d-ac96-774b-bcce-b302099a8057';
 
+  await step('database view in a new tab: the token is asked for first, no request fails', async () => {
+    const tab = await context.newPage();
+    const failed = [];
+    tab.on('response', (r) => { if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`); });
+    await tab.goto(base + '/db');
+    await tab.waitForSelector('#token:not([hidden])');
+    assert.ok(await tab.locator('#error').isHidden(), 'no error shown');
+    await tab.fill('#token input[name=token]', token);
+    await tab.click('#token button[type=submit]');
+    await tab.waitForSelector('#columns tbody tr[data-column="public.customers.id"]');
+    assert.deepEqual(failed, []);
+    await tab.close();
+  });
+
   await step('database view: indexed and unindexed columns in the D2 colours, light and dark', async () => {
     await page.emulateMedia({ colorScheme: 'light' });
     await page.goto(base + '/db');
@@ -244,6 +264,49 @@ try {
     await page.click('button[type=submit]');
     await page.waitForSelector('#error:not([hidden])');
     assert.match(await page.innerText('#error'), /^shift: “3 parsecs” — expected/);
+  });
+
+  await step('a page from another origin reads no data and uses no key', async () => {
+    const evil = await context.newPage();
+    const origin = 'http://evil.example';
+    await evil.route(`${origin}/**`, (route) => route.fulfill({ contentType: 'text/html', body: '<!doctype html><title>elsewhere</title>' }));
+    await evil.goto(`${origin}/`);
+    const value = '017f22e2-79b0-7cc3-98c4-dc0c0c07398f';
+    const attempts = await evil.evaluate(async ({ base, value }) => {
+      const routes = [
+        ['GET', `/api/v1/db/find?value=${value}`], ['GET', '/api/v1/db/columns'], ['GET', '/api/v1/db'],
+        ['GET', '/api/v1/db/related?column=orders.customer_id'], ['GET', '/api/v1/db/discover'],
+        ['GET', `/api/v1/names?uuids=${value}`], ['GET', `/api/v1/names/${value}`],
+        ['PUT', `/api/v1/names/${value}`], ['DELETE', `/api/v1/names/${value}`],
+        ['POST', '/api/v1/hide'], ['POST', '/api/v1/reveal'],
+      ];
+      const out = [];
+      for (const [method, route] of routes) {
+        const body = method === 'GET' || method === 'DELETE' ? undefined
+          : route.includes('names') ? '{"name":"written from elsewhere"}' : `{"values":["${value}"]}`;
+        for (const [mode, type] of [['cors', 'application/json'], ['cors', 'text/plain'], ['no-cors', 'text/plain']]) {
+          try {
+            const r = await fetch(base + route, { method, mode, body, headers: body ? { 'Content-Type': type } : {} });
+            out.push({ route: `${method} ${route} ${mode} ${type}`, readable: r.type !== 'opaque', status: r.status, text: r.type === 'opaque' ? '' : await r.text() });
+          } catch (e) {
+            out.push({ route: `${method} ${route} ${mode} ${type}`, readable: false, error: String(e) });
+          }
+        }
+      }
+      return out;
+    }, { base, value });
+    for (const a of attempts) assert.equal(a.readable, false, `${a.route} answered the page: ${a.status} ${a.text}`);
+    // What reached the server was refused, not served: nothing was written.
+    const names = await (await fetch(`${base}/api/v1/names/${value}`, { headers: { Authorization: `Bearer ${token}` } })).status;
+    assert.equal(names, 404, 'no name was written from elsewhere');
+    // The same page on a name rebound to 127.0.0.1 is refused by its Host.
+    await evil.unroute(`${origin}/**`);
+    const rebound = `http://attacker.example:${port}`;
+    const response = await evil.goto(`${rebound}/`);
+    assert.equal(response.status(), 403, 'the page under a rebound name');
+    const fromRebound = await evil.evaluate(async (url) => (await fetch(url)).status, `${rebound}/api/v1/names/${value}`);
+    assert.equal(fromRebound, 403, 'same-origin requests under a rebound name');
+    await evil.close();
   });
 
   console.log(`# e2e: ${steps.length} steps passed; screenshots in ${outDir}`);

@@ -4,7 +4,6 @@
 // never as HTML; the diagram is an <img> (an image cannot run script).
 'use strict';
 
-const TOKEN_KEY = 'uuidforge-db-token';
 const errorBox = document.getElementById('error');
 const tokenForm = document.getElementById('token');
 
@@ -19,7 +18,7 @@ function showError(e) {
 async function api(path, params, as = 'json') {
   const query = params ? `?${new URLSearchParams(params)}` : '';
   const headers = { Accept: as === 'json' ? 'application/json' : '*/*' };
-  const token = sessionStorage.getItem(TOKEN_KEY);
+  const token = UuidChips.token();
   if (token) headers.Authorization = `Bearer ${token}`;
   const response = await fetch(`/api/v1/db${path}${query}`, { headers });
   if (response.status === 401) {
@@ -160,7 +159,7 @@ document.getElementById('discover').addEventListener('click', async () => {
 
 tokenForm.addEventListener('submit', (event) => {
   event.preventDefault();
-  sessionStorage.setItem(TOKEN_KEY, tokenForm.elements.token.value);
+  UuidChips.setToken(tokenForm.elements.token.value);
   tokenForm.hidden = true;
   errorBox.hidden = true;
   load();
@@ -169,4 +168,20 @@ tokenForm.addEventListener('submit', (event) => {
 function load() {
   loadAbout().then(loadColumns).catch(showError);
 }
-load();
+
+// Before any request: a server without a database gets an explanation, and
+// without the token the form asks for it (no request is sent to fail).
+fetch('/healthz').then((r) => r.json()).then((health) => {
+  if (!health.database) {
+    document.getElementById('no-database').hidden = false;
+    for (const section of document.querySelectorAll('main > section:not(#no-database)')) section.hidden = true;
+    document.getElementById('columns-summary').textContent = '';
+    return;
+  }
+  if (!UuidChips.token()) {
+    tokenForm.hidden = false;
+    document.getElementById('columns-summary').textContent = 'The token is needed to read the database.';
+    return;
+  }
+  load();
+}).catch(showError);

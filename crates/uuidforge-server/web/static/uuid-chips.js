@@ -18,8 +18,11 @@
  *    an ancestor): only the last 4 characters and a button for the rest.
  *
  * Script attributes: data-api="(an origin)" (where names are read; default:
- * the script's origin), data-auto="false" (no scan at load; call
- * UuidChips.scan(root) yourself).
+ * the script's origin), data-token="…" (the server's token, which names
+ * need; a page of the server itself keeps the one its address carried in
+ * #token=… for its tab instead), data-auto="false" (no scan at load; call
+ * UuidChips.scan(root) yourself). A page elsewhere reads names only when the
+ * server was started with --allow-origin for it.
  *
  * The pure functions below run in Node too (module.exports), where the test
  * suite checks them against the Rust implementation's golden vectors.
@@ -175,6 +178,24 @@
   const script = document.currentScript;
   const apiBase = (script && script.dataset.api) ||
     (script && script.src ? new URL(script.src, location.href).origin : location.origin);
+  // The server's token: from the script tag, or (on the server's own pages)
+  // from the address the server printed at start, kept for this tab only and
+  // taken out of the address bar so that it is not bookmarked or shared.
+  const TOKEN_KEY = 'uuidforge-token';
+  if (apiBase === location.origin) {
+    const given = new URLSearchParams(location.hash.slice(1)).get('token');
+    if (given) {
+      sessionStorage.setItem(TOKEN_KEY, given);
+      history.replaceState(null, '', location.pathname + location.search);
+    }
+  }
+  function token() {
+    if (script && script.dataset.token) return script.dataset.token;
+    return apiBase === location.origin ? sessionStorage.getItem(TOKEN_KEY) : null;
+  }
+  function setToken(value) {
+    sessionStorage.setItem(TOKEN_KEY, value);
+  }
   const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEXTAREA', 'INPUT', 'SELECT', 'OPTION', 'UUID-CHIP', 'TEMPLATE']);
   let lastCopied = null;
 
@@ -261,7 +282,11 @@ uuid-chip:not(.uc-compact) .uc-more,uuid-chip.uc-expanded .uc-more{display:none}
     if (hit && Date.now() - hit.at < NAME_TTL_MS) return hit.name;
     let name = null;
     try {
-      const r = await fetch(`${apiBase}/api/v1/names?uuids=${value}`, { headers: { Accept: 'application/json' } });
+      const t = token();
+      if (!t) return null; // names need the server's token
+      const r = await fetch(`${apiBase}/api/v1/names?uuids=${value}`, {
+        headers: { Accept: 'application/json', Authorization: `Bearer ${t}` },
+      });
       if (r.ok) name = (await r.json()).names[value] || null;
     } catch (_) { /* no server: no name */ }
     names.set(value, { name, at: Date.now() });
@@ -528,7 +553,7 @@ uuid-chip:not(.uc-compact) .uc-more,uuid-chip.uc-expanded .uc-more{display:none}
     }).observe(document.body, { childList: true, subtree: true });
   }
 
-  Object.assign(api, { scan, findNext, copy: writeClipboard, lastCopied: () => lastCopied, apiBase });
+  Object.assign(api, { scan, findNext, copy: writeClipboard, lastCopied: () => lastCopied, apiBase, token, setToken });
   global.UuidChips = api;
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
   else start();
