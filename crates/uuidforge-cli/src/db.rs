@@ -240,7 +240,7 @@ async fn columns(session: &ReadOnly, args: ColumnsArgs) -> Result<ExitCode, Usag
     let found = exec::uuid_columns(session, &args.schemas, args.min_share)
         .await
         .map_err(db_error)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::term::stdout();
     if args.json {
         return print_json(&mut out, &found);
     }
@@ -352,6 +352,7 @@ async fn find(
             std::fs::read_to_string(file)
                 .map_err(|e| UsageError::plain(format!("--from: {file}: {e}")))?
         };
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
         inputs.extend(
             text.lines()
                 .enumerate()
@@ -411,7 +412,7 @@ pub async fn find_printing(
     mut line: impl FnMut(&uuidforge_db::find::Hit) -> Option<String>,
 ) -> Result<exec::FindSummary, UsageError> {
     let bar = progress_bar("{spinner} scanning {bytes}/{total_bytes} {wide_bar} {eta}");
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::term::stdout();
     let mut write_failure: Option<std::io::Error> = None;
     let summary = exec::find(
         session,
@@ -488,7 +489,7 @@ async fn discover(session: &ReadOnly, args: DiscoverArgs) -> Result<ExitCode, Us
     let report = exec::discover(session, &args.schemas)
         .await
         .map_err(db_error)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::term::stdout();
     match (args.json, args.diagram, args.ddl) {
         (true, _, _) => return print_json(&mut out, &report),
         (_, Some(DiagramFormat::Mermaid), _) => write!(out, "{}", diagram::mermaid(&report))?,
@@ -544,7 +545,7 @@ async fn related(session: &ReadOnly, args: RelatedArgs) -> Result<ExitCode, Usag
     let found = exec::related(session, &target, by_name)
         .await
         .map_err(db_error)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::term::stdout();
     if args.json {
         return print_json(&mut out, &found);
     }
@@ -577,7 +578,7 @@ async fn rename(
     let (plan, mentions) = exec::rename_plan(session, &args.column, &args.new_name, &options)
         .await
         .map_err(db_error)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::term::stdout();
     if !args.change.json {
         writeln!(
             out,
@@ -732,7 +733,7 @@ async fn print_find_plan(
 ) -> Result<ExitCode, UsageError> {
     let snapshot = session.snapshot().await.map_err(db_error)?;
     let plan = uuidforge_db::find::plan(&snapshot, needles, options);
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::term::stdout();
     for step in plan.probes.iter().chain(&plan.scans) {
         let kind = if step.probe { "probe" } else { "scan" };
         let columns: Vec<&str> = step.columns.iter().map(|c| c.name.as_str()).collect();

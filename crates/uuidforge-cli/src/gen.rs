@@ -24,7 +24,7 @@ fn parse_version(text: &str) -> Result<u8, String> {
 #[derive(clap::Args)]
 pub struct Args {
     /// How many UUIDs.
-    #[arg(short = 'n', long = "count", default_value_t = 1)]
+    #[arg(short = 'n', long = "count", default_value_t = 1, allow_negative_numbers = true, value_parser = parse_count)]
     count: u64,
     /// UUID version: 1, 3, 4, 5, 6, 7 or 8.
     #[arg(long, default_value = "7", value_parser = parse_version)]
@@ -467,4 +467,10 @@ pub(crate) fn write_one(args: &Args, output: &Output, id: &Uuid, text: &mut Vec<
     } else if !matches!(output, Output::Form(Format::Binary)) {
         text.push(b'\n');
     }
+}
+
+/// `-n`: a whole number; a negative one is named as such, not taken for a flag.
+fn parse_count(text: &str) -> Result<u64, String> {
+    text.parse::<u64>()
+        .map_err(|_| "expected a whole number of values (0 or more)".to_string())
 }

@@ -240,7 +240,7 @@ struct Run<'a> {
     args: &'a Args,
     matcher: &'a Matcher,
     prefix: bool,
-    out: std::io::BufWriter<std::io::StdoutLock<'static>>,
+    out: std::io::BufWriter<crate::term::Safe<std::io::StdoutLock<'static>>>,
     selected: bool,
     errors: bool,
     stop: bool,
@@ -255,7 +255,7 @@ impl<'a> Run<'a> {
             args,
             matcher,
             prefix: args.with_filename || (several && !args.no_filename),
-            out: std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock()),
+            out: std::io::BufWriter::with_capacity(1 << 16, crate::term::stdout()),
             selected: false,
             errors: false,
             stop: false,
@@ -334,6 +334,9 @@ impl<'a> Run<'a> {
         doc: &[u8],
         named: bool,
     ) -> Result<(), UsageError> {
+        // A file saved by a spreadsheet or an editor may start with a byte
+        // order mark: its first line, cell or value is read without it.
+        let doc = uuidforge::parser::strip_bom(doc);
         if memchr::memchr(0, &doc[..doc.len().min(8192)]).is_some() {
             if named {
                 eprintln!("uuidforge: {name}: binary file skipped");

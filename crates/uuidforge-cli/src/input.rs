@@ -9,13 +9,18 @@ use uuidforge::parser::{parse_value, Value};
 pub struct Outcome {
     /// Values that could not be read.
     pub bad: u64,
+    /// Values read but refused as results (`reveal` without `--force`).
+    pub implausible: u64,
 }
 
 impl Outcome {
-    /// Exit status 2 when any input was bad (the others were processed).
+    /// Exit status 2 when any input was bad (the others were processed),
+    /// else 1 when a result was refused.
     pub fn exit_code(self) -> std::process::ExitCode {
         if self.bad > 0 {
             std::process::ExitCode::from(2)
+        } else if self.implausible > 0 {
+            std::process::ExitCode::from(1)
         } else {
             std::process::ExitCode::SUCCESS
         }
@@ -91,10 +96,15 @@ pub fn for_each_stdin_line<E: From<io::Error>>(
             return Ok(());
         }
         n += 1;
+        let line = if n == 1 {
+            uuidforge::parser::strip_bom(&line)
+        } else {
+            &line[..]
+        };
         let body = line
             .strip_suffix(b"\n")
             .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
-            .unwrap_or(&line);
+            .unwrap_or(line);
         each(n, body)?;
     }
 }
@@ -103,10 +113,14 @@ pub fn for_each_stdin_line<E: From<io::Error>>(
 pub fn report(origin: Origin, message: impl std::fmt::Display) {
     let stderr = io::stderr();
     let mut e = stderr.lock();
-    let _ = writeln!(e, "uuidforge: {origin}: {message}");
+    let _ = writeln!(
+        e,
+        "uuidforge: {}",
+        crate::term::message(&format!("{origin}: {message}"))
+    );
 }
 
 /// A large buffered standard output.
-pub fn stdout() -> io::BufWriter<io::StdoutLock<'static>> {
-    io::BufWriter::with_capacity(1 << 20, io::stdout().lock())
+pub fn stdout() -> io::BufWriter<crate::term::Safe<io::StdoutLock<'static>>> {
+    io::BufWriter::with_capacity(1 << 20, crate::term::stdout())
 }

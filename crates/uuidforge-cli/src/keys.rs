@@ -1,6 +1,8 @@
-//! Key files and `uuidforge hide|reveal` (E10): a key file holds 32 random
-//! bytes, made by `uuidforge hide --new-key F` with mode 0600; the same file
-//! serves `hide`, `reveal` and `serve --hide-key-file`.
+//! Key files and `uuidforge hide|reveal`: a key file is exactly 32 bytes,
+//! raw binary (not hex, no newline), made by `uuidforge hide --new-key F`
+//! with mode 0600; the same file serves `hide`, `reveal` and
+//! `serve --hide-key-file`. Any other length is refused: a file of another
+//! kind given by mistake would otherwise become a key.
 
 use crate::input::{for_each_value, report, stdout, Outcome};
 use crate::UsageError;
@@ -9,7 +11,7 @@ use std::path::{Path, PathBuf};
 use uuidforge::generator::{RandSource, TimestampHider, HIDE_KEY_BYTES};
 use uuidforge::parser::Value;
 
-/// Reads a key file: at least [`HIDE_KEY_BYTES`] bytes, else an error that
+/// Reads a key file: exactly [`HIDE_KEY_BYTES`] bytes, else an error that
 /// names the file and what it holds. Warns when others may read it.
 pub fn read_key_file(option: &str, path: &Path) -> Result<TimestampHider, String> {
     let key = std::fs::read(path).map_err(|e| {
@@ -18,6 +20,13 @@ pub fn read_key_file(option: &str, path: &Path) -> Result<TimestampHider, String
             path.display()
         )
     })?;
+    if key.len() != HIDE_KEY_BYTES {
+        return Err(format!(
+            "invalid value '{}' for '{option}': the key file holds {} bytes, expected exactly {HIDE_KEY_BYTES} raw bytes (make one with `uuidforge hide --new-key FILE`)",
+            path.display(),
+            key.len()
+        ));
+    }
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -75,9 +84,25 @@ pub struct Args {
     /// Create a new key file (mode 0600) and exit (hide only).
     #[arg(long, conflicts_with = "key_file")]
     new_key: Option<PathBuf>,
+    /// reveal: print what the key gives even when it is not a plausible
+    /// UUIDv7 (a wrong key gives a random-looking time; without --force
+    /// such a value is refused and the exit status is 1).
+    #[arg(long)]
+    force: bool,
     /// Values (any UUID form); else one per line on standard input.
     values: Vec<String>,
 }
+
+/// What a revealed value must look like to be printed without --force:
+/// version 7 and RFC 9562's variant (always, by construction), and a time
+/// from 2000-01-01 to one day after now. A wrong key lands in that window
+/// for about 3 in 1000 values (26 years of the 8,900 a 48-bit millisecond
+/// time spans).
+const REVEALED: uuidforge::plausible::Rules = uuidforge::plausible::Rules {
+    version: Some(7),
+    max_skew_ms: Some(86_400_000),
+    not_before_ms: Some(946_684_800_000),
+};
 
 /// Which way.
 #[derive(Clone, Copy)]
@@ -112,6 +137,10 @@ pub fn run(direction: Direction, args: Args) -> Result<Outcome, UsageError> {
         .as_deref()
         .expect("clap requires one of the two");
     let hider = read_key_file("--key-file", path).map_err(UsageError::plain)?;
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    let mut implausible = 0u64;
     let mut out = stdout();
     let outcome = for_each_value(&args.values, |origin, _, value| {
         let Value::Uuid(u, form) = value else {
@@ -123,6 +152,21 @@ pub fn run(direction: Direction, args: Args) -> Result<Outcome, UsageError> {
             Direction::Reveal => hider.reveal(&u),
         };
         match result {
+            Ok(v) if matches!(direction, Direction::Reveal) && !args.force => {
+                if let Err(why) = uuidforge::plausible::check(&v, &REVEALED, now_ms) {
+                    report(
+                        origin,
+                        format!("revealed {v} is not a plausible UUIDv7 ({why}): a wrong key? (--force prints it)"),
+                    );
+                    implausible += 1;
+                    return Ok(true);
+                }
+                let mut line = Vec::with_capacity(48);
+                form.write(&v, &mut line);
+                line.push(b'\n');
+                out.write_all(&line)?;
+                Ok(true)
+            }
             Ok(v) => {
                 // Written in the form it came in.
                 let mut line = Vec::with_capacity(48);
@@ -138,5 +182,8 @@ pub fn run(direction: Direction, args: Args) -> Result<Outcome, UsageError> {
         }
     })?;
     out.flush()?;
-    Ok(outcome)
+    Ok(Outcome {
+        implausible,
+        ..outcome
+    })
 }

@@ -18,6 +18,7 @@ mod profile;
 mod serve;
 mod settings;
 mod shard;
+mod term;
 mod validate;
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -84,8 +85,13 @@ enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff).
-    Man,
+    /// Print the man page (roff), or write one page per command with --dir.
+    Man {
+        /// Write uuidforge.1 and a page for every subcommand
+        /// (uuidforge-gen.1, uuidforge-db-find.1, …) into this directory.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<std::path::PathBuf>,
+    },
 }
 
 /// A failure of the command as a whole: bad input (exit 2, nothing more on
@@ -148,23 +154,67 @@ fn main() -> ExitCode {
             );
             Ok(ExitCode::SUCCESS)
         }
-        Command::Man => clap_mangen::Man::new(Cli::command())
+        Command::Man { dir: None } => clap_mangen::Man::new(Cli::command())
             .render(&mut std::io::stdout())
             .map(|()| ExitCode::SUCCESS)
             .map_err(UsageError::Io),
+        Command::Man { dir: Some(dir) } => write_man_pages(&dir).map(|n| {
+            eprintln!("uuidforge: wrote {n} man pages to {}", dir.display());
+            ExitCode::SUCCESS
+        }),
     };
     match result {
         Ok(code) => code,
         Err(UsageError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(UsageError::Io(e)) => {
-            eprintln!("uuidforge: {e}");
+            eprintln!("uuidforge: {}", term::message(&e.to_string()));
             ExitCode::from(1)
         }
         Err(UsageError::Plain(message)) => {
-            eprintln!("uuidforge: {message}");
+            eprintln!("uuidforge: {}", term::message(&message));
             ExitCode::from(2)
         }
     }
+}
+
+/// Writes the page of `uuidforge` and of every subcommand, at any depth, as
+/// `uuidforge-SUB[-SUBSUB].1` (the names the pages' SEE ALSO and
+/// SUBCOMMANDS sections give); returns how many.
+fn write_man_pages(dir: &std::path::Path) -> Result<usize, UsageError> {
+    fn write(mut command: clap::Command, dir: &std::path::Path) -> Result<usize, UsageError> {
+        let name = command.get_name().to_string();
+        if name.ends_with("-help") {
+            // `help`'s own subcommands repeat the commands': its page says
+            // what it does, without a page per repetition.
+            let about = command.get_about().cloned().unwrap_or_default();
+            let name: &'static str = Box::leak(name.clone().into_boxed_str());
+            command = clap::Command::new(name).about(about).arg(
+                clap::Arg::new("command")
+                    .num_args(0..)
+                    .value_name("COMMAND")
+                    .help("The command whose help to print"),
+            );
+        }
+        let path = dir.join(format!("{name}.1"));
+        let mut file = std::fs::File::create(&path)
+            .map_err(|e| UsageError::plain(format!("--dir: {}: {e}", path.display())))?;
+        clap_mangen::Man::new(command.clone()).render(&mut file)?;
+        let mut written = 1;
+        for sub in command.get_subcommands() {
+            // clap names are &'static str here; a few pages' worth of
+            // names lives until the process ends anyway.
+            let full: &'static str =
+                Box::leak(format!("{name}-{}", sub.get_name()).into_boxed_str());
+            let sub = sub.clone().name(full);
+            written += write(sub, dir)?;
+        }
+        Ok(written)
+    }
+    std::fs::create_dir_all(dir)
+        .map_err(|e| UsageError::plain(format!("--dir: {}: {e}", dir.display())))?;
+    let mut command = Cli::command();
+    command.build();
+    write(command, dir)
 }
 
 #[cfg(test)]

@@ -49,6 +49,11 @@ pub fn run(args: Args) -> io::Result<bool> {
         for line in io::BufRead::split(stdin.lock(), b'\n') {
             n += 1;
             let line = line?;
+            let line = if n == 1 {
+                uuidforge::parser::strip_bom(&line)
+            } else {
+                &line[..]
+            };
             let text = line.trim_ascii();
             if !text.is_empty() {
                 each(Origin::Line(n), text);

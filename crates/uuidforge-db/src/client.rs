@@ -39,7 +39,21 @@ impl DbError {
     pub(crate) fn new(context: impl Into<String>, e: tokio_postgres::Error) -> DbError {
         let (message, code) = match e.as_db_error() {
             Some(db) => (db.message().to_string(), Some(db.code().code().to_string())),
-            None => (e.to_string(), None),
+            // The driver's own words ("error connecting to server") and
+            // each cause under them ("Connection refused (os error 111)").
+            None => {
+                let mut message = e.to_string();
+                let mut cause = std::error::Error::source(&e);
+                while let Some(c) = cause {
+                    let text = c.to_string();
+                    if !message.contains(&text) {
+                        message.push_str(": ");
+                        message.push_str(&text);
+                    }
+                    cause = c.source();
+                }
+                (crate::dsn::redact(&message), None)
+            }
         };
         DbError {
             context: context.into(),

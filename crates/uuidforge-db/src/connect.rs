@@ -26,6 +26,7 @@ pub fn config_from(
         || text.starts_with("postgresql://")
         || text.contains('=')
     {
+        crate::dsn::check(text).map_err(|e| format!("--db: {e}"))?;
         Config::from_str(text).map_err(|e| {
             format!("--db: cannot read '{}': {e} (expected postgres://user@host/db or 'host=… dbname=…')", redact(text))
         })?
@@ -101,6 +102,9 @@ pub fn config_from(
             }
         }
     }
+    if let Some(password) = config.get_password() {
+        crate::dsn::remember_secret(&String::from_utf8_lossy(password));
+    }
     Ok(config)
 }
 
@@ -115,32 +119,7 @@ fn parse_ssl_mode(mode: &str) -> Result<SslMode, String> {
     }
 }
 
-/// A connection string with its password replaced, for messages.
-pub fn redact(text: &str) -> String {
-    if let Some(at) = text.find('@') {
-        if let Some(scheme_end) = text.find("://") {
-            let userinfo = &text[scheme_end + 3..at];
-            if let Some(colon) = userinfo.find(':') {
-                return format!(
-                    "{}{}:***{}",
-                    &text[..scheme_end + 3],
-                    &userinfo[..colon],
-                    &text[at..]
-                );
-            }
-        }
-    }
-    text.split_whitespace()
-        .map(|kv| {
-            if kv.starts_with("password=") {
-                "password=***"
-            } else {
-                kv
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
+pub use crate::dsn::redact;
 
 /// The password for `config` in a pgpass file (`host:port:db:user:password`,
 /// `*` matching anything, `\:` and `\\` escaped, `#` comments). Like libpq,

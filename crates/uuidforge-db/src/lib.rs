@@ -28,6 +28,7 @@ pub mod catalog;
 pub mod columns;
 pub mod diagram;
 pub mod discover;
+pub mod dsn;
 pub mod find;
 pub mod ident;
 pub mod lab;

@@ -127,12 +127,7 @@ fn walk_value<'a>(
             Some(b't') if text[i..].starts_with(b"true") => i += 4,
             Some(b'f') if text[i..].starts_with(b"false") => i += 5,
             Some(b'n') if text[i..].starts_with(b"null") => i += 4,
-            Some(b'-' | b'0'..=b'9') => {
-                i += 1;
-                while let Some(b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-') = text.get(i) {
-                    i += 1;
-                }
-            }
+            Some(b'-' | b'0'..=b'9') => i = number_end(text, i)?,
             _ => return fail(i, "a JSON value"),
         }
         // After a value: close containers until one takes another element.
@@ -166,6 +161,46 @@ fn walk_value<'a>(
     }
 }
 
+/// The end of the number at `i`, read as RFC 8259 §6 writes one:
+/// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?` (a number cut off
+/// after its sign, point or exponent is an error, not a value).
+fn number_end(text: &[u8], mut i: usize) -> Result<usize, JsonError> {
+    let digits = |i: usize| i + text[i..].iter().take_while(|b| b.is_ascii_digit()).count();
+    let fail = |offset| {
+        Err(JsonError {
+            offset,
+            expected: "a digit of a JSON number",
+        })
+    };
+    if text.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    match text.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => i = digits(i),
+        _ => return fail(i),
+    }
+    if text.get(i) == Some(&b'.') {
+        let end = digits(i + 1);
+        if end == i + 1 {
+            return fail(end);
+        }
+        i = end;
+    }
+    if let Some(b'e' | b'E') = text.get(i) {
+        i += 1;
+        if let Some(b'+' | b'-') = text.get(i) {
+            i += 1;
+        }
+        let end = digits(i);
+        if end == i {
+            return fail(end);
+        }
+        i = end;
+    }
+    Ok(i)
+}
+
 /// Reads `"key" :` at `i`, pushes the member onto `path` and hands the key
 /// to the visitor; returns the offset of the member's value.
 fn member_key<'a>(
@@ -191,4 +226,20 @@ fn member_key<'a>(
         });
     }
     Ok(colon + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_cut_off_are_errors() {
+        let ok = |t: &[u8]| walk(t, &mut |_: &[_], _, _, _| {}).is_ok();
+        for good in [&b"-1000000"[..], b"0", b"1.5e-3", b"[1,-0.0,2E+9]", b"12"] {
+            assert!(ok(good), "{}", String::from_utf8_lossy(good));
+        }
+        for cut in [&b"-"[..], b"1.", b"1e", b"1e+", b"[-", b"-.5", b"01x"] {
+            assert!(!ok(cut), "{}", String::from_utf8_lossy(cut));
+        }
+    }
 }

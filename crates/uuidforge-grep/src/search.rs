@@ -178,19 +178,27 @@ pub fn search(
             });
         }
         Format::Ndjson => {
-            line_records(doc, matcher, every_record, sink, &mut |(start, end)| {
-                json_hits(doc, (start, end), matcher).map_err(|e| (start + e.0, e.1))
-            });
+            line_records(
+                doc,
+                matcher,
+                every_record,
+                sink,
+                &mut |(start, end)| match json_hits(doc, (start, end), matcher) {
+                    (hits, None) => Ok(hits),
+                    (_, Some(e)) => Err((start + e.0, e.1)),
+                },
+            );
         }
         Format::Json => {
+            // A document cut off (or broken) part way: what was read before
+            // the error is reported, then the error.
             let end = trim_end(doc, 0, doc.len());
-            match json_hits(doc, (0, end), matcher) {
-                Ok(hits) => {
-                    let _ = emit(0, end, hits, every_record, sink);
-                }
-                Err((offset, message)) => {
-                    let _ = sink(Event::Error(offset, message));
-                }
+            let (hits, error) = json_hits(doc, (0, end), matcher);
+            if error.is_none() || !hits.is_empty() {
+                let _ = emit(0, end, hits, every_record && error.is_none(), sink);
+            }
+            if let Some((offset, message)) = error {
+                let _ = sink(Event::Error(offset, message));
             }
         }
         Format::Xml | Format::Html => {
@@ -208,13 +216,12 @@ pub fn search(
                 }
             });
             let end = trim_end(doc, 0, doc.len());
-            match result {
-                Ok(()) => {
-                    let _ = emit(0, end, hits, every_record, sink);
-                }
-                Err(e) => {
-                    let _ = sink(Event::Error(e.offset, e.message));
-                }
+            // As for JSON: the hits before an error, then the error.
+            if result.is_ok() || !hits.is_empty() {
+                let _ = emit(0, end, hits, every_record && result.is_ok(), sink);
+            }
+            if let Err(e) = result {
+                let _ = sink(Event::Error(e.offset, e.message));
             }
         }
         Format::Csv | Format::Tsv => table_records(doc, format, matcher, every_record, sink),
@@ -241,35 +248,37 @@ fn trim_end(doc: &[u8], start: usize, mut end: usize) -> usize {
     end
 }
 
-/// Hits in a JSON text, or the offset (from `start`) and text of its
-/// first syntax error.
+/// Hits in a JSON text (those before its first syntax error when it has
+/// one), and the offset (from `start`) and text of that error.
 fn json_hits(
     doc: &[u8],
     (start, end): (usize, usize),
     matcher: &Matcher,
-) -> Result<Vec<Hit>, (usize, String)> {
+) -> (Vec<Hit>, Option<(usize, String)>) {
     let mut hits = Vec::new();
     let text = &doc[start..end];
-    crate::json::walk(text, &mut |at: &[PathItem<'_>],
-                                  a: usize,
-                                  b: usize,
-                                  key: bool| {
-        if b - a >= 26 && matcher.json_place(at) {
-            matcher.collect(
-                text,
-                (a, b),
-                &|| Some(jsonpath::display(at)),
-                key,
-                &mut hits,
-            );
-        }
-    })
-    .map_err(|e| (e.offset, format!("malformed JSON: expected {}", e.expected)))?;
+    let error =
+        crate::json::walk(text, &mut |at: &[PathItem<'_>],
+                                      a: usize,
+                                      b: usize,
+                                      key: bool| {
+            if b - a >= 26 && matcher.json_place(at) {
+                matcher.collect(
+                    text,
+                    (a, b),
+                    &|| Some(jsonpath::display(at)),
+                    key,
+                    &mut hits,
+                );
+            }
+        })
+        .map_err(|e| (e.offset, format!("malformed JSON: expected {}", e.expected)))
+        .err();
     for hit in &mut hits {
         hit.start += start;
         hit.end += start;
     }
-    Ok(hits)
+    (hits, error)
 }
 
 type LineHits<'f> = dyn FnMut((usize, usize)) -> Result<Vec<Hit>, (usize, String)> + 'f;

@@ -95,7 +95,12 @@ impl UuidSet {
                 value: String::new(),
                 expected: format!("readable text ({e})"),
             })?;
-            self.insert_text(&origin(), &line)?;
+            let line = if i == 0 {
+                line.strip_prefix('\u{feff}').unwrap_or(&line)
+            } else {
+                &line
+            };
+            self.insert_text(&origin(), line)?;
         }
         Ok(())
     }

@@ -88,3 +88,47 @@ proptest! {
         prop_assert_eq!(errors == 0, complete, "{}", prefix);
     }
 }
+
+/// A JSON document cut off near its end: every UUID of the records before
+/// the cut is reported, then the error.
+#[test]
+fn a_cut_off_document_reports_what_was_read_then_the_error() {
+    let ids: Vec<String> = (0..500)
+        .map(|i| format!("017f22e2-79b0-7cc3-98c4-dc0c0c07{i:04x}"))
+        .collect();
+    let records: Vec<serde_json::Value> = ids
+        .iter()
+        .map(|id| serde_json::json!({ "id": id }))
+        .collect();
+    let text = serde_json::to_string(&records).unwrap();
+    let cut = &text[..text.len() - 30];
+    let mut found = Vec::new();
+    let mut errors = Vec::new();
+    for every_record in [false, true] {
+        found.clear();
+        errors.clear();
+        search(
+            cut.as_bytes(),
+            Format::Json,
+            &Matcher::default(),
+            every_record,
+            &mut |event| {
+                match event {
+                    Event::Record(record) => {
+                        found.extend(record.hits.iter().map(|h| h.uuid.to_string()))
+                    }
+                    Event::Error(offset, message) => errors.push((offset, message)),
+                    Event::Header(..) => {}
+                }
+                std::ops::ControlFlow::Continue(())
+            },
+        );
+        let complete = ids
+            .iter()
+            .filter(|id| cut.contains(&format!("\"{id}\"")))
+            .count();
+        assert!(complete >= 498, "{complete}");
+        assert_eq!(found, ids[..complete].to_vec());
+        assert_eq!(errors.len(), 1, "{errors:?}");
+    }
+}

@@ -44,6 +44,24 @@ impl Value {
     }
 }
 
+/// The UTF-8 byte order mark that spreadsheets and some editors write at the
+/// start of a text file.
+pub const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// `text` without a leading UTF-8 byte order mark: every reader of lines
+/// calls it on the start of its input, so the first value of a file saved by
+/// a spreadsheet is read like the others. (RFC 9562 §4 text forms have no
+/// BOM; RFC 3629 §6 allows one at the start of a stream.)
+///
+/// ```
+/// use uuidforge::parser::strip_bom;
+/// assert_eq!(strip_bom(b"\xEF\xBB\xBF017f22e2"), b"017f22e2");
+/// assert_eq!(strip_bom(b"017f22e2"), b"017f22e2");
+/// ```
+pub fn strip_bom(text: &[u8]) -> &[u8] {
+    text.strip_prefix(UTF8_BOM).unwrap_or(text)
+}
+
 /// Parses any UUID form or a UUID_192 (53-character text or 39-character
 /// Base32), detected by length.
 ///

@@ -123,7 +123,7 @@ pub(super) async fn merge(
                 || h.table == uuidforge_db::merge::LOG_TABLE)
         });
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::term::stdout();
     if !args.change.json {
         writeln!(
             out,
@@ -283,7 +283,7 @@ pub(super) async fn unmerge(
     let done = merge_run::unmerge(config, new, args.apply)
         .await
         .map_err(db_error)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::term::stdout();
     if args.json {
         return print_json(&mut out, &done);
     }

@@ -74,7 +74,7 @@ async fn batched(
         .map_err(db_error)?;
     let plan = uuidforge_db::migrate_batched::plan(&snapshot, &args.table, options, &inputs)
         .map_err(|m| UsageError::plain(format!("migrate-key: {m}")))?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::term::stdout();
     if !args.change.json {
         print_batched(&mut out, &plan, batch_size, args.order_by.as_deref())?;
     }
@@ -133,7 +133,7 @@ async fn resume(
     state: migrate_run::BatchedState,
 ) -> Result<ExitCode, UsageError> {
     let snapshot = session.snapshot().await.map_err(db_error)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::term::stdout();
     if !args.change.json {
         writeln!(
             out,
@@ -400,7 +400,7 @@ pub(super) async fn run(
     let plan = exec::migrate_key_plan(&session, &args.table, &options)
         .await
         .map_err(db_error)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::term::stdout();
     if !args.change.json {
         print_header(
             &mut out,

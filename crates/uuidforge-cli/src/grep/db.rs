@@ -141,7 +141,7 @@ async fn find(
         Some(find_hit_text(hit, args.json))
     })
     .await?;
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = std::io::BufWriter::new(crate::term::stdout());
     if !args.quiet {
         for (table, hits) in &per_table {
             if args.files_with_matches {
