@@ -240,10 +240,13 @@ async fn columns(session: &ReadOnly, args: ColumnsArgs) -> Result<ExitCode, Usag
     let found = exec::uuid_columns(session, &args.schemas, args.min_share)
         .await
         .map_err(db_error)?;
-    let mut out = crate::term::stdout();
     if args.json {
-        return print_json(&mut out, &found);
+        return print_json(&mut crate::term::stdout(), &found);
     }
+    // The table writes colours of its own: names from the database are
+    // escaped in it, rather than the whole output.
+    let terminal = std::io::stdout().is_terminal();
+    let mut out = std::io::stdout().lock();
     let colour = match args.color {
         ColorWhen::Always => true,
         ColorWhen::Never => false,
@@ -257,7 +260,7 @@ async fn columns(session: &ReadOnly, args: ColumnsArgs) -> Result<ExitCode, Usag
         Theme::Dark => true,
         Theme::Auto => !background_is_light(),
     };
-    write_table(&mut out, &found, colour.then_some(dark))?;
+    write_table(&mut out, &found, colour.then_some(dark), terminal)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -280,10 +283,18 @@ fn write_table(
     out: &mut impl Write,
     rows: &[UuidColumn],
     dark: Option<bool>,
+    terminal: bool,
 ) -> std::io::Result<()> {
+    let shown = |text: String| {
+        if terminal {
+            crate::term::escaped(&text)
+        } else {
+            text
+        }
+    };
     let names: Vec<String> = rows
         .iter()
-        .map(|c| format!("{}.{}.{}", c.schema, c.table, c.column))
+        .map(|c| shown(format!("{}.{}.{}", c.schema, c.table, c.column)))
         .collect();
     let width = names
         .iter()
@@ -324,11 +335,20 @@ fn write_table(
         for fk in &c.unindexed_foreign_keys {
             status.push_str(&format!(" [foreign key {fk} has no index]"));
         }
+        if let Some(t) = &c.v7_times {
+            status.push_str(&format!(
+                " [UUIDv7 times {} .. {}, {} sampled]",
+                t.oldest, t.newest, t.sampled
+            ));
+        }
+        let status = shown(status);
         let pad = width - name.chars().count();
         writeln!(
             out,
             "{start}{name}{end}{:pad$}  {:type_width$}  {:8}  {start}{status}{end}",
-            "", c.type_name, c.kind,
+            "",
+            shown(c.type_name.clone()),
+            c.kind,
         )?;
     }
     Ok(())
@@ -453,10 +473,11 @@ pub fn find_hit_text(hit: &uuidforge_db::find::Hit, json: bool) -> String {
     }
 }
 
-/// A find hit as one line: `schema.table.column [path]<TAB>key<TAB>value`.
+/// A find hit as one line: `schema.table.column [path]<TAB>key<TAB>value`,
+/// then `<TAB>v7 TIME` for a UUIDv7 and `<TAB>(JSON key)` for a key.
 fn find_hit_line(hit: &uuidforge_db::find::Hit) -> String {
     format!(
-        "{}.{}.{}{}\t{}\t{}{}",
+        "{}.{}.{}{}\t{}\t{}{}{}",
         hit.schema,
         hit.table,
         hit.column,
@@ -466,6 +487,10 @@ fn find_hit_line(hit: &uuidforge_db::find::Hit) -> String {
             .unwrap_or_default(),
         hit.key,
         hit.value,
+        hit.v7_time
+            .as_deref()
+            .map(|t| format!("\tv7 {t}"))
+            .unwrap_or_default(),
         if hit.role == "key" {
             "\t(JSON key)"
         } else {

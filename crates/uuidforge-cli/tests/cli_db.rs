@@ -180,3 +180,71 @@ fn connects_like_psql_and_keeps_the_password_out_of_errors() {
         .stderr(predicate::str::contains("sekrit-pw").not())
         .stderr(predicate::str::contains("connect"));
 }
+
+/// The creation time inside a UUIDv7 key: per column (the oldest and newest
+/// of the sampled values) and per hit.
+#[test]
+fn uuidv7_times_per_column_and_per_hit() {
+    let name = fixture("v7times");
+    common::admin_sql(
+        &name,
+        "INSERT INTO customers VALUES ('01890a5d-0000-7000-8000-000000000001', 'older'), (gen_random_uuid(), 'a v4')",
+    );
+    let out = db(&name).args(["columns", "--json"]).output().unwrap();
+    let columns: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let id = columns
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["table"] == "customers" && c["column"] == "id")
+        .unwrap();
+    assert_eq!(id["v7_times"]["sampled"], 2, "{id}");
+    let oldest = id["v7_times"]["oldest"].as_str().unwrap();
+    let newest = id["v7_times"]["newest"].as_str().unwrap();
+    assert!(oldest < newest, "{id}");
+    assert_eq!(newest, "2023-06-30T03:34:18.518Z");
+    db(&name)
+        .args(["columns"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(format!(
+            "UUIDv7 times {oldest} .. {newest}, 2 sampled"
+        )));
+    let out = db(&name)
+        .args(["find", "--json", CUSTOMER])
+        .output()
+        .unwrap();
+    for line in String::from_utf8(out.stdout).unwrap().lines() {
+        let hit: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(hit["v7_time"], "2023-06-30T03:34:18.518Z", "{hit}");
+    }
+    db(&name)
+        .args(["find", CUSTOMER])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("\tv7 2023-06-30T03:34:18.518Z"));
+}
+
+/// A table or column that does not exist is named, not "0 hits".
+#[test]
+fn find_refuses_a_column_or_table_that_does_not_exist() {
+    let name = fixture("nosuch");
+    for (option, value) in [
+        ("--column", "nosuch.col"),
+        ("--column", "customers.nosuch"),
+        ("--column", "other.customers.id"),
+    ] {
+        let out = db(&name)
+            .args(["find", option, value, CUSTOMER])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{value}");
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(e.contains(&format!("no column named '{value}'")), "{e}");
+        assert!(out.stdout.is_empty());
+    }
+    db(&name)
+        .args(["find", "--column", "customers.id", CUSTOMER])
+        .assert()
+        .success();
+}

@@ -25,7 +25,13 @@ pub struct DbError {
 
 impl std::fmt::Display for DbError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.context, self.message)?;
+        // A message that already names its context says it once.
+        let message = self
+            .message
+            .strip_prefix(self.context.as_str())
+            .and_then(|m| m.strip_prefix(": "))
+            .unwrap_or(&self.message);
+        write!(f, "{}: {message}", self.context)?;
         if let Some(code) = &self.code {
             write!(f, " (SQLSTATE {code})")?;
         }

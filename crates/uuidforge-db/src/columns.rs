@@ -234,6 +234,32 @@ pub struct UuidColumn {
     /// scan this table).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unindexed_foreign_keys: Vec<String>,
+    /// For a uuid column: the UUIDv7 among its sampled values and the
+    /// times of the oldest and the newest (RFC 9562 §5.7).
+    pub v7_times: Option<V7Times>,
+}
+
+/// The creation times a uuid column's UUIDv7 carry, from its sample.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct V7Times {
+    /// UUIDv7 values among the sampled rows.
+    pub sampled: i64,
+    /// The oldest time, ISO 8601 UTC to the millisecond.
+    pub oldest: String,
+    /// The newest time.
+    pub newest: String,
+}
+
+impl V7Times {
+    fn of(range: V7Range) -> V7Times {
+        V7Times {
+            sampled: range.count,
+            oldest: uuidforge::timestamp::Timestamp::from_unix_ms(range.oldest_ms.max(0) as u64)
+                .to_string(),
+            newest: uuidforge::timestamp::Timestamp::from_unix_ms(range.newest_ms.max(0) as u64)
+                .to_string(),
+        }
+    }
 }
 
 /// The sampling statement of one relation: which columns it judges.
@@ -243,8 +269,9 @@ pub struct SamplePlan {
     pub relation: u32,
     /// The columns judged, in the order of the result's pairs.
     pub columns: Vec<i16>,
-    /// The statement: one row, one text column, a JSON array of
-    /// `[non-null count, UUID count]` pairs.
+    /// The statement: one row, one text column, a JSON array with, per
+    /// column, `[non-null count, UUID count]` (text, json, bytea) or
+    /// `[non-null count, UUIDv7 count, oldest ms, newest ms]` (uuid).
     pub query: Query,
 }
 
@@ -270,14 +297,28 @@ fn readable(r: &Relation) -> bool {
         )
 }
 
-/// One sampling statement per relation that has text, json or bytea
-/// columns: the first [`SAMPLE_ROWS`] rows, each column judged.
+/// One sampling statement per relation that has uuid, text, json or bytea
+/// columns: the first [`SAMPLE_ROWS`] rows, each column judged (a uuid
+/// column: the time range of its UUIDv7).
 pub fn sample_plans(snapshot: &Snapshot) -> Vec<SamplePlan> {
     let mut plans = Vec::new();
     for relation in snapshot.relations.iter().filter(|r| readable(r)) {
         let mut columns = Vec::new();
         let mut judged = Vec::new();
         for column in relation.columns.iter().filter(|c| c.can_select) {
+            let c = quote_ident(&column.name);
+            if snapshot.container(column.type_oid) == Some(Container::Uuid) {
+                // The UUIDv7 among the sampled values and the oldest and
+                // newest time they carry (RFC 9562 §5.7: the first 48 bits
+                // are Unix milliseconds), read without the extension.
+                let v7 = format!("substr({c}::text, 15, 1) = '7'");
+                let ms = format!("('x' || left(replace({c}::text, '-', ''), 12))::bit(48)::int8");
+                judged.push(format!(
+                    "json_build_array(count({c}), count(*) FILTER (WHERE {v7}), min({ms}) FILTER (WHERE {v7}), max({ms}) FILTER (WHERE {v7}))"
+                ));
+                columns.push(column.num);
+                continue;
+            }
             let test = match snapshot.container(column.type_oid) {
                 Some(Container::Text) => format!("lower({}::text) ~ $1", quote_ident(&column.name)),
                 Some(Container::Json | Container::Jsonb) => {
@@ -288,7 +329,6 @@ pub fn sample_plans(snapshot: &Snapshot) -> Vec<SamplePlan> {
                 }
                 _ => continue,
             };
-            let c = quote_ident(&column.name);
             judged.push(format!(
                 "json_build_array(count({c}), count(*) FILTER (WHERE {test}))"
             ));
@@ -333,25 +373,60 @@ pub struct Sampled {
     pub values: i64,
     /// Of those, UUIDs (or documents holding UUIDs).
     pub uuids: i64,
+    /// For a uuid column: how many were UUIDv7 and the Unix milliseconds
+    /// of the oldest and the newest.
+    pub v7: Option<V7Range>,
+}
+
+/// The times of the UUIDv7 in a column's sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct V7Range {
+    /// UUIDv7 values sampled.
+    pub count: i64,
+    /// The oldest one's time, Unix ms.
+    pub oldest_ms: i64,
+    /// The newest one's time, Unix ms.
+    pub newest_ms: i64,
 }
 
 /// Reads a sampling statement's JSON result into per-column counts.
 pub fn read_sample(plan: &SamplePlan, json: &str) -> Result<Vec<(i16, Sampled)>, String> {
-    let pairs: Vec<(i64, i64)> =
+    let items: Vec<Vec<Option<i64>>> =
         serde_json::from_str(json).map_err(|e| format!("sample result: {e}"))?;
-    if pairs.len() != plan.columns.len() {
+    if items.len() != plan.columns.len() {
         return Err(format!(
-            "sample result: {} pairs for {} columns",
-            pairs.len(),
+            "sample result: {} items for {} columns",
+            items.len(),
             plan.columns.len()
         ));
     }
-    Ok(plan
-        .columns
+    plan.columns
         .iter()
-        .zip(pairs)
-        .map(|(&c, (values, uuids))| (c, Sampled { values, uuids }))
-        .collect())
+        .zip(items)
+        .map(|(&c, item)| match item[..] {
+            [Some(values), Some(uuids)] => Ok((
+                c,
+                Sampled {
+                    values,
+                    uuids,
+                    v7: None,
+                },
+            )),
+            [Some(values), Some(count), oldest, newest] => Ok((
+                c,
+                Sampled {
+                    values,
+                    uuids: values,
+                    v7: oldest.zip(newest).map(|(oldest_ms, newest_ms)| V7Range {
+                        count,
+                        oldest_ms,
+                        newest_ms,
+                    }),
+                },
+            )),
+            _ => Err(format!("sample result: {item:?} for column {c}")),
+        })
+        .collect()
 }
 
 /// Builds the column list from the snapshot and the sampling results
@@ -376,6 +451,7 @@ pub fn uuid_columns(
             let Some(container) = snapshot.container(column.type_oid) else {
                 continue;
             };
+            let v7 = samples.get(&(relation.oid, column.num)).and_then(|s| s.v7);
             let (kind, sampled) = if container.is_uuid_type() {
                 ("declared", None)
             } else {
@@ -427,6 +503,7 @@ pub fn uuid_columns(
                 },
                 sampled_share: sampled.map(|s| s.uuids as f64 / s.values as f64),
                 sampled_values: sampled.map(|s| s.values),
+                v7_times: v7.map(V7Times::of),
                 source: source_name,
                 unindexed_foreign_keys: unindexed_fks
                     .iter()

@@ -102,9 +102,6 @@ pub fn config_from(
             }
         }
     }
-    if let Some(password) = config.get_password() {
-        crate::dsn::remember_secret(&String::from_utf8_lossy(password));
-    }
     Ok(config)
 }
 

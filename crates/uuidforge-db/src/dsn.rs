@@ -9,8 +9,6 @@
 //!   single quotes (`\'` and `\\` inside);
 //! - URLs `postgres[ql]://[user[:password]@][host[:port][,…]][/dbname][?key=value&…]`.
 
-use std::sync::Mutex;
-
 /// The settings this program passes to the driver, with what each takes.
 const SETTINGS: [(&str, &str); 19] = [
     ("host", "a host name, an address or a socket directory"),
@@ -247,61 +245,19 @@ pub fn check(text: &str) -> Result<(), SettingError> {
     Ok(())
 }
 
-/// Passwords this process has read (from `--db`, `PGPASSWORD`, a password
-/// file): taken out of every message [`redact`] sees, whatever spelling
-/// carried them in.
-static KNOWN_SECRETS: Mutex<Vec<String>> = Mutex::new(Vec::new());
-
-/// Remembers `secret` so that [`redact`] hides it wherever it appears.
-/// Secrets under 4 characters are hidden only where a key names them (hiding
-/// every "a" of a message would hide the message).
-pub fn remember_secret(secret: &str) {
-    if secret.chars().count() < 4 {
-        return;
-    }
-    let mut known = KNOWN_SECRETS.lock().unwrap_or_else(|e| e.into_inner());
-    if !known.iter().any(|s| s == secret) {
-        known.push(secret.to_string());
-        // The longest first, so that one secret inside another goes whole.
-        known.sort_by_key(|s| std::cmp::Reverse(s.len()));
-    }
-}
-
-/// `text` with every password hidden: the password of a URL's user part,
+/// `text` with every password hidden: the password of a URL's user part and
 /// the value of every `password`/`sslpassword`/`PGPASSWORD` key (bare,
-/// quoted, with spaces around `=`, in a URL's query), and every password
-/// this process has read ([`remember_secret`]).
+/// quoted, with spaces around `=`, in a URL's query), wherever a
+/// connection string is quoted in it. (A password is not looked for by its
+/// value: one that is also a word, a role or a schema name would take that
+/// word out of every message.)
 pub fn redact(text: &str) -> String {
-    let mut out = redact_patterns(text);
-    let known = KNOWN_SECRETS.lock().unwrap_or_else(|e| e.into_inner());
-    for secret in known.iter() {
-        if out.contains(secret.as_str()) {
-            out = out.replace(secret.as_str(), HIDDEN);
-        }
-        // The spelling a URL gives it.
-        let encoded = percent_encode(secret);
-        if encoded != *secret && out.contains(&encoded) {
-            out = out.replace(&encoded, HIDDEN);
-        }
-    }
-    out
+    redact_patterns(text)
 }
 
 /// The URL user part and the secret keys of `text` hidden.
 fn redact_patterns(text: &str) -> String {
     redact_keys(&redact_url_users(text))
-}
-
-fn percent_encode(text: &str) -> String {
-    text.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
 }
 
 /// `scheme://user:SECRET@host` → `scheme://user:***@host`, for every URL in
@@ -400,6 +356,19 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// A URL's spelling of `text` (every byte but the unreserved ones as %XX).
+    fn percent_encode(text: &str) -> String {
+        text.bytes()
+            .map(|b| {
+                if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                    (b as char).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            })
+            .collect()
+    }
+
     #[test]
     fn settings_at_fault_are_named() {
         let e = check("host=h port=notaport").unwrap_err();
@@ -491,18 +460,5 @@ mod tests {
             }
             prop_assert!(!shown.contains(&percent_encode(&secret)), "{} -> {}", text, shown);
         }
-    }
-
-    #[test]
-    fn a_password_read_once_is_hidden_wherever_it_shows() {
-        remember_secret("Unusual-Secret-42");
-        let shown = redact("FATAL: role says Unusual-Secret-42 and Unusual%2DSecret%2D42 ok");
-        assert!(!shown.contains("Unusual"), "{shown}");
-        remember_secret("abc");
-        assert_eq!(
-            redact("abc"),
-            "abc",
-            "short secrets only where a key names them"
-        );
     }
 }

@@ -113,6 +113,17 @@ pub async fn find(
     mut on_progress: impl FnMut(Progress),
 ) -> Result<FindSummary, DbError> {
     let snapshot = session.snapshot().await?;
+    if let Some((option, name)) = options.unknown_name(&snapshot) {
+        let expected = if option == "table" {
+            "TABLE or SCHEMA.TABLE"
+        } else {
+            "COLUMN, TABLE.COLUMN or SCHEMA.TABLE.COLUMN"
+        };
+        return Err(DbError::invalid(
+            option,
+            format!("no {option} named '{name}' in this database (expected {expected} of a table the role can see)"),
+        ));
+    }
     let plan = find::plan(&snapshot, needles, options);
     let mut summary = FindSummary {
         probes: plan.probes.len(),

@@ -309,6 +309,39 @@ impl FindOptions {
     }
 }
 
+impl FindOptions {
+    /// The first `columns` or `tables` entry that names nothing in
+    /// `snapshot` (within `schemas`), as (option, entry): a misspelt name
+    /// must not look like "0 hits".
+    pub fn unknown_name(&self, snapshot: &Snapshot) -> Option<(&'static str, String)> {
+        let relations = || {
+            snapshot
+                .relations
+                .iter()
+                .filter(|r| self.schemas.is_empty() || self.schemas.contains(&r.schema))
+        };
+        if let Some(t) = self
+            .tables
+            .iter()
+            .find(|t| !relations().any(|r| **t == r.name || **t == r.display_name()))
+        {
+            return Some(("table", t.clone()));
+        }
+        self.columns
+            .iter()
+            .find(|spec| {
+                !relations().any(|r| {
+                    r.columns.iter().any(|c| {
+                        **spec == c.name
+                            || **spec == format!("{}.{}", r.name, c.name)
+                            || **spec == format!("{}.{}.{}", r.schema, r.name, c.name)
+                    })
+                })
+            })
+            .map(|c| ("column", c.clone()))
+    }
+}
+
 /// Numbers parameters in order of first use, so a statement binds only the
 /// values it refers to.
 struct Binder<'a> {
@@ -668,6 +701,18 @@ pub struct Hit {
     pub value: String,
     /// How it was written there.
     pub written: String,
+    /// For a UUIDv7: the time it carries (RFC 9562 §5.7), ISO 8601 UTC to
+    /// the millisecond, the row's creation time when the key was made then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub v7_time: Option<String>,
+}
+
+/// The time a UUIDv7 carries, as [`Hit::v7_time`] shows it.
+pub fn v7_time(uuid: &Uuid) -> Option<String> {
+    (uuid.get_version_num() == 7 && uuid.get_variant() == uuid::Variant::RFC4122).then(|| {
+        let ms = (uuid.as_u128() >> 80) as u64;
+        uuidforge::timestamp::Timestamp::from_unix_ms(ms).to_string()
+    })
 }
 
 /// The hits in one row returned by a step's statement.
@@ -725,6 +770,7 @@ pub fn hits_in_row(step: &Step, row: &str, needles: &Needles) -> Result<Vec<Hit>
                 key_unstable: step.ctid_key,
                 value: uuid.to_string(),
                 written,
+                v7_time: v7_time(&uuid),
             });
         }
     }

@@ -31,8 +31,9 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Server settings; every request is bounded by them.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Server settings; every request is bounded by them. Its `Debug` form
+/// shows no token.
+#[derive(Clone, PartialEq, Eq)]
 pub struct Config {
     /// Address to listen on (loopback by default).
     pub bind: SocketAddr,
@@ -64,6 +65,25 @@ pub struct Config {
     /// Origins whose pages may use the protected routes and read their
     /// answers (`--allow-origin`, e.g. `https://app.example`).
     pub allowed_origins: Vec<String>,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Config")
+            .field("bind", &self.bind)
+            .field("names_db", &self.names_db)
+            .field("max_count", &self.max_count)
+            .field("max_batch", &self.max_batch)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("max_concurrent", &self.max_concurrent)
+            .field("request_timeout", &self.request_timeout)
+            .field("database", &self.database)
+            .field("hide_key", &self.hide_key)
+            .field("token", &self.token.as_ref().map(|_| "…"))
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("allowed_origins", &self.allowed_origins)
+            .finish()
+    }
 }
 
 /// The timestamp-hiding key of a server (E10).

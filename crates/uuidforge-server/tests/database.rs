@@ -85,7 +85,7 @@ async fn without_a_database_there_are_no_database_routes() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn every_response_carries_the_content_security_policy() {
-    let s = start(with_db(LOCAL_DATABASE, None)).await;
+    let s = start(with_db(LOCAL_DATABASE)).await;
     for path in [
         "/",
         "/db",
@@ -305,5 +305,26 @@ async fn requests_name_things_and_never_carry_sql() {
         .await
         .unwrap();
     assert_eq!(found["summary"]["hits"], 3, "{found}");
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn find_names_a_column_that_does_not_exist() {
+    let dsn = fixture("nosuch").await;
+    let s = start(with_db(&dsn)).await;
+    let r = s
+        .client
+        .get(s.url("/api/v1/db/find?value=01890a5d-ac96-774b-bcce-b302099a8057&column=nosuch.col"))
+        .send()
+        .await
+        .unwrap();
+    let body = assert_error(r, 400, "column").await;
+    assert!(
+        body["error"]["value"]
+            .as_str()
+            .unwrap()
+            .contains("nosuch.col"),
+        "{body}"
+    );
     s.stop().await;
 }

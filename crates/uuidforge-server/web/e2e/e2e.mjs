@@ -201,6 +201,8 @@ try {
     }
     assert.equal(await page.innerText('#columns tr[data-column="public.customers.id"] td.status'), 'leading, unique btree customers_pkey');
     assert.equal(await page.innerText('#columns tr[data-column="public.orders.customer_id"] td.status'), 'no index');
+    assert.match(await page.innerText('#columns tr[data-column="public.customers.id"] td.v7-times'),
+      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z … \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z \(\d+ sampled\)$/);
     await page.screenshot({ path: path.join(outDir, 'db-light.png'), fullPage: true });
     await page.emulateMedia({ colorScheme: 'dark' });
     assert.equal(await colour('public.customers.id', 'status'), 'rgb(133, 177, 255)', 'indexed, dark');
@@ -219,6 +221,8 @@ try {
     assert.ok(rows.some((r) => r[3].includes('<script>alert(2)</script>')), 'the JSON key is in the path, as text');
     assert.equal(await page.locator('#hits td.value uuid-chip').count(), rows.length);
     assert.equal(await page.locator(`#hits td.value uuid-chip[value="${customer}"]`).count(), rows.length);
+    // The customer's key is a UUIDv7: every hit shows the time it carries.
+    assert.ok(rows.every((r) => r[6] === '2023-06-30T03:34:18.518Z'), JSON.stringify(rows.map((r) => r[6])));
     assert.match(await page.innerText('#find-summary'), /^5 hits in [\d.]+ s: \d+ index probes, \d+ tables scanned\.$/);
   });
 

@@ -69,8 +69,9 @@ async function loadColumns() {
     const flags = (c.unindexed_foreign_keys || []).map((fk) => ` · foreign key ${fk} leads no index`).join('');
     const source = c.source ? ` · from ${c.source}` : '';
     const share = c.kind === 'sampled' ? ` (${Math.round(c.sampled_share * 100)}% of ${c.sampled_values} sampled)` : '';
+    const times = c.v7_times ? `${c.v7_times.oldest} … ${c.v7_times.newest} (${c.v7_times.sampled} sampled)` : '';
     tr.append(cell(c.schema), cell(c.table), cell(c.column, `name ${colour}`), cell(c.type),
-      cell(c.kind + share), cell(status + source + flags, `status ${colour}`));
+      cell(c.kind + share), cell(status + source + flags, `status ${colour}`), cell(times, 'v7-times'));
     const td = document.createElement('td');
     const b = document.createElement('button');
     b.type = 'button';
@@ -119,7 +120,8 @@ document.getElementById('find').addEventListener('submit', async (event) => {
       const tr = document.createElement('tr');
       const where = [h.path, h.role === 'key' ? '(a JSON key)' : ''].filter(Boolean).join(' ');
       tr.append(cell(h.schema), cell(h.table), cell(h.column), cell(where), chip(h.value),
-        cell(JSON.stringify(h.key) + (h.key_unstable ? ' (ctid: unstable)' : ''), 'key'));
+        cell(JSON.stringify(h.key) + (h.key_unstable ? ' (ctid: unstable)' : ''), 'key'),
+        cell(h.v7_time || '', 'v7-time'));
       return tr;
     }));
     table.hidden = found.hits.length === 0;
