@@ -35,7 +35,7 @@ cargo build -q -p uuidforge-cli
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 base="http://127.0.0.1:$port"
 names="$out/names.redb"
-rm -f "$names"
+rm -f "$names" "$out/plain-names.redb"
 say "database of the Database view: uuidforge_web_e2e ($web/e2e/fixture.sql), read as role uuidforge"
 export PGPASSWORD=uuidforge
 psql -Xq -h 127.0.0.1 -U uuidforge_admin -d postgres \
@@ -53,15 +53,23 @@ export UUIDFORGE_TOKEN
 target/debug/uuidforge serve --bind "127.0.0.1:$port" --names-db "$names" --db "$db" \
   --hide-key-file "$out/hide.key" 2>"$out/server.log" &
 server=$!
-trap 'kill $server 2>/dev/null || true' EXIT
+# A second server without a database: its /db page explains how to start one.
+plain_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+target/debug/uuidforge serve --bind "127.0.0.1:$plain_port" --names-db "$out/plain-names.redb" 2>"$out/plain-server.log" &
+plain=$!
+trap 'kill $server $plain 2>/dev/null || true' EXIT
 for _ in $(seq 100); do
   curl -fs "$base/healthz" >/dev/null 2>&1 && break
   sleep 0.1
 done
 curl -fs "$base/healthz" >/dev/null || { cat "$out/server.log"; exit 1; }
+for _ in $(seq 100); do
+  curl -fs "http://127.0.0.1:$plain_port/healthz" >/dev/null 2>&1 && break
+  sleep 0.1
+done
 
 say "end to end in headless chromium"
-node "$web/e2e/e2e.mjs" "$base" "$out"
+node "$web/e2e/e2e.mjs" "$base" "$out" "http://127.0.0.1:$plain_port"
 
 say "schemathesis against $base/api/openapi.json"
 target/st-venv/bin/st --config-file crates/uuidforge-server/api/schemathesis.toml \
@@ -71,8 +79,9 @@ target/st-venv/bin/st --config-file crates/uuidforge-server/api/schemathesis.tom
 status=${PIPESTATUS[0]}
 [ "$status" = 0 ] || { say "schemathesis found failures (exit $status)"; exit "$status"; }
 
-kill -TERM $server
+kill -TERM $server $plain
 wait $server || { say "the server did not exit cleanly"; cat "$out/server.log"; exit 1; }
+wait $plain || true
 trap - EXIT
 grep -q "SIGTERM: shutting down" "$out/server.log"
 say "passed; screenshots and logs in $out"

@@ -12,6 +12,7 @@ const outDir = process.argv[3] || '.';
 const token = process.env.UUIDFORGE_TOKEN;
 assert.ok(base && token, 'usage: UUIDFORGE_TOKEN=… node e2e.mjs BASE_URL [OUT_DIR]');
 const port = new URL(base).port;
+const withoutDatabase = process.argv[4];
 fs.mkdirSync(outDir, { recursive: true });
 
 const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'uuidforge-chromium-'));
@@ -312,6 +313,22 @@ try {
     assert.equal(fromRebound, 403, 'same-origin requests under a rebound name');
     await evil.close();
   });
+
+  if (withoutDatabase) {
+    await step('a server without a database explains on /db how to start one, and asks for nothing', async () => {
+      const tab = await context.newPage();
+      const failed = [];
+      tab.on('response', (r) => { if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`); });
+      await tab.goto(withoutDatabase + '/db');
+      await tab.waitForSelector('#no-database:not([hidden])');
+      assert.match(await tab.innerText('#no-database'), /uuidforge serve --db postgres:\/\/USER@HOST\/DATABASE/);
+      assert.ok(await tab.locator('#token').isHidden(), 'no token is asked for');
+      assert.ok(await tab.locator('#error').isHidden(), 'no error');
+      assert.deepEqual(failed, []);
+      await tab.screenshot({ path: path.join(outDir, 'db-without-database.png') });
+      await tab.close();
+    });
+  }
 
   console.log(`# e2e: ${steps.length} steps passed; screenshots in ${outDir}`);
 } finally {
