@@ -308,3 +308,21 @@ fn a_negative_count_is_named_as_such() {
         "{e}"
     );
 }
+
+/// A table whose name holds an escape sequence: `db columns` and `db find`
+/// show it escaped on a terminal.
+#[test]
+fn database_names_are_escaped_on_a_terminal() {
+    let db = common::fresh_database(
+        "escapes",
+        &format!("CREATE TABLE \"evil\x1b]0;pwned\x07\" (id uuid PRIMARY KEY); INSERT INTO \"evil\x1b]0;pwned\x07\" VALUES ('{V7}')"),
+    );
+    for args in ["columns", &format!("find {V7}")] {
+        let shown = on_a_terminal(&format!("db --db {} {args}", common::url(&db)), "");
+        assert!(
+            shown.contains("evil\\x1b]0;pwned\\x07"),
+            "{args}: {shown:?}"
+        );
+        assert!(!shown.contains('\x07'), "{args}: {shown:?}");
+    }
+}
