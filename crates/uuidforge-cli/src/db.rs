@@ -335,6 +335,12 @@ fn write_table(
         for fk in &c.unindexed_foreign_keys {
             status.push_str(&format!(" [foreign key {fk} has no index]"));
         }
+        if let Some(a) = &c.default_advice {
+            status.push_str(&format!(
+                " [default calls {}, which orders per session: {};]",
+                a.calls, a.fix
+            ));
+        }
         if let Some(t) = &c.v7_times {
             status.push_str(&format!(
                 " [UUIDv7 times {} .. {}, {} sampled]",

@@ -23,6 +23,12 @@ pub struct Args {
     /// Put every object in this PostgreSQL schema (instead of the model's).
     #[arg(long)]
     schema: Option<String>,
+    /// The schema the uuidforge extension is installed in (default: the
+    /// model's extension_schema, else public): the DDL calls its functions
+    /// through it, whatever the search_path (PostgreSQL 18's own uuidv7()
+    /// in pg_catalog would otherwise take the place of the server-wide one).
+    #[arg(long, value_name = "SCHEMA")]
+    extension_schema: Option<String>,
     /// Data Vault: hub and link keys `v7_from` (deterministic, the
     /// default) or `uuidv7` (fresh), instead of the model's choice.
     #[arg(long, value_enum)]
@@ -76,6 +82,9 @@ pub fn run(args: Args) -> Result<(), UsageError> {
         uuidforge_model::from_yaml(&text)
     }
     .map_err(|e| UsageError::plain(format!("{name}: {e}")))?;
+    if let Some(schema) = &args.extension_schema {
+        model.extension_schema = schema.clone();
+    }
     if let Some(schema) = &args.schema {
         model.schema = schema.clone();
     }

@@ -44,7 +44,14 @@ pub static SNAPSHOT_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(
                       'num', a.attnum, 'name', a.attname, 'type_oid', a.atttypid::int8,
                       'type_name', format_type(a.atttypid, a.atttypmod), 'not_null', a.attnotnull,
                       'can_select', CASE WHEN c.relkind = 'c' THEN true
-                                         ELSE has_column_privilege(c.oid, a.attnum, 'SELECT') END)
+                                         ELSE has_column_privilege(c.oid, a.attnum, 'SELECT') END,
+                      'default_calls', (SELECT coalesce(json_agg(p.pronamespace::regnamespace::text || '.' || p.proname
+                                                                  ORDER BY p.oid), '[]')
+                                          FROM pg_attrdef d
+                                          JOIN pg_depend dep ON dep.classid = 'pg_attrdef'::regclass
+                                               AND dep.objid = d.oid AND dep.refclassid = 'pg_proc'::regclass
+                                          JOIN pg_proc p ON p.oid = dep.refobjid
+                                         WHERE d.adrelid = c.oid AND d.adnum = a.attnum))
                       ORDER BY a.attnum), '[]')
                FROM pg_attribute a
               WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped) AS columns
@@ -156,6 +163,9 @@ pub struct Column {
     pub not_null: bool,
     /// The connected role may read it.
     pub can_select: bool,
+    /// The functions its default calls, as `schema.name`.
+    #[serde(default)]
+    pub default_calls: Vec<String>,
 }
 
 /// A table, view, materialized view, foreign table or composite type.

@@ -237,6 +237,45 @@ pub struct UuidColumn {
     /// For a uuid column: the UUIDv7 among its sampled values and the
     /// times of the oldest and the newest (RFC 9562 §5.7).
     pub v7_times: Option<V7Times>,
+    /// A default that calls a per-backend generator while the extension's
+    /// server-wide one is installed, and the statement that fixes it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_advice: Option<DefaultAdvice>,
+}
+
+/// A default to change: PostgreSQL 18's `uuidv7()` (`pg_catalog`, searched
+/// first, so what an unqualified call reaches there) orders values per
+/// session; the extension's orders them across the server.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct DefaultAdvice {
+    /// The per-backend function the default calls.
+    pub calls: String,
+    /// The statement that makes it call the extension's generator.
+    pub fix: String,
+}
+
+/// The functions a default may call that generate per backend.
+const PER_BACKEND: [&str; 1] = ["pg_catalog.uuidv7"];
+
+fn default_advice(
+    snapshot: &Snapshot,
+    relation: &Relation,
+    column: &crate::catalog::Column,
+) -> Option<DefaultAdvice> {
+    let extension = snapshot.extension_schema.as_deref()?;
+    let calls = column
+        .default_calls
+        .iter()
+        .find(|c| PER_BACKEND.contains(&c.as_str()))?;
+    Some(DefaultAdvice {
+        calls: format!("{calls}()"),
+        fix: format!(
+            "ALTER TABLE {} ALTER COLUMN {} SET DEFAULT {}.uuidv7()",
+            relation.sql_name(),
+            quote_ident(&column.name),
+            quote_ident(extension)
+        ),
+    })
 }
 
 /// The creation times a uuid column's UUIDv7 carry, from its sample.
@@ -504,6 +543,7 @@ pub fn uuid_columns(
                 sampled_share: sampled.map(|s| s.uuids as f64 / s.values as f64),
                 sampled_values: sampled.map(|s| s.values),
                 v7_times: v7.map(V7Times::of),
+                default_advice: default_advice(snapshot, relation, column),
                 source: source_name,
                 unindexed_foreign_keys: unindexed_fks
                     .iter()

@@ -73,6 +73,7 @@ pub fn read(text: &str) -> Result<Model, XmlError> {
     let mut reader = Reader::from_str(text);
     let mut model = Model {
         schema: "public".into(),
+        extension_schema: "public".into(),
         knots: Vec::new(),
         anchors: Vec::new(),
         ties: Vec::new(),

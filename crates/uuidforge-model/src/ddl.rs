@@ -12,15 +12,18 @@ const NAME_LIMIT: usize = 63;
 #[derive(Debug)]
 pub struct Ddl {
     schema: String,
+    extension_schema: String,
     out: String,
     too_long: Option<String>,
 }
 
 impl Ddl {
-    /// A script for objects in `schema`, opening with a header comment.
-    pub fn new(schema: &str, header: &str) -> Ddl {
+    /// A script for objects in `schema` that calls the extension in
+    /// `extension_schema`, opening with a header comment.
+    pub fn new(schema: &str, extension_schema: &str, header: &str) -> Ddl {
         let mut ddl = Ddl {
             schema: schema.to_string(),
+            extension_schema: extension_schema.to_string(),
             out: String::new(),
             too_long: None,
         };
@@ -45,6 +48,13 @@ impl Ddl {
     pub fn t(&mut self, name: &str) -> String {
         let schema = quote_ident(&self.schema);
         format!("{schema}.{}", self.q(name))
+    }
+
+    /// A function of the uuidforge extension, schema-qualified
+    /// (`public.uuidv7`): reached whatever the search_path, and not
+    /// PostgreSQL 18's function of the same name.
+    pub fn ext(&self, function: &str) -> String {
+        format!("{}.{function}", quote_ident(&self.extension_schema))
     }
 
     /// A string literal.

@@ -15,6 +15,12 @@ pub struct Model {
     /// missing).
     #[serde(default = "default_schema")]
     pub schema: String,
+    /// The schema the uuidforge extension is installed in (`CREATE
+    /// EXTENSION uuidforge SCHEMA …`; default public). Its functions are
+    /// called through it: PostgreSQL 18 has its own per-backend `uuidv7()`
+    /// in `pg_catalog`, which an unqualified call would reach first.
+    #[serde(default = "default_schema")]
+    pub extension_schema: String,
     /// Small sets of values shared by attributes and ties (gender, rating).
     #[serde(default)]
     pub knots: Vec<Knot>,

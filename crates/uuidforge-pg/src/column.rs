@@ -3,14 +3,16 @@
 //! column without a default of its own the default
 //! `uuidv7_next('table'::regclass)`, which generates through the same cell
 //! as `uuidv7()` and remembers the value for `uuid_v7_last(table)`. The
-//! domain's own default, plain `uuidv7()`, covers the rare column the
-//! trigger does not see (event triggers disabled).
+//! domain's own default, the extension's `uuidv7()` (schema-qualified:
+//! PostgreSQL 18's own `uuidv7()` in `pg_catalog` would otherwise win),
+//! covers the rare column the trigger does not see (event triggers
+//! disabled).
 
 use pgrx::prelude::*;
 
 extension_sql!(
     r#"
-CREATE DOMAIN uuidv7_gen AS uuid DEFAULT uuidv7();
+CREATE DOMAIN uuidv7_gen AS uuid DEFAULT @extschema@.uuidv7();
 COMMENT ON DOMAIN uuidv7_gen IS 'a uuid column filled with strictly increasing UUIDv7 (like serial); uuid_v7_last(table) reads the session''s last value';
 
 -- It runs for every CREATE/ALTER TABLE of the database: everything in it is

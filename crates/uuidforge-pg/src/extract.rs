@@ -1,6 +1,8 @@
 //! Reading UUIDs: PostgreSQL 17/18's `uuid_extract_timestamp` and
-//! `uuid_extract_version` (extended to v6 and to generator layouts with
-//! sub-millisecond time), Crockford Base32 text.
+//! `uuid_extract_version`, answering exactly as PostgreSQL 18 does (v1 and
+//! v7 times, NULL for every other version and variant); the time of a v6
+//! under a name of its own, `uuid_extract_timestamp_v6`; v7 times in
+//! generator layouts with sub-millisecond time; Crockford Base32 text.
 
 use crate::errors::{invalid_argument, invalid_text};
 use crate::generate::{from_pg, to_pg};
@@ -18,13 +20,14 @@ fn to_timestamptz(t: Timestamp) -> Option<TimestampWithTimeZone> {
     time::from_unix_us(i64::try_from(t.unix_nanos.div_euclid(1000)).ok()?)
 }
 
+/// The time of a v1 or v7 (RFC variant only), as PostgreSQL 18 reads it;
+/// v7 in `v7_layout` when one is given.
 fn timestamp_of(u: &uuid::Uuid, v7_layout: Option<V7Layout>) -> Option<TimestampWithTimeZone> {
     if !is_rfc_variant(u) {
         return None;
     }
     let t = match u.get_version_num() {
         1 => uuidforge::gregorian::v1_fields(u).ok()?.timestamp(),
-        6 => uuidforge::gregorian::v6_fields(u).ok()?.timestamp(),
         7 => match v7_layout {
             Some(layout) => read_v7(u, layout).timestamp,
             None => Timestamp::from_unix_ms(uuidforge::v7::unix_ms(u)),
@@ -34,19 +37,33 @@ fn timestamp_of(u: &uuid::Uuid, v7_layout: Option<V7Layout>) -> Option<Timestamp
     to_timestamptz(t)
 }
 
-/// The time in a v1, v6 or v7 UUID (RFC 9562 §5.1, §5.6, §5.7): v1 and v6
-/// to the microsecond (their 100-ns ticks, truncated), v7 to the
-/// millisecond. NULL for other versions and for non-RFC variants, as in
-/// PostgreSQL 18.
+/// The time in a v1 or v7 UUID (RFC 9562 §5.1, §5.7): v1 to the
+/// microsecond (its 100-ns ticks, truncated), v7 to the millisecond. NULL
+/// for every other version (v6 too: see `uuid_extract_timestamp_v6`) and
+/// for non-RFC variants: exactly PostgreSQL 18's answers, so a query gives
+/// the same rows before and after an upgrade to 18.
 #[pg_extern(immutable, strict, parallel_safe)]
 fn uuid_extract_timestamp(id: pgrx::Uuid) -> Option<TimestampWithTimeZone> {
     timestamp_of(&from_pg(id), None)
 }
 
+/// The time in a v6 UUID (RFC 9562 §5.6), to the microsecond (its 100-ns
+/// ticks, truncated); NULL for other versions and non-RFC variants.
+/// PostgreSQL 18's `uuid_extract_timestamp` gives NULL for v6.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn uuid_extract_timestamp_v6(id: pgrx::Uuid) -> Option<TimestampWithTimeZone> {
+    let u = from_pg(id);
+    if !is_rfc_variant(&u) || u.get_version_num() != 6 {
+        return None;
+    }
+    to_timestamptz(uuidforge::gregorian::v6_fields(&u).ok()?.timestamp())
+}
+
 /// The time in a UUIDv7 read in a generator layout that encodes time below
 /// the millisecond (`fraction12` for PostgreSQL 18, `micros` for MariaDB,
 /// `go256ns`, `draft01`, or the counter layouts `counter18`, `counter42`,
-/// `random`, which give milliseconds). v1 and v6 as in the one-argument form.
+/// `random`, which give milliseconds). v1 (and NULL for v6) as in the
+/// one-argument form.
 #[pg_extern(immutable, strict, parallel_safe, name = "uuid_extract_timestamp")]
 fn uuid_extract_timestamp_layout(id: pgrx::Uuid, layout: &str) -> Option<TimestampWithTimeZone> {
     let Some(layout) = V7Layout::from_name(layout) else {

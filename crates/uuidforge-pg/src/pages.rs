@@ -57,6 +57,36 @@ fn windows_for(uuids: Vec<uuid::Uuid>) -> Rc<WindowSet> {
     })
 }
 
+/// The attributes of a tuple descriptor. PostgreSQL 18 keeps a compact
+/// copy of each first and the full ones after them (`TupleDescAttr`).
+///
+/// # Safety
+/// `desc` is a valid descriptor with `natts` attributes.
+#[cfg(not(feature = "pg18"))]
+unsafe fn attributes<'a>(
+    desc: pg_sys::TupleDesc,
+    natts: usize,
+) -> &'a [pg_sys::FormData_pg_attribute] {
+    (*desc).attrs.as_slice(natts)
+}
+
+/// See the other versions' `attributes`.
+///
+/// # Safety
+/// `desc` is a valid descriptor with `natts` attributes.
+#[cfg(feature = "pg18")]
+unsafe fn attributes<'a>(
+    desc: pg_sys::TupleDesc,
+    natts: usize,
+) -> &'a [pg_sys::FormData_pg_attribute] {
+    let full = (*desc)
+        .compact_attrs
+        .as_ptr()
+        .add(natts)
+        .cast::<pg_sys::FormData_pg_attribute>();
+    std::slice::from_raw_parts(full, natts)
+}
+
 /// How the table's rows are stored, each column searched as asked.
 ///
 /// # Safety
@@ -64,7 +94,7 @@ fn windows_for(uuids: Vec<uuid::Uuid>) -> Rc<WindowSet> {
 unsafe fn layout_of(relation: pg_sys::Relation, text: &[i16], binary: &[i16]) -> Layout {
     let desc = (*relation).rd_att;
     let natts = usize::try_from((*desc).natts).unwrap_or(0);
-    let attrs = (*desc).attrs.as_slice(natts);
+    let attrs = attributes(desc, natts);
     let mut layout = Layout::default();
     for (i, a) in attrs.iter().enumerate() {
         let num = i16::try_from(i + 1).unwrap_or(i16::MAX);

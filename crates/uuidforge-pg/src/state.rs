@@ -236,7 +236,15 @@ pub fn active() -> Rc<Active> {
 
 fn current_transaction() -> u32 {
     // SAFETY: MyProc is this backend's own PGPROC, set before any SQL runs.
-    unsafe { (*pg_sys::MyProc).lxid }
+    // (PostgreSQL 17 moved it into the virtual transaction id.)
+    #[cfg(any(feature = "pg15", feature = "pg16"))]
+    unsafe {
+        (*pg_sys::MyProc).lxid
+    }
+    #[cfg(any(feature = "pg17", feature = "pg18"))]
+    unsafe {
+        (*pg_sys::MyProc).vxid.lxid
+    }
 }
 
 fn registered(name: &str) -> Rc<Active> {

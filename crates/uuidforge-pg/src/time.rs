@@ -28,17 +28,35 @@ pub fn now_unix_us() -> i64 {
 }
 
 /// `ts + shift` with PostgreSQL's calendar arithmetic (months and days in
-/// the session time zone). Raises 22008 itself when the sum overflows.
+/// the session time zone). Raises 22008 `timestamp out of range`, as
+/// PostgreSQL's own `+` does, when the sum overflows: the error is caught
+/// and raised again from here, so that no server version adds the Rust
+/// frames it crossed to it.
 pub fn plus_interval(ts: TimestampWithTimeZone, shift: Interval) -> TimestampWithTimeZone {
-    // SAFETY: timestamptz_pl_interval is a strict built-in taking
-    // (timestamptz, interval); both datums are valid for the call.
-    unsafe {
-        pgrx::direct_function_call::<TimestampWithTimeZone>(
-            pg_sys::timestamptz_pl_interval,
-            &[ts.into_datum(), shift.into_datum()],
-        )
-    }
+    PgTryBuilder::new(|| {
+        // SAFETY: timestamptz_pl_interval is a strict built-in taking
+        // (timestamptz, interval); both datums are valid for the call.
+        unsafe {
+            pgrx::direct_function_call::<TimestampWithTimeZone>(
+                pg_sys::timestamptz_pl_interval,
+                &[ts.into_datum(), shift.into_datum()],
+            )
+        }
+    })
+    .catch_when(PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW, |_| {
+        timestamp_out_of_range()
+    })
+    .execute()
     .expect("timestamptz + interval is never NULL for non-NULL arguments")
+}
+
+/// PostgreSQL's own 22008 for a `timestamptz` sum beyond its range.
+fn timestamp_out_of_range() -> ! {
+    ereport!(
+        ERROR,
+        PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW,
+        "timestamp out of range"
+    );
 }
 
 /// The length of `shift` applied to the current time, in microseconds.

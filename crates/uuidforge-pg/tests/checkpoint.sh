@@ -10,8 +10,13 @@
 #      (so step 2 proves the checkpoint, not luck);
 #   4. a corrupt file: a warning, values from the clock, the file rewritten.
 # Needs the extension installed (scripts/pg-setup.sh) and faketime (Debian).
+#   checkpoint.sh [15|18]   the server version whose binaries run it
 set -euo pipefail
-bin=/usr/lib/postgresql/15/bin
+here="$(cd "$(dirname "$0")" && pwd)"
+# shellcheck source=../../../scripts/pg-env.sh
+. "$here/../../../scripts/pg-env.sh"
+pg_env "${1:-15}"
+bin=$PG_BIN
 fake=$(ls /usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1 2>/dev/null || true)
 [ -n "$fake" ] || { echo "checkpoint.sh: libfaketime missing (apt-get install faketime; scripts/pg-setup.sh does it)" >&2; exit 1; }
 work="$(mktemp -d /tmp/uuidforge-checkpoint.XXXXXX)"
@@ -29,15 +34,15 @@ start() { # start [FAKETIME offset]
   as_pg env "${env[@]}" "$bin/pg_ctl" -D "$data" -l "$work/log" -w \
     -o "-p $port -k $work -c listen_addresses=''" start >/dev/null
 }
-sql() { as_pg psql -X -v ON_ERROR_STOP=1 -qAt -h "$work" -p "$port" -d postgres -c "$1"; }
+sql() { as_pg "$bin/psql" -X -v ON_ERROR_STOP=1 -qAt -h "$work" -p "$port" -d postgres -c "$1"; }
 
-as_pg "$bin/initdb" -D "$data" -A trust >/dev/null
+as_pg "$bin/initdb" -D "$data" -A trust -U postgres >/dev/null
 echo "shared_preload_libraries = 'uuidforge'" >> "$data/postgresql.conf"
 
 start
 sql "CREATE EXTENSION uuidforge"
 [ "$(sql "SELECT uuidv7_is_server_wide()")" = t ] || fail "not server-wide"
-before=$(sql "SELECT u::text FROM (SELECT uuidv7() AS u FROM generate_series(1, 1000)) s ORDER BY u DESC LIMIT 1")
+before=$(sql "SELECT u::text FROM (SELECT public.uuidv7() AS u FROM generate_series(1, 1000)) s ORDER BY u DESC LIMIT 1")
 file="$data/uuidforge_checkpoint"
 [ -f "$file" ] || fail "no checkpoint file after 1000 values"
 mode=$(stat -c %a "$file")
@@ -51,7 +56,7 @@ stop
 start "-2h"
 skew=$(sql "SELECT round(extract(epoch FROM (clock_timestamp() - '$(date -u +%FT%T)Z'::timestamptz)) / 60)")
 [ "$skew" -le -110 ] || fail "the faked clock is not 2 hours back (skew $skew min)"
-after=$(sql "SELECT uuidv7()::text")
+after=$(sql "SELECT public.uuidv7()::text")
 [ "$(sql "SELECT '$after'::uuid > '$before'::uuid")" = t ] || fail "after the restart 2 h back: $after is not above $before"
 ahead=$(sql "SELECT value FROM uuidforge_telemetry() WHERE metric = 'ahead_ms'")
 [ "$ahead" -gt 3600000 ] || fail "ahead_ms $ahead, expected about 2 h"
@@ -60,7 +65,7 @@ stop
 
 rm -f "$file"
 start "-2h"
-control=$(sql "SELECT uuidv7()::text")
+control=$(sql "SELECT public.uuidv7()::text")
 [ "$(sql "SELECT '$control'::uuid < '$before'::uuid")" = t ] || fail "control: without the file $control should be below $before"
 echo "3. control without the file: $control < $before (the checkpoint is what kept the order)"
 stop
@@ -68,7 +73,7 @@ stop
 echo '{"unix_ms": "garbage"' > "$file"
 chown postgres "$file"
 start
-value=$(sql "SELECT uuidv7()::text")
+value=$(sql "SELECT public.uuidv7()::text")
 grep -q "uuidforge_checkpoint is corrupt" "$work/log" || fail "no warning about the corrupt file in the server log"
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))["unix_ms"]' "$file" || fail "the corrupt file was not rewritten"
 echo "4. corrupt file: warned, value $value from the clock, file rewritten"

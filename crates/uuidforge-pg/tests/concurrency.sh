@@ -11,16 +11,22 @@
 #   in which values were generated across sessions. Server-wide, the values
 #   must increase in that order; per session they need not (the count of
 #   inversions is printed: it shows what the check catches).
+#   concurrency.sh MODE [15|18]   on that server (default 15)
 set -euo pipefail
-mode="${1:?usage: concurrency.sh per-session|server-wide}"
+mode="${1:?usage: concurrency.sh per-session|server-wide [15|18]}"
+here="$(cd "$(dirname "$0")" && pwd)"
+# shellcheck source=../../../scripts/pg-env.sh
+. "$here/../../../scripts/pg-env.sh"
+pg_env "${2:-15}"
+export PGHOST="$PG_SOCKET" PGPORT="$PG_PORT"
 db=uuidforge_concurrency
 work="$(mktemp -d /tmp/uuidforge-concurrency.XXXXXX)"
 chown postgres "$work"
 trap 'rm -rf "$work"' EXIT
-sql() { runuser -u postgres -- psql -X -v ON_ERROR_STOP=1 -qAt -d "$db" "$@"; }
+sql() { runuser -u postgres -- "$PG_BIN/psql" -X -v ON_ERROR_STOP=1 -qAt -d "$db" "$@"; }
 fail() { echo "concurrency.sh ($mode): FAILED: $*" >&2; exit 1; }
 
-runuser -u postgres -- psql -Xq -d postgres -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
+runuser -u postgres -- "$PG_BIN/psql" -Xq -d postgres -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
 sql -c "CREATE EXTENSION uuidforge"
 server_wide=$(sql -c "SELECT uuidv7_is_server_wide()")
 case "$mode" in
@@ -34,7 +40,7 @@ generated() { sql -c "SELECT sum(value) FROM uuidforge_telemetry() WHERE metric 
 generated_before=$(generated)
 echo 'INSERT INTO bulk (client) SELECT :client_id FROM generate_series(1, 1000);' > "$work/bulk.sql"
 start=$(date +%s%N)
-runuser -u postgres -- pgbench -n -c 8 -j 2 -t 100 -f "$work/bulk.sql" "$db" > "$work/bulk.log" 2>&1 \
+runuser -u postgres -- "$PG_BIN/pgbench" -n -c 8 -j 2 -t 100 -f "$work/bulk.sql" "$db" > "$work/bulk.log" 2>&1 \
   || { cat "$work/bulk.log"; fail "pgbench phase 1"; }
 elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
 read -r rows distinct v7 clients <<<"$(sql -F' ' -c "SELECT count(*), count(DISTINCT id), count(*) FILTER (WHERE uuid_extract_version(id) = 7), count(DISTINCT client) FROM bulk")"
@@ -63,7 +69,7 @@ SELECT pg_advisory_xact_lock(7);
 INSERT INTO turns (seq) SELECT nextval('turn_seq') FROM generate_series(1, 10);
 COMMIT;
 SQL
-runuser -u postgres -- pgbench -n -c 8 -j 2 -t 1000 -f "$work/turns.sql" "$db" > "$work/turns.log" 2>&1 \
+runuser -u postgres -- "$PG_BIN/pgbench" -n -c 8 -j 2 -t 1000 -f "$work/turns.sql" "$db" > "$work/turns.log" 2>&1 \
   || { cat "$work/turns.log"; fail "pgbench phase 2"; }
 read -r rows inversions <<<"$(sql -F' ' -c "SELECT count(*), count(*) FILTER (WHERE id <= prev) FROM (SELECT id, lag(id) OVER (ORDER BY seq) AS prev FROM turns) s")"
 [ "$rows" = 80000 ] || fail "phase 2: $rows rows, expected 80000"
@@ -73,4 +79,4 @@ if [ "$mode" = server-wide ]; then
 else
   echo "phase 2 ($mode): $inversions of 80000 values are below one another session generated before them (expected without preload)"
 fi
-runuser -u postgres -- psql -Xq -d postgres -c "DROP DATABASE $db"
+runuser -u postgres -- "$PG_BIN/psql" -Xq -d postgres -c "DROP DATABASE $db"

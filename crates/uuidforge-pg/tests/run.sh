@@ -5,19 +5,21 @@
 # (server-wide order through shared memory), and the checkpoint across
 # restarts with the clock set back. scripts/pg-setup.sh must have
 # installed the extension (scripts/test.sh does that first).
+#   run.sh [15|18]   the server (default 15; scripts/pg-setup.sh --pg N first)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-setup="$here/../../../scripts/pg-setup.sh"
+major="${1:-15}"
+setup() { "$here/../../../scripts/pg-setup.sh" --pg "$major" "$@"; }
 
 echo "-- without shared_preload_libraries (per-session order)"
-"$setup" --no-build --no-preload
-"$here/regress.sh"
-"$here/concurrency.sh" per-session
+setup --no-build --no-preload
+"$here/regress.sh" "$major"
+"$here/concurrency.sh" per-session "$major"
 
 echo "-- with shared_preload_libraries = uuidforge (server-wide order)"
-"$setup" --no-build --preload
-"$here/regress.sh"
-"$here/concurrency.sh" server-wide
+setup --no-build --preload
+"$here/regress.sh" "$major"
+"$here/concurrency.sh" server-wide "$major"
 
 echo "-- the checkpoint across restarts with the clock set back (own cluster)"
-"$here/checkpoint.sh"
+"$here/checkpoint.sh" "$major"

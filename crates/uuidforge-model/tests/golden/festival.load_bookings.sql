@@ -16,11 +16,11 @@ BEGIN
     SELECT s."rating"::varchar(12) FROM "festival"."stage_bookings" AS s WHERE s."rating" IS NOT NULL
     ON CONFLICT DO NOTHING;
     INSERT INTO "festival"."hub_artist" ("artist_key", "name", load_ts, record_source)
-    SELECT uuidv7_from(load_time, concat_ws('|', 'hub_artist', b."name"::text), secret), b."name", load_time, 'bookings'
+    SELECT "public".uuidv7_from(load_time, concat_ws('|', 'hub_artist', b."name"::text), secret), b."name", load_time, 'bookings'
     FROM (SELECT DISTINCT s."artist"::varchar(80) AS "name" FROM "festival"."stage_bookings" AS s WHERE s."artist" IS NOT NULL) AS b
     ON CONFLICT ("name") DO NOTHING;
     INSERT INTO "festival"."hub_festival" ("festival_key", "title", load_ts, record_source)
-    SELECT uuidv7_from(load_time, concat_ws('|', 'hub_festival', b."title"::text), secret), b."title", load_time, 'bookings'
+    SELECT "public".uuidv7_from(load_time, concat_ws('|', 'hub_festival', b."title"::text), secret), b."title", load_time, 'bookings'
     FROM (SELECT DISTINCT s."festival"::varchar(80) AS "title" FROM "festival"."stage_bookings" AS s WHERE s."festival" IS NOT NULL) AS b
     ON CONFLICT ("title") DO NOTHING;
     INSERT INTO "festival"."sat_artist__bookings" ("artist_key", load_ts, hash_diff, record_source, "hometown", "style", "fee")
@@ -48,7 +48,7 @@ BEGIN
         ORDER BY x.load_ts DESC LIMIT 1)
     ON CONFLICT DO NOTHING;
     INSERT INTO "festival"."link_artist_booked_festival_at_rating_rated" (link_key, "booked_artist_key", "at_festival_key", "rated_rating", load_ts, record_source)
-    SELECT uuidv7_from(load_time, concat_ws('|', 'link_artist_booked_festival_at_rating_rated', b."booked_artist_key"::text, b."at_festival_key"::text, b."rated_rating"::text), secret), b."booked_artist_key", b."at_festival_key", b."rated_rating", load_time, 'bookings'
+    SELECT "public".uuidv7_from(load_time, concat_ws('|', 'link_artist_booked_festival_at_rating_rated', b."booked_artist_key"::text, b."at_festival_key"::text, b."rated_rating"::text), secret), b."booked_artist_key", b."at_festival_key", b."rated_rating", load_time, 'bookings'
     FROM (SELECT DISTINCT h0."artist_key" AS "booked_artist_key", h1."festival_key" AS "at_festival_key", s."rating"::varchar(12) AS "rated_rating" FROM "festival"."stage_bookings" AS s JOIN "festival"."hub_artist" AS h0 ON h0."name" = s."artist"::varchar(80) JOIN "festival"."hub_festival" AS h1 ON h1."title" = s."festival"::varchar(80) WHERE s."rating" IS NOT NULL) AS b
     ON CONFLICT ("booked_artist_key", "at_festival_key", "rated_rating") DO NOTHING;
     CREATE TEMPORARY TABLE loaded_links ON COMMIT DROP AS

@@ -13,15 +13,15 @@ BEGIN
     SELECT s."relation"::varchar(24) FROM "festival"."stage_mentoring" AS s WHERE s."relation" IS NOT NULL
     ON CONFLICT DO NOTHING;
     INSERT INTO "festival"."hub_artist" ("artist_key", "name", load_ts, record_source)
-    SELECT uuidv7_from(load_time, concat_ws('|', 'hub_artist', b."name"::text), secret), b."name", load_time, 'mentoring'
+    SELECT "public".uuidv7_from(load_time, concat_ws('|', 'hub_artist', b."name"::text), secret), b."name", load_time, 'mentoring'
     FROM (SELECT DISTINCT s."mentor"::varchar(80) AS "name" FROM "festival"."stage_mentoring" AS s WHERE s."mentor" IS NOT NULL) AS b
     ON CONFLICT ("name") DO NOTHING;
     INSERT INTO "festival"."hub_artist" ("artist_key", "name", load_ts, record_source)
-    SELECT uuidv7_from(load_time, concat_ws('|', 'hub_artist', b."name"::text), secret), b."name", load_time, 'mentoring'
+    SELECT "public".uuidv7_from(load_time, concat_ws('|', 'hub_artist', b."name"::text), secret), b."name", load_time, 'mentoring'
     FROM (SELECT DISTINCT s."protege"::varchar(80) AS "name" FROM "festival"."stage_mentoring" AS s WHERE s."protege" IS NOT NULL) AS b
     ON CONFLICT ("name") DO NOTHING;
     INSERT INTO "festival"."link_artist_mentor_artist_protege_relation_as" (link_key, "mentor_artist_key", "protege_artist_key", "as_relation", load_ts, record_source)
-    SELECT uuidv7_from(load_time, concat_ws('|', 'link_artist_mentor_artist_protege_relation_as', b."mentor_artist_key"::text, b."protege_artist_key"::text, b."as_relation"::text), secret), b."mentor_artist_key", b."protege_artist_key", b."as_relation", load_time, 'mentoring'
+    SELECT "public".uuidv7_from(load_time, concat_ws('|', 'link_artist_mentor_artist_protege_relation_as', b."mentor_artist_key"::text, b."protege_artist_key"::text, b."as_relation"::text), secret), b."mentor_artist_key", b."protege_artist_key", b."as_relation", load_time, 'mentoring'
     FROM (SELECT DISTINCT h0."artist_key" AS "mentor_artist_key", h1."artist_key" AS "protege_artist_key", s."relation"::varchar(24) AS "as_relation" FROM "festival"."stage_mentoring" AS s JOIN "festival"."hub_artist" AS h0 ON h0."name" = s."mentor"::varchar(80) JOIN "festival"."hub_artist" AS h1 ON h1."name" = s."protege"::varchar(80) WHERE s."relation" IS NOT NULL) AS b
     ON CONFLICT ("mentor_artist_key", "protege_artist_key", "as_relation") DO NOTHING;
 END

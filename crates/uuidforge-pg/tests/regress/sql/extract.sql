@@ -17,8 +17,10 @@ INSERT INTO vectors VALUES
     ('max', 'FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF'),
     ('NCS variant', '017F22E2-79B0-7CC3-18C4-DC0C0C07398F'),
     ('Microsoft variant', '017F22E2-79B0-7CC3-C8C4-DC0C0C07398F');
+-- As PostgreSQL 18: a time for v1 and v7 only (NULL for v6, whose time
+-- uuid_extract_timestamp_v6 reads).
 SELECT name, uuid_extract_version(id) AS version, uuid_extract_timestamp(id) AS at,
-       uuid_to_base32(id) AS base32
+       uuid_extract_timestamp_v6(id) AS v6_at, uuid_to_base32(id) AS base32
 FROM vectors ORDER BY name;
 SELECT bool_and(uuid_from_base32(uuid_to_base32(id)) = id) AS base32_round_trip FROM vectors;
 -- Base32 sorts like the UUID.
@@ -28,7 +30,8 @@ FROM (SELECT uuidv7() AS id UNION ALL SELECT uuidv4() FROM generate_series(1, 20
 
 -- v1/v6 keep their 100-ns time to the microsecond.
 SELECT uuid_extract_timestamp('C232AB0A-9414-11EC-B3C8-9F6BDECED846') AS v1_plus_1us;
-SELECT uuid_extract_timestamp('1EC9414C-232A-6B0A-B3C8-9F6BDECED846') AS v6_plus_1us;
+SELECT uuid_extract_timestamp_v6('1EC9414C-232A-6B0A-B3C8-9F6BDECED846') AS v6_plus_1us,
+       uuid_extract_timestamp('1EC9414C-232A-6B0A-B3C8-9F6BDECED846') IS NULL AS v6_null_as_in_18;
 -- v7 in a layout that encodes time below the millisecond: fraction 0x800
 -- of the millisecond is 500 µs (PostgreSQL 18), 0x1F4 µs is 500 µs (MariaDB).
 SELECT uuid_extract_timestamp('017F22E2-79B0-7800-8000-000000000000', 'fraction12') AS pg18_half_ms,

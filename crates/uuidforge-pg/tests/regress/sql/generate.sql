@@ -77,14 +77,16 @@ SELECT bool_and(id > prev) AS v6_increasing
 FROM (SELECT id, lag(id) OVER (ORDER BY n) AS prev
       FROM (SELECT n, uuidv6() AS id FROM generate_series(1, 10000) n) s) t
 WHERE prev IS NOT NULL;
-SELECT abs(extract(epoch FROM uuid_extract_timestamp(uuidv6()) - clock_timestamp())) < 1 AS v6_time_is_now;
+SELECT abs(extract(epoch FROM uuid_extract_timestamp_v6(uuidv6()) - clock_timestamp())) < 1 AS v6_time_is_now;
 SELECT count(DISTINCT uuidv4()) AS distinct_v4 FROM generate_series(1, 10000);
 
--- Volatility and strictness as declared.
+-- Volatility and strictness as declared (the extension's own functions:
+-- PostgreSQL 18 has some of these names in pg_catalog too).
 SELECT proname, provolatile, proisstrict, proparallel
 FROM pg_proc
-WHERE proname IN ('uuidv7', 'uuidv7_at', 'uuidv7_from', 'uuidv6', 'uuidv4', 'uuidv7_next', 'uuid_v7_last',
-                  'uuid_extract_timestamp', 'uuid_extract_version', 'uuid_to_base32',
+WHERE pronamespace = (SELECT extnamespace FROM pg_extension WHERE extname = 'uuidforge')
+  AND proname IN ('uuidv7', 'uuidv7_at', 'uuidv7_from', 'uuidv6', 'uuidv4', 'uuidv7_next', 'uuid_v7_last',
+                  'uuid_extract_timestamp', 'uuid_extract_timestamp_v6', 'uuid_extract_version', 'uuid_to_base32',
                   'uuid_from_base32', 'uuidv7_boundary', 'uuidv7_partition_key',
                   'uuidv7_range_lower', 'uuidv7_range_upper', 'uuidv7_is_plausible')
 ORDER BY proname, pronargs, proargtypes::text;
