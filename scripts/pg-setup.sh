@@ -146,6 +146,8 @@ if [ "$major" = 18 ] && [ ! -f "$DATA/PG_VERSION" ]; then
   chown postgres "$DATA" "$PGHOST_DIR" "$PG18_HOME/log"
   as_postgres "$BIN/initdb" -D "$DATA" -U postgres --auth-local=trust --auth-host=scram-sha-256 \
     -E UTF8 --locale=C.UTF-8 >/dev/null
+  # (This build has no TLS: sslmode=require is refused, which the
+  # tools' TLS test checks on it.)
   cat >> "$DATA/postgresql.conf" <<CONF
 port = $PORT
 listen_addresses = '127.0.0.1'

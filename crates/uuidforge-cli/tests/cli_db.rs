@@ -23,9 +23,7 @@ fn fixture(tag: &str) -> String {
     )
 }
 
-fn url(db: &str) -> String {
-    format!("postgres://uuidforge:uuidforge@127.0.0.1:5432/{db}")
-}
+use common::url;
 
 fn db(name: &str) -> assert_cmd::Command {
     let mut c = uuidforge();
@@ -160,7 +158,7 @@ fn connects_like_psql_and_keeps_the_password_out_of_errors() {
     uuidforge()
         .env_remove("UUIDFORGE_DB")
         .env("PGHOST", "127.0.0.1")
-        .env("PGPORT", "5432")
+        .env("PGPORT", common::port())
         .env("PGUSER", "uuidforge")
         .env("PGPASSWORD", "uuidforge")
         .env("PGDATABASE", &name)

@@ -680,3 +680,38 @@ fn every_key_type() {
         "no index is left on the old references"
     );
 }
+
+/// The backup's pg_dump must be at least the server's major version: an
+/// older one is refused before anything runs, naming what to install.
+#[test]
+fn an_older_pg_dump_is_refused_before_anything_changes() {
+    let db = fixture("old_pg_dump");
+    let dir = scratch("old_pg_dump");
+    let fake = dir.join("pg_dump");
+    std::fs::write(&fake, "#!/bin/sh\necho 'pg_dump (PostgreSQL) 9.6.24'\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let before = admin_sql(&db, "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'customers'::regclass AND attname = 'id'");
+    let out = migrate(&db, &dir)
+        .args(["--pg-dump", fake.to_str().unwrap(), "customers", "--apply"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    let major = admin_sql(
+        "postgres",
+        "SELECT current_setting('server_version_num')::int / 10000",
+    );
+    assert!(
+        e.contains("is pg_dump 9") && e.contains(&format!("expected pg_dump {major} or newer")),
+        "{e}"
+    );
+    let after = admin_sql(&db, "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'customers'::regclass AND attname = 'id'");
+    assert_eq!(before, after, "nothing changed");
+    assert!(
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .all(|e| e.unwrap().file_name() == "pg_dump"),
+        "no backup file left"
+    );
+}

@@ -452,7 +452,15 @@ fn writers_run_throughout_a_batched_migration() {
     let pgbench = std::process::Command::new("pgbench")
         .args(["-n", "-c", "4", "-j", "2", "-T", "15", "-f"])
         .arg(&script)
-        .args(["-h", "127.0.0.1", "-U", "uuidforge", &db])
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &common::port(),
+            "-U",
+            "uuidforge",
+            &db,
+        ])
         .env("PGPASSWORD", "uuidforge")
         .env("PGCLUSTER", "15/main")
         .stdout(Stdio::piped())

@@ -82,8 +82,8 @@ fn the_plan_renames_the_key_everywhere_and_changes_nothing() {
     for expected in [
         "column public.orders customer_id→client_id",
         "column public.invoices customer_id→client_id",
-        "constraint public.orders orders_customer_id_fkey→orders_client_id_fkey",
         "constraint public.invoices invoices_customer_id_fkey→invoices_client_id_fkey",
+        "constraint public.orders orders_customer_id_fkey→orders_client_id_fkey",
         "index public.orders orders_customer_id_idx→orders_client_id_idx",
         "view column public.order_customers customer_id→client_id",
     ] {
@@ -108,8 +108,8 @@ fn the_plan_renames_the_key_everywhere_and_changes_nothing() {
         [
             r#"ALTER TABLE "public"."orders" RENAME COLUMN "customer_id" TO "client_id""#,
             r#"ALTER TABLE "public"."invoices" RENAME COLUMN "customer_id" TO "client_id""#,
-            r#"ALTER TABLE "public"."orders" RENAME CONSTRAINT "orders_customer_id_fkey" TO "orders_client_id_fkey""#,
             r#"ALTER TABLE "public"."invoices" RENAME CONSTRAINT "invoices_customer_id_fkey" TO "invoices_client_id_fkey""#,
+            r#"ALTER TABLE "public"."orders" RENAME CONSTRAINT "orders_customer_id_fkey" TO "orders_client_id_fkey""#,
             r#"ALTER INDEX "public"."orders_customer_id_idx" RENAME TO "orders_client_id_idx""#,
             r#"ALTER VIEW "public"."order_customers" RENAME COLUMN "customer_id" TO "client_id""#,
         ]

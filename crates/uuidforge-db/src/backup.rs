@@ -7,6 +7,7 @@
 use crate::client::DbError;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 use tokio_postgres::config::{Host, SslMode};
 use tokio_postgres::Config;
 
@@ -96,17 +97,129 @@ fn failed(what: &str, detail: impl std::fmt::Display) -> DbError {
     }
 }
 
+/// The `pg_dump` given with `--pg-dump` (or `UUIDFORGE_PG_DUMP`).
+static CHOSEN_PG_DUMP: OnceLock<PathBuf> = OnceLock::new();
+
+/// Uses `path` as `pg_dump` (its `pg_restore` beside it) rather than
+/// looking for one.
+pub fn use_pg_dump(path: PathBuf) {
+    let _ = CHOSEN_PG_DUMP.set(path);
+}
+
+/// A `pg_dump` and the major version it says it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PgDump {
+    /// The program.
+    pub path: PathBuf,
+    /// Its major version (`pg_dump --version`).
+    pub major: u32,
+}
+
+impl PgDump {
+    /// `pg_restore` from the same installation (else the one on `PATH`).
+    fn pg_restore(&self) -> PathBuf {
+        self.path
+            .parent()
+            .map(|dir| dir.join("pg_restore"))
+            .filter(|p| p.is_file())
+            .unwrap_or_else(|| PathBuf::from("pg_restore"))
+    }
+}
+
+/// The major version `pg_dump --version` reports (`pg_dump (PostgreSQL)
+/// 18.6` → 18).
+fn major_of(path: &Path) -> Option<u32> {
+    let out = Command::new(path).arg("--version").output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let version = text.trim().rsplit(' ').next()?;
+    version.split(['.', ' ', '-']).next()?.parse().ok()
+}
+
+/// Where `pg_dump` programs usually are: Debian's and the PGDG packages'
+/// per-version directories, Homebrew's, a source build's, then `PATH`.
+fn candidates() -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    // (directory, prefix of its per-version entries): Debian
+    // /usr/lib/postgresql/N, PGDG packages /usr/pgsql-N, Homebrew
+    // postgresql@N.
+    for (dir, prefix) in [
+        ("/usr/lib/postgresql", ""),
+        ("/usr", "pgsql-"),
+        ("/opt/homebrew/opt", "postgresql"),
+        ("/usr/local/opt", "postgresql"),
+    ] {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if entry.file_name().to_string_lossy().starts_with(prefix) {
+                found.push(entry.path().join("bin/pg_dump"));
+            }
+        }
+    }
+    found.push(PathBuf::from("/usr/local/pgsql/bin/pg_dump"));
+    if let Some(path) = std::env::var_os("PATH") {
+        found.extend(std::env::split_paths(&path).map(|d| d.join("pg_dump")));
+    }
+    found.into_iter().filter(|p| p.is_file()).collect()
+}
+
+/// A `pg_dump` that can dump a server of `server_version_num` (its major
+/// version at least the server's): the one given with `--pg-dump` or
+/// `UUIDFORGE_PG_DUMP` if any, else the lowest such version found in the
+/// usual places and on `PATH`. None: an error that says what to install,
+/// before anything has run.
+pub fn pg_dump_for(server_version_num: i32) -> Result<PgDump, DbError> {
+    let server = u32::try_from(server_version_num / 10_000).unwrap_or(0);
+    if let Some(path) = CHOSEN_PG_DUMP.get().cloned() {
+        return match major_of(&path) {
+            Some(major) if major >= server => Ok(PgDump { path, major }),
+            Some(major) => Err(failed(
+                "--pg-dump",
+                format!(
+                    "{} is pg_dump {major}; the server is PostgreSQL {server} (expected pg_dump {server} or newer)",
+                    path.display()
+                ),
+            )),
+            None => Err(failed(
+                "--pg-dump",
+                format!("{} does not run as pg_dump --version (expected a pg_dump {server} or newer)", path.display()),
+            )),
+        };
+    }
+    let mut seen = Vec::new();
+    let mut best: Option<PgDump> = None;
+    for path in candidates() {
+        let Some(major) = major_of(&path) else {
+            continue;
+        };
+        seen.push(format!("{} ({major})", path.display()));
+        if major >= server && best.as_ref().is_none_or(|b| major < b.major) {
+            best = Some(PgDump { path, major });
+        }
+    }
+    best.ok_or_else(|| {
+        failed(
+            "pg_dump",
+            format!(
+                "the server is PostgreSQL {server} and no pg_dump {server} or newer was found (found: {}); install the PostgreSQL {server} client programs (Debian: postgresql-client-{server}) or give one with --pg-dump PATH",
+                if seen.is_empty() { "none".to_string() } else { seen.join(", ") }
+            ),
+        )
+    })
+}
+
 /// Dumps `relations` (quoted qualified names, as `pg_dump -t` reads them
-/// literally) into `file`, which must not exist, then reads it back with
-/// `pg_restore --list`.
+/// literally) into `file`, which must not exist, with a `pg_dump` fit for
+/// a server of `server_version_num` ([`pg_dump_for`]), then reads it back
+/// with `pg_restore --list`.
 pub fn dump(
     config: &Config,
+    server_version_num: i32,
     relations: &[String],
     schema_only: bool,
     file: &Path,
 ) -> Result<Backup, DbError> {
+    let pg_dump = pg_dump_for(server_version_num)?;
     create_private(file)?;
-    let dumped = run_dump(config, relations, schema_only, file);
+    let dumped = run_dump(config, &pg_dump, relations, schema_only, file);
     if dumped.is_err() {
         // Only the empty file made above, or pg_dump's part of a dump.
         let _ = std::fs::remove_file(file);
@@ -144,11 +257,12 @@ fn create_private(file: &Path) -> Result<(), DbError> {
 
 fn run_dump(
     config: &Config,
+    pg_dump: &PgDump,
     relations: &[String],
     schema_only: bool,
     file: &Path,
 ) -> Result<Backup, DbError> {
-    let mut command = Command::new("pg_dump");
+    let mut command = Command::new(&pg_dump.path);
     command
         .envs(libpq_env(config))
         .arg("--format=custom")
@@ -170,7 +284,7 @@ fn run_dump(
             String::from_utf8_lossy(&output.stderr).trim(),
         ));
     }
-    let listed = Command::new("pg_restore")
+    let listed = Command::new(pg_dump.pg_restore())
         .arg("--list")
         .arg(file)
         .output()

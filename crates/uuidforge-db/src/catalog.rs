@@ -61,7 +61,7 @@ pub static SNAPSHOT_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(
                 'oid', t.oid::int8, 'name', t.typname, 'schema', n.nspname, 'typtype', t.typtype::text,
                 'base', t.typbasetype::int8,
                 'elem', CASE WHEN t.typcategory = 'A' THEN t.typelem::int8 ELSE 0 END,
-                'relid', t.typrelid::int8)), '[]')
+                'relid', t.typrelid::int8) ORDER BY t.oid), '[]')
        FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
       WHERE t.typtype IN ('b', 'd', 'c')
         AND (t.typtype <> 'c' OR n.nspname NOT IN ('pg_catalog', 'information_schema'))),
@@ -76,7 +76,8 @@ pub static SNAPSHOT_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(
                                  FROM pg_depend d
                                 WHERE d.classid = 'pg_class'::regclass AND d.objid = i.indexrelid
                                   AND d.refclassid = 'pg_class'::regclass AND d.refobjid = i.indrelid
-                                  AND d.refobjsubid > 0))), '[]')
+                                  AND d.refobjsubid > 0))
+                ORDER BY n.nspname, c.relname, ic.relname), '[]')
        FROM pg_index i
        JOIN pg_class ic ON ic.oid = i.indexrelid
        JOIN pg_am am ON am.oid = ic.relam
@@ -88,12 +89,16 @@ pub static SNAPSHOT_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(
                 'columns', co.conkey, 'ref_table', co.confrelid::int8, 'ref_columns', co.confkey,
                 'on_update', co.confupdtype::text, 'on_delete', co.confdeltype::text,
                 'deferrable', co.condeferrable, 'deferred', co.condeferred,
-                'validated', co.convalidated, 'inherited', co.conparentid <> 0)), '[]')
+                'validated', co.convalidated, 'inherited', co.conparentid <> 0)
+                -- By name, not by where the rows happen to lie: plans read
+                -- the same on every server version.
+                ORDER BY n.nspname, c.relname, co.conname), '[]')
        FROM pg_constraint co
        JOIN pg_class c ON c.oid = co.conrelid
        JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE co.contype IN ('p', 'u', 'f') AND {USER_SCHEMAS}),
-  'view_rules', (SELECT coalesce(json_agg(json_build_object('view', rw.ev_class::int8, 'action', rw.ev_action::text)), '[]')
+  'view_rules', (SELECT coalesce(json_agg(json_build_object('view', rw.ev_class::int8, 'action', rw.ev_action::text)
+                                    ORDER BY n.nspname, c.relname), '[]')
        FROM pg_rewrite rw
        JOIN pg_class c ON c.oid = rw.ev_class
        JOIN pg_namespace n ON n.oid = c.relnamespace

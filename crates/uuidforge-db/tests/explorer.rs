@@ -547,18 +547,36 @@ async fn a_role_without_select_sees_the_table_as_skipped() {
         .unwrap();
 }
 
+/// `sslmode=require`: an encrypted session where the server offers TLS
+/// (Debian's 15), a refusal naming TLS where it does not (the PostgreSQL 18
+/// build the tests use has none) — never a clear-text session.
 #[tokio::test]
 async fn tls_with_sslmode_require() {
-    let url = "postgres://uuidforge_admin:uuidforge@127.0.0.1:5432/postgres?sslmode=require";
-    let (s, _) = session(url).await;
-    let rows = s
-        .rows(
-            &uuidforge_db::plan::Query::new(
-                "SELECT ssl::text FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
-            ),
-            "ssl",
-        )
-        .await
-        .unwrap();
-    assert_eq!(rows, vec!["true".to_string()]);
+    let plain = common::client("uuidforge_admin", "postgres").await;
+    let offered: String = plain.query_one("SHOW ssl", &[]).await.unwrap().get(0);
+    let url = format!(
+        "postgres://uuidforge_admin:uuidforge@127.0.0.1:{}/postgres?sslmode=require",
+        common::port()
+    );
+    let config = uuidforge_db::client::config(Some(&url)).unwrap();
+    match ReadOnly::open(&config).await {
+        Ok(s) => {
+            assert_eq!(offered, "on");
+            let rows = s
+                .rows(
+                    &uuidforge_db::plan::Query::new(
+                        "SELECT ssl::text FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+                    ),
+                    "ssl",
+                )
+                .await
+                .unwrap();
+            assert_eq!(rows, vec!["true".to_string()]);
+        }
+        Err(e) => {
+            assert_eq!(offered, "off", "{e}");
+            let text = e.to_string().to_lowercase();
+            assert!(text.contains("tls") || text.contains("ssl"), "{e}");
+        }
+    }
 }

@@ -213,6 +213,7 @@ pub(super) async fn merge(
         let request = BackupRequest {
             file: args.change.backup.clone(),
             database: &snapshot.database,
+            server_version_num: snapshot.server_version_num,
             relations: &relations,
             schema_only: false,
         };

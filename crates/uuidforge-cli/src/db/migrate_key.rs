@@ -81,15 +81,18 @@ async fn batched(
     let mut backup = None;
     let mut outcome = None;
     if args.change.apply {
-        let secret = secret_of(args, &snapshot.database)?;
         session.close().await.map_err(db_error)?;
         let request = BackupRequest {
             file: args.change.backup.clone(),
             database: &snapshot.database,
+            server_version_num: snapshot.server_version_num,
             relations: &plan.backup,
             schema_only: false,
         };
         backup = Some(back_up(config, request, args.change.json, &mut out)?);
+        // After the backup, which may be refused (no fit pg_dump): nothing,
+        // not even the key file, is written before that.
+        let secret = secret_of(args, &snapshot.database)?;
         let prepare = migrate_run::start(config, &args.table, options, &plan, batch_size)
             .await
             .map_err(resumable)?;
@@ -436,16 +439,18 @@ pub(super) async fn run(
     let mut outcome = None;
     if args.change.apply {
         let snapshot = session.snapshot().await.map_err(db_error)?;
-        let secret = secret_of(&args, &snapshot.database)?;
         // Its locks (the views it read) would keep the change waiting.
         session.close().await.map_err(db_error)?;
         let plan_backup = BackupRequest {
             file: args.change.backup.clone(),
             database: &snapshot.database,
+            server_version_num: snapshot.server_version_num,
             relations: &plan.backup,
             schema_only: false,
         };
         backup = Some(back_up(config, plan_backup, args.change.json, &mut out)?);
+        // After the backup, which may be refused: see the batched path.
+        let secret = secret_of(&args, &snapshot.database)?;
         let done = exec::migrate_key_apply(config, &args.table, &options, &plan, &secret)
             .await
             .map_err(db_error)?;

@@ -81,9 +81,15 @@ pub fn json_lines(out: &[u8]) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// The port of the PostgreSQL server under test: 5432 (15), or
+/// `UUIDFORGE_TEST_PGPORT` (scripts/test.sh sets 5418 for the run on 18).
+pub fn port() -> String {
+    std::env::var("UUIDFORGE_TEST_PGPORT").unwrap_or_else(|_| "5432".into())
+}
+
 /// The login role's URL for `db` (what the commands under test use).
 pub fn url(db: &str) -> String {
-    format!("postgres://uuidforge:uuidforge@127.0.0.1:5432/{db}")
+    format!("postgres://uuidforge:uuidforge@127.0.0.1:{}/{db}", port())
 }
 
 /// An empty working directory `uf_KIND_TAG_PID` (backups and key files go
@@ -97,7 +103,10 @@ pub fn scratch(kind: &str, tag: &str) -> std::path::PathBuf {
 
 /// The superuser's URL for `db` (fixtures and checks only).
 pub fn admin_url(db: &str) -> String {
-    format!("postgres://uuidforge_admin:uuidforge@127.0.0.1:5432/{db}")
+    format!(
+        "postgres://uuidforge_admin:uuidforge@127.0.0.1:{}/{db}",
+        port()
+    )
 }
 
 /// A fresh database `uf_cli_TAG_PID` owned by the login role `uuidforge`,
@@ -127,7 +136,7 @@ pub fn admin_sql(db: &str, sql: &str) -> String {
         let (client, conn) = tokio_postgres::connect(&admin_url(db), tokio_postgres::NoTls)
             .await
             .unwrap_or_else(|e| {
-                panic!("connect as the superuser role uuidforge_admin (password uuidforge) on 127.0.0.1:5432 to {db}: {e} (scripts/pg-setup.sh makes it)")
+                panic!("connect as the superuser role uuidforge_admin (password uuidforge) on 127.0.0.1:{} to {db}: {e} (scripts/pg-setup.sh makes it)", port())
             });
         tokio::spawn(conn);
         let messages = client.simple_query(sql).await.unwrap_or_else(|e| {

@@ -6,8 +6,17 @@ use tokio_postgres::{Client, NoTls};
 
 pub const PASSWORD: &str = "uuidforge";
 
+/// The port of the PostgreSQL server under test: 5432 (15), or
+/// `UUIDFORGE_TEST_PGPORT` (scripts/test.sh sets 5418 for the run on 18).
+pub fn port() -> String {
+    std::env::var("UUIDFORGE_TEST_PGPORT").unwrap_or_else(|_| "5432".into())
+}
+
 pub fn url(user: &str, db: &str) -> String {
-    format!("postgres://{user}:{PASSWORD}@127.0.0.1:5432/{db}?sslmode=disable")
+    format!(
+        "postgres://{user}:{PASSWORD}@127.0.0.1:{}/{db}?sslmode=disable",
+        port()
+    )
 }
 
 pub async fn client(user: &str, db: &str) -> Client {

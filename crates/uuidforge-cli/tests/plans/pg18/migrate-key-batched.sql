@@ -1,0 +1,159 @@
+-- plan: "public"."customers" key id (bigint) → uuid (UUIDv7, time from created_at), old values kept in id_old, in batches of about 1000 rows
+--   referenced by "public"."Zeilen".Kunde (Zeilen_Kunde_fkey)
+--   referenced by "public"."customers".parent_id (customers_parent_id_fkey)
+--   referenced by "public"."orders".customer_id (orders_customer_id_fkey)
+--   referenced by "public"."referrals".customer_id (referrals_customer_id_fkey)
+--   referenced by "public"."referrals".referred_by (referrals_referred_by_fkey)
+--   new default: public.uuidv7() (the uuidforge extension)
+--   progress: "public"."uuidforge_migration" (a killed run goes on with --resume)
+
+-- step 1: prepare: new columns, the key map, triggers for rows written meanwhile (one transaction; writers wait)
+BEGIN;
+LOCK TABLE "public"."Zeilen", "public"."orders", "public"."referrals", "public"."customers" IN ACCESS EXCLUSIVE MODE;
+CREATE TABLE IF NOT EXISTS "public"."uuidforge_migration" (table_name text PRIMARY KEY, plan jsonb NOT NULL, step int NOT NULL, next_block bigint, end_block bigint, batch_size int NOT NULL, started_at timestamptz NOT NULL DEFAULT now(), updated_at timestamptz NOT NULL DEFAULT now());
+CREATE TABLE "public"."uuidforge_keymap_<oid>" (old text PRIMARY KEY, new uuid NOT NULL UNIQUE);
+ALTER TABLE "public"."customers" ADD COLUMN "id_uuidforge_new" uuid, ADD COLUMN "parent_id_uuidforge_new" uuid;
+ALTER TABLE "public"."Zeilen" ADD COLUMN "Kunde_uuidforge_new" uuid;
+ALTER TABLE "public"."orders" ADD COLUMN "customer_id_uuidforge_new" uuid;
+ALTER TABLE "public"."referrals" ADD COLUMN "customer_id_uuidforge_new" uuid, ADD COLUMN "referred_by_uuidforge_new" uuid;
+CREATE FUNCTION "public"."uuidforge_migrate_<oid>"() RETURNS trigger LANGUAGE plpgsql AS $uuidforge$ BEGIN IF TG_OP = 'INSERT' OR NEW."id" IS DISTINCT FROM OLD."id" OR NEW."id_uuidforge_new" IS NULL THEN NEW."id_uuidforge_new" := (SELECT m.new FROM "public"."uuidforge_keymap_<oid>" m WHERE m.old = NEW."id"::text); IF NEW."id_uuidforge_new" IS NULL AND NEW."id" IS NOT NULL AND (TG_OP = 'INSERT' OR NEW."id" IS DISTINCT FROM OLD."id") THEN NEW."id_uuidforge_new" := "public".uuidv7(); END IF; END IF; IF TG_OP = 'INSERT' OR NEW."parent_id" IS DISTINCT FROM OLD."parent_id" OR NEW."parent_id_uuidforge_new" IS NULL THEN NEW."parent_id_uuidforge_new" := CASE WHEN NEW."parent_id" IS NULL THEN NULL WHEN NEW."parent_id" = NEW."id" THEN NEW."id_uuidforge_new" ELSE (SELECT p."id_uuidforge_new" FROM "public"."customers" p WHERE p."id" = NEW."parent_id") END; END IF; RETURN NEW; END $uuidforge$;
+CREATE TRIGGER uuidforge_migrate BEFORE INSERT OR UPDATE ON "public"."customers" FOR EACH ROW WHEN (current_setting('uuidforge_migrate.backfill', true) IS DISTINCT FROM 'on') EXECUTE FUNCTION "public"."uuidforge_migrate_<oid>"();
+CREATE FUNCTION "public"."uuidforge_migrate_<oid>"() RETURNS trigger LANGUAGE plpgsql AS $uuidforge$ BEGIN IF TG_OP = 'INSERT' OR NEW."Kunde" IS DISTINCT FROM OLD."Kunde" OR NEW."Kunde_uuidforge_new" IS NULL THEN NEW."Kunde_uuidforge_new" := CASE WHEN NEW."Kunde" IS NULL THEN NULL ELSE (SELECT p."id_uuidforge_new" FROM "public"."customers" p WHERE p."id" = NEW."Kunde") END; END IF; RETURN NEW; END $uuidforge$;
+CREATE TRIGGER uuidforge_migrate BEFORE INSERT OR UPDATE ON "public"."Zeilen" FOR EACH ROW WHEN (current_setting('uuidforge_migrate.backfill', true) IS DISTINCT FROM 'on') EXECUTE FUNCTION "public"."uuidforge_migrate_<oid>"();
+CREATE FUNCTION "public"."uuidforge_migrate_<oid>"() RETURNS trigger LANGUAGE plpgsql AS $uuidforge$ BEGIN IF TG_OP = 'INSERT' OR NEW."customer_id" IS DISTINCT FROM OLD."customer_id" OR NEW."customer_id_uuidforge_new" IS NULL THEN NEW."customer_id_uuidforge_new" := CASE WHEN NEW."customer_id" IS NULL THEN NULL ELSE (SELECT p."id_uuidforge_new" FROM "public"."customers" p WHERE p."id" = NEW."customer_id") END; END IF; RETURN NEW; END $uuidforge$;
+CREATE TRIGGER uuidforge_migrate BEFORE INSERT OR UPDATE ON "public"."orders" FOR EACH ROW WHEN (current_setting('uuidforge_migrate.backfill', true) IS DISTINCT FROM 'on') EXECUTE FUNCTION "public"."uuidforge_migrate_<oid>"();
+CREATE FUNCTION "public"."uuidforge_migrate_<oid>"() RETURNS trigger LANGUAGE plpgsql AS $uuidforge$ BEGIN IF TG_OP = 'INSERT' OR NEW."customer_id" IS DISTINCT FROM OLD."customer_id" OR NEW."customer_id_uuidforge_new" IS NULL THEN NEW."customer_id_uuidforge_new" := CASE WHEN NEW."customer_id" IS NULL THEN NULL ELSE (SELECT p."id_uuidforge_new" FROM "public"."customers" p WHERE p."id" = NEW."customer_id") END; END IF; IF TG_OP = 'INSERT' OR NEW."referred_by" IS DISTINCT FROM OLD."referred_by" OR NEW."referred_by_uuidforge_new" IS NULL THEN NEW."referred_by_uuidforge_new" := CASE WHEN NEW."referred_by" IS NULL THEN NULL ELSE (SELECT p."id_uuidforge_new" FROM "public"."customers" p WHERE p."id" = NEW."referred_by") END; END IF; RETURN NEW; END $uuidforge$;
+CREATE TRIGGER uuidforge_migrate BEFORE INSERT OR UPDATE ON "public"."referrals" FOR EACH ROW WHEN (current_setting('uuidforge_migrate.backfill', true) IS DISTINCT FROM 'on') EXECUTE FUNCTION "public"."uuidforge_migrate_<oid>"();
+COMMIT;
+
+-- step 2: new keys computed by uuidforge from
+--   SELECT x."id"::text AS old_key, (extract(epoch FROM x."created_at") * 1000)::int8 AS unix_ms FROM "public"."customers" x WHERE x."id_uuidforge_new" IS NULL ORDER BY x."created_at", x."id";
+-- and copied into "public"."uuidforge_keymap_<oid>" (one transaction)
+
+-- step 3: fill public.customers.id_uuidforge_new, one transaction per range of pages ($1 first, $2 after the last)
+UPDATE "public"."customers" AS x SET "id_uuidforge_new" = m.new FROM "public"."uuidforge_keymap_<oid>" m WHERE x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND x."id_uuidforge_new" IS NULL AND m.old = x."id"::text;
+
+-- step 4: fill public.Zeilen.Kunde_uuidforge_new, one transaction per range of pages ($1 first, $2 after the last)
+UPDATE "public"."Zeilen" AS x SET "Kunde_uuidforge_new" = p."id_uuidforge_new" FROM "public"."customers" p WHERE x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND p."id" = x."Kunde" AND x."Kunde_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new";
+
+-- step 5: fill public.customers.parent_id_uuidforge_new, one transaction per range of pages ($1 first, $2 after the last)
+UPDATE "public"."customers" AS x SET "parent_id_uuidforge_new" = p."id_uuidforge_new" FROM "public"."customers" p WHERE x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND p."id" = x."parent_id" AND x."parent_id_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new";
+
+-- step 6: fill public.orders.customer_id_uuidforge_new, one transaction per range of pages ($1 first, $2 after the last)
+UPDATE "public"."orders" AS x SET "customer_id_uuidforge_new" = p."id_uuidforge_new" FROM "public"."customers" p WHERE x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND p."id" = x."customer_id" AND x."customer_id_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new";
+
+-- step 7: fill public.referrals.customer_id_uuidforge_new, one transaction per range of pages ($1 first, $2 after the last)
+UPDATE "public"."referrals" AS x SET "customer_id_uuidforge_new" = p."id_uuidforge_new" FROM "public"."customers" p WHERE x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND p."id" = x."customer_id" AND x."customer_id_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new";
+
+-- step 8: fill public.referrals.referred_by_uuidforge_new, one transaction per range of pages ($1 first, $2 after the last)
+UPDATE "public"."referrals" AS x SET "referred_by_uuidforge_new" = p."id_uuidforge_new" FROM "public"."customers" p WHERE x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND p."id" = x."referred_by" AND x."referred_by_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new";
+
+-- step 9: index the new key (no transaction; writers go on)
+DROP INDEX CONCURRENTLY IF EXISTS "public"."customers_id_uuidforge_new";
+CREATE UNIQUE INDEX CONCURRENTLY "customers_id_uuidforge_new" ON "public"."customers" ("id_uuidforge_new");
+
+-- step 10: index the old key (kept unique) (no transaction; writers go on)
+DROP INDEX CONCURRENTLY IF EXISTS "public"."customers_id_old_key";
+CREATE UNIQUE INDEX CONCURRENTLY "customers_id_old_key" ON "public"."customers" ("id");
+
+-- step 11: index public.orders.customer_id_uuidforge_new (no transaction; writers go on)
+DROP INDEX CONCURRENTLY IF EXISTS "public"."orders_customer_id_idx_uuidforge";
+CREATE INDEX CONCURRENTLY "orders_customer_id_idx_uuidforge" ON "public"."orders" ("customer_id_uuidforge_new");
+
+-- step 12: index public.Zeilen for Zeilen_pkey (no transaction; writers go on)
+DROP INDEX CONCURRENTLY IF EXISTS "public"."Zeilen_pkey_uuidforge";
+CREATE UNIQUE INDEX CONCURRENTLY "Zeilen_pkey_uuidforge" ON "public"."Zeilen" ("Kunde_uuidforge_new", "n");
+
+-- step 13: add NOT NULL checks (not valid yet) (one transaction; writers wait)
+BEGIN;
+LOCK TABLE "public"."Zeilen", "public"."orders", "public"."referrals", "public"."customers" IN ACCESS EXCLUSIVE MODE;
+ALTER TABLE "public"."customers" DROP CONSTRAINT IF EXISTS "uuidforge_nn_<oid>_id", ADD CONSTRAINT "uuidforge_nn_<oid>_id" CHECK ("id_uuidforge_new" IS NOT NULL) NOT VALID;
+ALTER TABLE "public"."Zeilen" DROP CONSTRAINT IF EXISTS "uuidforge_nn_<oid>_Kunde", ADD CONSTRAINT "uuidforge_nn_<oid>_Kunde" CHECK ("Kunde_uuidforge_new" IS NOT NULL) NOT VALID;
+ALTER TABLE "public"."orders" DROP CONSTRAINT IF EXISTS "uuidforge_nn_<oid>_customer_id", ADD CONSTRAINT "uuidforge_nn_<oid>_customer_id" CHECK ("customer_id_uuidforge_new" IS NOT NULL) NOT VALID;
+COMMIT;
+
+-- step 14: validate the NOT NULL checks (writers go on) (one transaction)
+BEGIN;
+ALTER TABLE "public"."customers" VALIDATE CONSTRAINT "uuidforge_nn_<oid>_id";
+ALTER TABLE "public"."Zeilen" VALIDATE CONSTRAINT "uuidforge_nn_<oid>_Kunde";
+ALTER TABLE "public"."orders" VALIDATE CONSTRAINT "uuidforge_nn_<oid>_customer_id";
+COMMIT;
+
+-- step 15: check the new columns before the swap (every count 0)
+SELECT json_build_object('rows without a new key', (SELECT count(*) FROM "public"."customers" WHERE "id_uuidforge_new" IS NULL), 'new keys not 1:1 with old keys', (SELECT count(*) - count(DISTINCT "id_uuidforge_new") + count("id") - count(DISTINCT "id") FROM "public"."customers"), 'new keys not from the map', (SELECT count(*) FROM "public"."customers" x JOIN "public"."uuidforge_keymap_<oid>" m ON m.old = x."id"::text WHERE m.new <> x."id_uuidforge_new"), 'rows out of order', (SELECT count(*) FROM (SELECT (extract(epoch FROM x."created_at") * 1000)::int8 < lag((extract(epoch FROM x."created_at") * 1000)::int8) OVER (ORDER BY x."id_uuidforge_new") AS inverted FROM "public"."customers" x JOIN "public"."uuidforge_keymap_<oid>" m ON m.old = x."id"::text) o WHERE inverted), 'references of public.Zeilen.Kunde not rewritten', (SELECT count(*) FROM "public"."Zeilen" x LEFT JOIN "public"."customers" p ON p."id" = x."Kunde" WHERE x."Kunde" IS NOT NULL AND p."id_uuidforge_new" IS DISTINCT FROM x."Kunde_uuidforge_new"), 'references of public.customers.parent_id not rewritten', (SELECT count(*) FROM "public"."customers" x LEFT JOIN "public"."customers" p ON p."id" = x."parent_id" WHERE x."parent_id" IS NOT NULL AND p."id_uuidforge_new" IS DISTINCT FROM x."parent_id_uuidforge_new"), 'references of public.orders.customer_id not rewritten', (SELECT count(*) FROM "public"."orders" x LEFT JOIN "public"."customers" p ON p."id" = x."customer_id" WHERE x."customer_id" IS NOT NULL AND p."id_uuidforge_new" IS DISTINCT FROM x."customer_id_uuidforge_new"), 'references of public.referrals.customer_id not rewritten', (SELECT count(*) FROM "public"."referrals" x LEFT JOIN "public"."customers" p ON p."id" = x."customer_id" WHERE x."customer_id" IS NOT NULL AND p."id_uuidforge_new" IS DISTINCT FROM x."customer_id_uuidforge_new"), 'references of public.referrals.referred_by not rewritten', (SELECT count(*) FROM "public"."referrals" x LEFT JOIN "public"."customers" p ON p."id" = x."referred_by" WHERE x."referred_by" IS NOT NULL AND p."id_uuidforge_new" IS DISTINCT FROM x."referred_by_uuidforge_new"), 'foreign keys not valid', (SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND NOT convalidated AND conname = ANY (ARRAY['Zeilen_Kunde_fkey', 'customers_parent_id_fkey', 'orders_customer_id_fkey', 'referrals_customer_id_fkey', 'referrals_referred_by_fkey']) AND conrelid::regclass::text = ANY (ARRAY['"public"."Zeilen"', '"public"."customers"', '"public"."orders"', '"public"."referrals"', '"public"."referrals"']::text[])))::text;
+
+-- step 16: swap: constraints onto the new columns, names exchanged (one transaction; writers wait)
+BEGIN;
+SET CONSTRAINTS ALL IMMEDIATE;
+LOCK TABLE "public"."Zeilen", "public"."orders", "public"."referrals", "public"."customers" IN ACCESS EXCLUSIVE MODE;
+DROP VIEW "public"."order_customers";
+DROP TRIGGER uuidforge_migrate ON "public"."customers";
+DROP FUNCTION "public"."uuidforge_migrate_<oid>"();
+DROP TRIGGER uuidforge_migrate ON "public"."Zeilen";
+DROP FUNCTION "public"."uuidforge_migrate_<oid>"();
+DROP TRIGGER uuidforge_migrate ON "public"."orders";
+DROP FUNCTION "public"."uuidforge_migrate_<oid>"();
+DROP TRIGGER uuidforge_migrate ON "public"."referrals";
+DROP FUNCTION "public"."uuidforge_migrate_<oid>"();
+ALTER TABLE "public"."Zeilen" DROP CONSTRAINT "Zeilen_Kunde_fkey";
+ALTER TABLE "public"."customers" DROP CONSTRAINT "customers_parent_id_fkey";
+ALTER TABLE "public"."orders" DROP CONSTRAINT "orders_customer_id_fkey";
+ALTER TABLE "public"."referrals" DROP CONSTRAINT "referrals_customer_id_fkey";
+ALTER TABLE "public"."referrals" DROP CONSTRAINT "referrals_referred_by_fkey";
+ALTER TABLE "public"."Zeilen" DROP CONSTRAINT "Zeilen_pkey";
+DROP INDEX "public"."orders_customer_id_idx";
+ALTER TABLE "public"."customers" DROP CONSTRAINT "customers_pkey";
+ALTER TABLE "public"."customers" ALTER COLUMN "id_uuidforge_new" SET NOT NULL;
+ALTER TABLE "public"."customers" DROP CONSTRAINT "uuidforge_nn_<oid>_id";
+ALTER TABLE "public"."customers" ADD CONSTRAINT "customers_pkey" PRIMARY KEY USING INDEX "customers_id_uuidforge_new";
+ALTER TABLE "public"."customers" ALTER COLUMN "id" DROP IDENTITY IF EXISTS;
+ALTER TABLE "public"."customers" ALTER COLUMN "id" DROP DEFAULT;
+DO $uuidforge$ DECLARE s text := pg_get_serial_sequence('"public"."customers"', 'id'); BEGIN IF s IS NOT NULL THEN EXECUTE 'DROP SEQUENCE ' || s; END IF; END $uuidforge$;
+ALTER TABLE "public"."customers" RENAME COLUMN "id" TO "id_old";
+ALTER TABLE "public"."customers" ALTER COLUMN "id_old" DROP NOT NULL;
+ALTER TABLE "public"."customers" RENAME COLUMN "id_uuidforge_new" TO "id";
+ALTER TABLE "public"."customers" ALTER COLUMN "id" SET DEFAULT "public".uuidv7();
+ALTER TABLE "public"."Zeilen" RENAME COLUMN "Kunde" TO "Kunde_old";
+ALTER TABLE "public"."Zeilen" RENAME COLUMN "Kunde_uuidforge_new" TO "Kunde";
+ALTER TABLE "public"."Zeilen" ALTER COLUMN "Kunde" SET NOT NULL;
+ALTER TABLE "public"."Zeilen" DROP CONSTRAINT "uuidforge_nn_<oid>_Kunde", ALTER COLUMN "Kunde_old" DROP NOT NULL;
+ALTER TABLE "public"."Zeilen" ADD CONSTRAINT "Zeilen_Kunde_fkey" FOREIGN KEY ("Kunde") REFERENCES "public"."customers" ("id") ON UPDATE NO ACTION ON DELETE NO ACTION NOT VALID;
+ALTER TABLE "public"."customers" RENAME COLUMN "parent_id" TO "parent_id_old";
+ALTER TABLE "public"."customers" RENAME COLUMN "parent_id_uuidforge_new" TO "parent_id";
+ALTER TABLE "public"."customers" ADD CONSTRAINT "customers_parent_id_fkey" FOREIGN KEY ("parent_id") REFERENCES "public"."customers" ("id") ON UPDATE NO ACTION ON DELETE NO ACTION NOT VALID;
+ALTER TABLE "public"."orders" RENAME COLUMN "customer_id" TO "customer_id_old";
+ALTER TABLE "public"."orders" RENAME COLUMN "customer_id_uuidforge_new" TO "customer_id";
+ALTER TABLE "public"."orders" ALTER COLUMN "customer_id" SET NOT NULL;
+ALTER TABLE "public"."orders" DROP CONSTRAINT "uuidforge_nn_<oid>_customer_id", ALTER COLUMN "customer_id_old" DROP NOT NULL;
+ALTER INDEX "public"."orders_customer_id_idx_uuidforge" RENAME TO "orders_customer_id_idx";
+ALTER TABLE "public"."orders" ADD CONSTRAINT "orders_customer_id_fkey" FOREIGN KEY ("customer_id") REFERENCES "public"."customers" ("id") ON UPDATE NO ACTION ON DELETE CASCADE NOT VALID;
+ALTER TABLE "public"."referrals" RENAME COLUMN "customer_id" TO "customer_id_old";
+ALTER TABLE "public"."referrals" RENAME COLUMN "customer_id_uuidforge_new" TO "customer_id";
+ALTER TABLE "public"."referrals" ADD CONSTRAINT "referrals_customer_id_fkey" FOREIGN KEY ("customer_id") REFERENCES "public"."customers" ("id") ON UPDATE NO ACTION ON DELETE NO ACTION DEFERRABLE INITIALLY DEFERRED NOT VALID;
+ALTER TABLE "public"."referrals" RENAME COLUMN "referred_by" TO "referred_by_old";
+ALTER TABLE "public"."referrals" RENAME COLUMN "referred_by_uuidforge_new" TO "referred_by";
+ALTER TABLE "public"."referrals" ADD CONSTRAINT "referrals_referred_by_fkey" FOREIGN KEY ("referred_by") REFERENCES "public"."customers" ("id") ON UPDATE RESTRICT ON DELETE SET NULL NOT VALID;
+ALTER TABLE "public"."Zeilen" ADD CONSTRAINT "Zeilen_pkey" PRIMARY KEY USING INDEX "Zeilen_pkey_uuidforge";
+CREATE VIEW "public"."order_customers" AS SELECT id,
+    customer_id
+   FROM orders o;
+COMMIT;
+
+-- step 17: validate the foreign keys (writers go on) (one transaction)
+BEGIN;
+ALTER TABLE "public"."Zeilen" VALIDATE CONSTRAINT "Zeilen_Kunde_fkey";
+ALTER TABLE "public"."customers" VALIDATE CONSTRAINT "customers_parent_id_fkey";
+ALTER TABLE "public"."orders" VALIDATE CONSTRAINT "orders_customer_id_fkey";
+ALTER TABLE "public"."referrals" VALIDATE CONSTRAINT "referrals_customer_id_fkey";
+ALTER TABLE "public"."referrals" VALIDATE CONSTRAINT "referrals_referred_by_fkey";
+COMMIT;
+
+-- step 18: verify the migration (every count 0)
+SELECT json_build_object('rows without a new key', (SELECT count(*) FROM "public"."customers" WHERE "id" IS NULL), 'new keys not 1:1 with old keys', (SELECT count(*) - count(DISTINCT "id") + count("id_old") - count(DISTINCT "id_old") FROM "public"."customers"), 'new keys not from the map', (SELECT count(*) FROM "public"."customers" x JOIN "public"."uuidforge_keymap_<oid>" m ON m.old = x."id_old"::text WHERE m.new <> x."id"), 'rows out of order', (SELECT count(*) FROM (SELECT (extract(epoch FROM x."created_at") * 1000)::int8 < lag((extract(epoch FROM x."created_at") * 1000)::int8) OVER (ORDER BY x."id") AS inverted FROM "public"."customers" x JOIN "public"."uuidforge_keymap_<oid>" m ON m.old = x."id_old"::text) o WHERE inverted), 'references of public.Zeilen.Kunde not rewritten', (SELECT count(*) FROM "public"."Zeilen" x LEFT JOIN "public"."customers" p ON p."id_old" = x."Kunde_old" WHERE x."Kunde_old" IS NOT NULL AND p."id" IS DISTINCT FROM x."Kunde"), 'references of public.customers.parent_id not rewritten', (SELECT count(*) FROM "public"."customers" x LEFT JOIN "public"."customers" p ON p."id_old" = x."parent_id_old" WHERE x."parent_id_old" IS NOT NULL AND p."id" IS DISTINCT FROM x."parent_id"), 'references of public.orders.customer_id not rewritten', (SELECT count(*) FROM "public"."orders" x LEFT JOIN "public"."customers" p ON p."id_old" = x."customer_id_old" WHERE x."customer_id_old" IS NOT NULL AND p."id" IS DISTINCT FROM x."customer_id"), 'references of public.referrals.customer_id not rewritten', (SELECT count(*) FROM "public"."referrals" x LEFT JOIN "public"."customers" p ON p."id_old" = x."customer_id_old" WHERE x."customer_id_old" IS NOT NULL AND p."id" IS DISTINCT FROM x."customer_id"), 'references of public.referrals.referred_by not rewritten', (SELECT count(*) FROM "public"."referrals" x LEFT JOIN "public"."customers" p ON p."id_old" = x."referred_by_old" WHERE x."referred_by_old" IS NOT NULL AND p."id" IS DISTINCT FROM x."referred_by"), 'foreign keys not valid', (SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND NOT convalidated AND conname = ANY (ARRAY['Zeilen_Kunde_fkey', 'customers_parent_id_fkey', 'orders_customer_id_fkey', 'referrals_customer_id_fkey', 'referrals_referred_by_fkey']) AND conrelid::regclass::text = ANY (ARRAY['"public"."Zeilen"', '"public"."customers"', '"public"."orders"', '"public"."referrals"', '"public"."referrals"']::text[])))::text;
+
+-- step 19: finish: drop the key map (one transaction)
+BEGIN;
+DROP TABLE "public"."uuidforge_keymap_<oid>";
+COMMIT;
+
+-- nothing was changed: run again with --apply

@@ -1,0 +1,74 @@
+-- plan: "public"."customers" key id (bigint) → uuid (UUIDv7, old key order kept), old values kept in id_old
+--   referenced by "public"."Zeilen".Kunde (Zeilen_Kunde_fkey)
+--   referenced by "public"."customers".parent_id (customers_parent_id_fkey)
+--   referenced by "public"."orders".customer_id (orders_customer_id_fkey)
+--   referenced by "public"."referrals".customer_id (referrals_customer_id_fkey)
+--   referenced by "public"."referrals".referred_by (referrals_referred_by_fkey)
+--   new default: public.uuidv7() (the uuidforge extension)
+BEGIN;
+CREATE TEMP TABLE uuidforge_keymap (old text PRIMARY KEY, new uuid NOT NULL UNIQUE) ON COMMIT DROP;
+-- COPY uuidforge_keymap (old, new): one row per key, computed by uuidforge
+SET CONSTRAINTS ALL IMMEDIATE;
+SET LOCAL work_mem = '256MB';
+SET LOCAL maintenance_work_mem = '512MB';
+DROP VIEW "public"."order_customers";
+ALTER TABLE "public"."customers" ADD COLUMN "id_uuidforge_new" uuid;
+ALTER TABLE "public"."Zeilen" ADD COLUMN "Kunde_uuidforge_new" uuid;
+ALTER TABLE "public"."customers" ADD COLUMN "parent_id_uuidforge_new" uuid;
+ALTER TABLE "public"."orders" ADD COLUMN "customer_id_uuidforge_new" uuid;
+ALTER TABLE "public"."referrals" ADD COLUMN "customer_id_uuidforge_new" uuid;
+ALTER TABLE "public"."referrals" ADD COLUMN "referred_by_uuidforge_new" uuid;
+ALTER TABLE "public"."Zeilen" DROP CONSTRAINT "Zeilen_Kunde_fkey";
+ALTER TABLE "public"."customers" DROP CONSTRAINT "customers_parent_id_fkey";
+ALTER TABLE "public"."orders" DROP CONSTRAINT "orders_customer_id_fkey";
+ALTER TABLE "public"."referrals" DROP CONSTRAINT "referrals_customer_id_fkey";
+ALTER TABLE "public"."referrals" DROP CONSTRAINT "referrals_referred_by_fkey";
+ALTER TABLE "public"."Zeilen" DROP CONSTRAINT "Zeilen_pkey";
+DROP INDEX "public"."orders_customer_id_idx";
+ALTER TABLE "public"."customers" DROP CONSTRAINT "customers_pkey";
+UPDATE "public"."customers" AS x SET "id_uuidforge_new" = m.new FROM uuidforge_keymap m WHERE m.old = x."id"::text;
+UPDATE "public"."Zeilen" AS x SET "Kunde_uuidforge_new" = p."id_uuidforge_new" FROM "public"."customers" p WHERE p."id" = x."Kunde";
+UPDATE "public"."customers" AS x SET "parent_id_uuidforge_new" = p."id_uuidforge_new" FROM "public"."customers" p WHERE p."id" = x."parent_id";
+UPDATE "public"."orders" AS x SET "customer_id_uuidforge_new" = p."id_uuidforge_new" FROM "public"."customers" p WHERE p."id" = x."customer_id";
+UPDATE "public"."referrals" AS x SET "customer_id_uuidforge_new" = p."id_uuidforge_new" FROM "public"."customers" p WHERE p."id" = x."customer_id";
+UPDATE "public"."referrals" AS x SET "referred_by_uuidforge_new" = p."id_uuidforge_new" FROM "public"."customers" p WHERE p."id" = x."referred_by";
+ALTER TABLE "public"."customers" ALTER COLUMN "id" DROP IDENTITY IF EXISTS;
+ALTER TABLE "public"."customers" ALTER COLUMN "id" DROP DEFAULT;
+DO $uuidforge$ DECLARE s text := pg_get_serial_sequence('"public"."customers"', 'id'); BEGIN IF s IS NOT NULL THEN EXECUTE 'DROP SEQUENCE ' || s; END IF; END $uuidforge$;
+ALTER TABLE "public"."customers" RENAME COLUMN "id" TO "id_old";
+ALTER TABLE "public"."customers" ALTER COLUMN "id_old" DROP NOT NULL;
+ALTER TABLE "public"."customers" RENAME COLUMN "id_uuidforge_new" TO "id";
+ALTER TABLE "public"."customers" ALTER COLUMN "id" SET NOT NULL;
+ALTER TABLE "public"."customers" ADD CONSTRAINT "customers_pkey" PRIMARY KEY ("id");
+CREATE UNIQUE INDEX "customers_id_old_key" ON "public"."customers" ("id_old");
+ALTER TABLE "public"."customers" ALTER COLUMN "id" SET DEFAULT "public".uuidv7();
+ALTER TABLE "public"."Zeilen" RENAME COLUMN "Kunde" TO "Kunde_old";
+ALTER TABLE "public"."Zeilen" RENAME COLUMN "Kunde_uuidforge_new" TO "Kunde";
+ALTER TABLE "public"."Zeilen" ALTER COLUMN "Kunde" SET NOT NULL;
+ALTER TABLE "public"."Zeilen" ALTER COLUMN "Kunde_old" DROP NOT NULL;
+ALTER TABLE "public"."Zeilen" ADD CONSTRAINT "Zeilen_Kunde_fkey" FOREIGN KEY ("Kunde") REFERENCES "public"."customers" ("id") ON UPDATE NO ACTION ON DELETE NO ACTION;
+ALTER TABLE "public"."customers" RENAME COLUMN "parent_id" TO "parent_id_old";
+ALTER TABLE "public"."customers" RENAME COLUMN "parent_id_uuidforge_new" TO "parent_id";
+ALTER TABLE "public"."customers" ADD CONSTRAINT "customers_parent_id_fkey" FOREIGN KEY ("parent_id") REFERENCES "public"."customers" ("id") ON UPDATE NO ACTION ON DELETE NO ACTION;
+ALTER TABLE "public"."orders" RENAME COLUMN "customer_id" TO "customer_id_old";
+ALTER TABLE "public"."orders" RENAME COLUMN "customer_id_uuidforge_new" TO "customer_id";
+ALTER TABLE "public"."orders" ALTER COLUMN "customer_id" SET NOT NULL;
+ALTER TABLE "public"."orders" ALTER COLUMN "customer_id_old" DROP NOT NULL;
+ALTER TABLE "public"."orders" ADD CONSTRAINT "orders_customer_id_fkey" FOREIGN KEY ("customer_id") REFERENCES "public"."customers" ("id") ON UPDATE NO ACTION ON DELETE CASCADE;
+ALTER TABLE "public"."referrals" RENAME COLUMN "customer_id" TO "customer_id_old";
+ALTER TABLE "public"."referrals" RENAME COLUMN "customer_id_uuidforge_new" TO "customer_id";
+ALTER TABLE "public"."referrals" ADD CONSTRAINT "referrals_customer_id_fkey" FOREIGN KEY ("customer_id") REFERENCES "public"."customers" ("id") ON UPDATE NO ACTION ON DELETE NO ACTION DEFERRABLE INITIALLY DEFERRED;
+ALTER TABLE "public"."referrals" RENAME COLUMN "referred_by" TO "referred_by_old";
+ALTER TABLE "public"."referrals" RENAME COLUMN "referred_by_uuidforge_new" TO "referred_by";
+ALTER TABLE "public"."referrals" ADD CONSTRAINT "referrals_referred_by_fkey" FOREIGN KEY ("referred_by") REFERENCES "public"."customers" ("id") ON UPDATE RESTRICT ON DELETE SET NULL;
+CREATE INDEX orders_customer_id_idx ON public.orders USING btree (customer_id);
+ALTER TABLE "public"."Zeilen" ADD CONSTRAINT "Zeilen_pkey" PRIMARY KEY ("Kunde", "n");
+CREATE VIEW "public"."order_customers" AS SELECT id,
+    customer_id
+   FROM orders o;
+-- verify (every count 0, and the row counts as before the statements, else rollback):
+SELECT json_build_object('rows without a new key', (SELECT count(*) FROM "public"."customers" WHERE "id" IS NULL), 'new keys not 1:1 with old keys', (SELECT count(*) - count(DISTINCT "id") + count("id_old") - count(DISTINCT "id_old") FROM "public"."customers"), 'rows without their old key', (SELECT count(*) FROM "public"."customers" WHERE "id_old" IS NULL), 'new keys not from the map', (SELECT count(*) FROM "public"."customers" x LEFT JOIN uuidforge_keymap m ON m.old = x."id_old"::text WHERE m.new IS DISTINCT FROM x."id"), 'rows out of order', (SELECT count(*) FROM (SELECT x."id" < lag(x."id") OVER (ORDER BY x."id_old") AS inverted FROM "public"."customers" x) o WHERE inverted), 'references of public.Zeilen.Kunde not rewritten', (SELECT count(*) FROM "public"."Zeilen" x LEFT JOIN "public"."customers" p ON p."id_old" = x."Kunde_old" WHERE p."id" IS DISTINCT FROM x."Kunde"), 'references of public.customers.parent_id not rewritten', (SELECT count(*) FROM "public"."customers" x LEFT JOIN "public"."customers" p ON p."id_old" = x."parent_id_old" WHERE p."id" IS DISTINCT FROM x."parent_id"), 'references of public.orders.customer_id not rewritten', (SELECT count(*) FROM "public"."orders" x LEFT JOIN "public"."customers" p ON p."id_old" = x."customer_id_old" WHERE p."id" IS DISTINCT FROM x."customer_id"), 'references of public.referrals.customer_id not rewritten', (SELECT count(*) FROM "public"."referrals" x LEFT JOIN "public"."customers" p ON p."id_old" = x."customer_id_old" WHERE p."id" IS DISTINCT FROM x."customer_id"), 'references of public.referrals.referred_by not rewritten', (SELECT count(*) FROM "public"."referrals" x LEFT JOIN "public"."customers" p ON p."id_old" = x."referred_by_old" WHERE p."id" IS DISTINCT FROM x."referred_by"), 'foreign keys not valid', (SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND NOT convalidated AND conname = ANY (ARRAY['Zeilen_Kunde_fkey', 'customers_parent_id_fkey', 'orders_customer_id_fkey', 'referrals_customer_id_fkey', 'referrals_referred_by_fkey']) AND conrelid::regclass::text = ANY (ARRAY['"public"."Zeilen"', '"public"."customers"', '"public"."orders"', '"public"."referrals"', '"public"."referrals"']::text[])))::text;
+SELECT json_build_object('"public"."customers"', (SELECT count(*) FROM "public"."customers"), '"public"."Zeilen"', (SELECT count(*) FROM "public"."Zeilen"), '"public"."orders"', (SELECT count(*) FROM "public"."orders"), '"public"."referrals"', (SELECT count(*) FROM "public"."referrals"))::text;
+COMMIT;
+
+-- nothing was changed: run again with --apply
