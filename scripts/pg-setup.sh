@@ -219,26 +219,24 @@ if [ -n "$preload" ]; then
     restart
   fi
 fi
+# ensure_role NAME ATTRIBUTES WHY: the role with its test attributes and
+# password (made, or with --reset made so again).
+ensure_role() {
+  if [ "$(q "SELECT 1 FROM pg_roles WHERE rolname = '$1'")" != 1 ]; then
+    say "creating role $1 (password uuidforge) $3"
+    q "CREATE ROLE $1 $2 PASSWORD 'uuidforge'"
+  elif [ "$reset" = 1 ]; then
+    q "ALTER ROLE $1 $2 PASSWORD 'uuidforge'"
+    q "ALTER ROLE $1 RESET ALL"
+  fi
+}
 # A login role and database for clients that connect over TCP with a
-# password (the HTTP server's names store and its tests): local test
-# credentials, not for production.
-if [ "$(q "SELECT 1 FROM pg_roles WHERE rolname = 'uuidforge'")" != 1 ]; then
-  say "creating role and database uuidforge (password uuidforge) for TCP clients"
-  q "CREATE ROLE uuidforge LOGIN PASSWORD 'uuidforge'"
-elif [ "$reset" = 1 ]; then
-  q "ALTER ROLE uuidforge LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD 'uuidforge'"
-  q "ALTER ROLE uuidforge RESET ALL"
-fi
-# The database tools' tests build fixture databases (with the extension,
-# which only a superuser may create) and roles with limited privileges:
-# a local superuser for that, test credentials only.
-if [ "$(q "SELECT 1 FROM pg_roles WHERE rolname = 'uuidforge_admin'")" != 1 ]; then
-  say "creating superuser role uuidforge_admin (password uuidforge) for the database tools' tests"
-  q "CREATE ROLE uuidforge_admin LOGIN SUPERUSER PASSWORD 'uuidforge'"
-elif [ "$reset" = 1 ]; then
-  q "ALTER ROLE uuidforge_admin LOGIN SUPERUSER PASSWORD 'uuidforge'"
-  q "ALTER ROLE uuidforge_admin RESET ALL"
-fi
+# password (the HTTP server's names store and its tests), and a local
+# superuser for the database tools' tests, which build fixture databases
+# (with the extension, which only a superuser may create) and roles with
+# limited privileges: local test credentials, not for production.
+ensure_role uuidforge "LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE" "and its database uuidforge, for TCP clients"
+ensure_role uuidforge_admin "LOGIN SUPERUSER" "for the database tools' tests"
 if [ "$(q "SELECT 1 FROM pg_database WHERE datname = 'uuidforge'")" != 1 ]; then
   q "CREATE DATABASE uuidforge OWNER uuidforge"
 fi

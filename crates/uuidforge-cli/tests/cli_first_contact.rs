@@ -153,18 +153,23 @@ fn control_characters_are_escaped_on_a_terminal() {
 /// lines with CRLF: every reader of lines takes its first value.
 #[test]
 fn a_leading_byte_order_mark_is_skipped() {
+    // Standard output of a run that must succeed (its errors shown if not).
+    let succeeds = |out: std::process::Output| {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
     let input = format!("\u{feff}{V7}\r\n{V7}\r\n");
-    let out = uuidforge()
-        .args(["convert", "--to", "base32"])
-        .write_stdin(input.clone())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let text = succeeds(
+        uuidforge()
+            .args(["convert", "--to", "base32"])
+            .write_stdin(input.clone())
+            .output()
+            .unwrap(),
     );
-    let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(text.lines().count(), 2);
     assert_eq!(text.lines().next(), text.lines().nth(1));
     for args in [
@@ -183,23 +188,20 @@ fn a_leading_byte_order_mark_is_skipped() {
     std::fs::write(&values, &input).unwrap();
     let csv = dir.join("rows.csv");
     std::fs::write(&csv, format!("\u{feff}id,name\n{V7},first\n")).unwrap();
-    let out = uuidforge()
-        .args([
-            "grep",
-            "-f",
-            values.to_str().unwrap(),
-            "--column",
-            "id",
-            csv.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let found = succeeds(
+        uuidforge()
+            .args([
+                "grep",
+                "-f",
+                values.to_str().unwrap(),
+                "--column",
+                "id",
+                csv.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap(),
     );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("first"));
+    assert!(found.contains("first"));
 }
 
 /// A key file is exactly 32 raw bytes; a wrong key's reveal is refused with

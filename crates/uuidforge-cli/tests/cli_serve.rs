@@ -16,15 +16,7 @@ fn names_file(tag: &str) -> String {
 }
 
 fn http_get(addr: &str, path: &str) -> String {
-    let mut s = TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    out
+    http_get_with(addr, path, "")
 }
 
 type LogLines = std::io::Lines<BufReader<std::process::ChildStderr>>;
