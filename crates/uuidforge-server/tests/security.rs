@@ -39,6 +39,27 @@ fn protected_routes() -> Vec<(reqwest::Method, String, Option<String>)> {
     ]
 }
 
+/// The browser's question before a cross-origin request of `method` with a
+/// token and a JSON body.
+async fn preflight(
+    s: &common::Server,
+    path: &str,
+    origin: &str,
+    method: &reqwest::Method,
+) -> reqwest::Response {
+    s.anonymous
+        .request(reqwest::Method::OPTIONS, s.url(path))
+        .header(ORIGIN, origin)
+        .header("Access-Control-Request-Method", method.as_str())
+        .header(
+            "Access-Control-Request-Headers",
+            "authorization,content-type",
+        )
+        .send()
+        .await
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_host_that_does_not_name_this_server_is_refused_on_every_route() {
     let s = start(with_key(|c| c.allowed_hosts = vec!["forge.test".into()])).await;
@@ -123,18 +144,7 @@ async fn data_and_key_routes_need_the_token_and_an_allowed_origin() {
         assert!(r.headers().get(ACCESS_CONTROL_ALLOW_ORIGIN).is_none());
         assert_error(r, 403, "Origin").await;
         // Its preflight gets no permission either.
-        let preflight = s
-            .anonymous
-            .request(reqwest::Method::OPTIONS, s.url(&path))
-            .header(ORIGIN, "http://attacker.example")
-            .header("Access-Control-Request-Method", method.as_str())
-            .header(
-                "Access-Control-Request-Headers",
-                "authorization,content-type",
-            )
-            .send()
-            .await
-            .unwrap();
+        let preflight = preflight(&s, &path, "http://attacker.example", &method).await;
         assert!(
             preflight
                 .headers()
@@ -214,18 +224,7 @@ async fn cors_answers_any_origin_only_for_computed_values() {
         let r = r.send().await.unwrap();
         assert!(![401, 403].contains(&r.status().as_u16()), "{path}");
         assert_eq!(r.headers()[ACCESS_CONTROL_ALLOW_ORIGIN], allowed, "{path}");
-        let preflight = s
-            .anonymous
-            .request(reqwest::Method::OPTIONS, s.url(&path))
-            .header(ORIGIN, allowed)
-            .header("Access-Control-Request-Method", method.as_str())
-            .header(
-                "Access-Control-Request-Headers",
-                "authorization,content-type",
-            )
-            .send()
-            .await
-            .unwrap();
+        let preflight = preflight(&s, &path, allowed, &method).await;
         assert_eq!(
             preflight.headers()[ACCESS_CONTROL_ALLOW_ORIGIN],
             allowed,
