@@ -78,7 +78,8 @@ pub fn new_key_file(path: &Path) -> Result<(), String> {
 /// Arguments of `hide` and `reveal`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The key file (32 random bytes; see --new-key).
+    /// The key file: exactly 32 raw bytes (binary, no newline), as
+    /// --new-key writes it; any other length is refused.
     #[arg(long, required_unless_present = "new_key")]
     key_file: Option<PathBuf>,
     /// Create a new key file (mode 0600) and exit (hide only).
