@@ -715,3 +715,40 @@ fn an_older_pg_dump_is_refused_before_anything_changes() {
         "no backup file left"
     );
 }
+
+/// Generated columns computed from a reference (PostgreSQL 18's virtual
+/// ones too) keep their values: they go on computing from the old column.
+#[test]
+fn generated_columns_over_a_reference_keep_their_values() {
+    let major: u32 = admin_sql(
+        "postgres",
+        "SELECT current_setting('server_version_num')::int / 10000",
+    )
+    .parse()
+    .unwrap();
+    let kind = if major >= 18 { "VIRTUAL" } else { "STORED" };
+    let db = common::fresh_database(
+        "generated",
+        &format!(
+            "CREATE TABLE parent (id int PRIMARY KEY, name text NOT NULL);
+             CREATE TABLE child (id int PRIMARY KEY, parent_id int NOT NULL REFERENCES parent,
+                                 label text GENERATED ALWAYS AS ('p' || parent_id) {kind},
+                                 twice int GENERATED ALWAYS AS (parent_id * 2) STORED);
+             INSERT INTO parent SELECT g, 'n' || g FROM generate_series(1, 50) g;
+             INSERT INTO child SELECT g, 1 + g % 50 FROM generate_series(1, 500) g;"
+        ),
+    );
+    let values =
+        "SELECT md5(string_agg(concat_ws(',', id, label, twice), ';' ORDER BY id)) FROM child";
+    let before = admin_sql(&db, values);
+    let dir = scratch("generated");
+    migrate(&db, &dir)
+        .args(["parent", "--apply"])
+        .assert()
+        .success();
+    assert_eq!(admin_sql(&db, values), before);
+    assert_eq!(
+        admin_sql(&db, "SELECT count(*) FROM child c JOIN parent p ON p.id = c.parent_id WHERE c.label <> 'p' || p.id_old"),
+        "0"
+    );
+}
