@@ -4,7 +4,7 @@
 //! | object | name | columns |
 //! |---|---|---|
 //! | knot | `GEN_Gender` | `GEN_ID`, `GEN_Gender` |
-//! | anchor | `AC_Actor` | `AC_ID uuid DEFAULT uuidv7()` |
+//! | anchor | `AC_Actor` | `AC_ID uuid DEFAULT public.uuidv7()` |
 //! | attribute | `AC_NAM_Actor_Name` | `AC_NAM_AC_ID`, `AC_NAM_Actor_Name` (or `AC_GEN_GEN_ID`), `AC_NAM_ChangedAt` if historized |
 //! | tie | `AC_part_PR_in_RAT_got` | `AC_ID_part`, `PR_ID_in`, `RAT_ID_got`, `…_ChangedAt` if historized |
 //! | point in time | `pAC_Actor(changing timestamptz)` | every attribute's value then (knots with their values) |

@@ -5,7 +5,7 @@
 //! | object | name | columns |
 //! |---|---|---|
 //! | knot | `gender` | `id`, `value` |
-//! | anchor | `actor` | `id uuid DEFAULT uuidv7()` |
+//! | anchor | `actor` | `id uuid DEFAULT public.uuidv7()` |
 //! | attribute | `actor_name` | `actor_id`, `value` (NULL: no value from then on), `changed_at`, `recorded_at` |
 //! | tie | `actor_part_program_in_rating_got` | `part_actor_id`, `in_program_id`, `got_rating_id`, `changed_at`, `recorded_at` |
 //! | as was | `actor_as_was(changing, recording)` | what was recorded by `recording` about `changing` |

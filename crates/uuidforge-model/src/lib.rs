@@ -23,7 +23,7 @@
 //! "#).unwrap();
 //! let sql = uuidforge_model::anchor::generate(&model, "actors.yaml").unwrap();
 //! assert!(sql.contains(r#"CREATE TABLE "public"."AC_Actor" (
-//!     "AC_ID" uuid PRIMARY KEY DEFAULT uuidv7()"#));
+//!     "AC_ID" uuid PRIMARY KEY DEFAULT "public".uuidv7()"#));
 //! ```
 
 #![deny(missing_docs)]
