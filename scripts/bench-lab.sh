@@ -1,28 +1,39 @@
 #!/usr/bin/env bash
-# The key-locality lab at full size (issue 14): `uuidforge lab keys` with
-# 2 000 000 rows per cell, writers 1 and 4, every counter length
-# (0,4,8,12,18,26,42) and guard length (0,1,2), on the local PostgreSQL 15
-# with uuidforge preloaded (so uuidv7() is the server-wide generator), and
-# the uuid192 sort with and without sort support over 1 000 000 rows.
-# Writes target/lab/table.md (the table and the recommendation),
-# target/lab/lab.json and target/lab/svg/*.svg (a chart per measure).
-# About 25 minutes on this 2-core VM; ROWS=200000 for a quick look.
-# Needs the extension installed (scripts/pg-setup.sh).
+# The key-locality lab at full size: `uuidforge lab keys` on a local server
+# with uuidforge preloaded (so the extension's uuidv7() is the server-wide
+# generator), and the uuid192 sort with and without sort support.
+#   PG=15 (default): 2 000 000 rows per cell, writers 1 and 4, every counter
+#     length (0,4,8,12,18,26,42) and guard length (0,1,2); about 25 minutes.
+#   PG=18: the same cells plus PostgreSQL 18's own pg_catalog.uuidv7() (one
+#     generator per backend); e.g. PG=18 WRITERS=4,16 COUNTER_BITS=18
+#     GUARD_BITS=1 ROWS=1000000 compares it with the server-wide one, bigint
+#     and a per-writer generator.
+# ROWS, WRITERS, COUNTER_BITS, GUARD_BITS override the sizes (ROWS=200000
+# for a quick look). Writes target/lab[-18]/table.md (the table and the
+# recommendation), lab.json and svg/*.svg (a chart per measure).
+# Needs the extension installed (scripts/pg-setup.sh [--pg 18]).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/pg-env.sh
+PG="${PG:-15}"
+pg_env "$PG"
 ROWS="${ROWS:-2000000}"
 WRITERS="${WRITERS:-1,4}"
+COUNTER_BITS="${COUNTER_BITS:-0,4,8,12,18,26,42}"
+GUARD_BITS="${GUARD_BITS:-0,1,2}"
 out=target/lab
+[ "$PG" = 15 ] || out="target/lab-$PG"
 db=uuidforge_lab_bench
 
-./scripts/pg-setup.sh --no-build --preload
+./scripts/pg-setup.sh --pg "$PG" --no-build --preload
 cargo build --release -q -p uuidforge-cli
-runuser -u postgres -- psql -Xq -d postgres -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
+psql_() { runuser -u postgres -- "$PG_BIN/psql" -h "$PG_SOCKET" -p "$PG_PORT" -Xq "$@"; }
+psql_ -d postgres -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
 rm -rf "$out" && mkdir -p "$out"
-echo "server: PostgreSQL $(runuser -u postgres -- psql -XAtqc 'SHOW server_version'), $(nproc) cores, shared_buffers $(runuser -u postgres -- psql -XAtqc 'SHOW shared_buffers')"
+echo "server: PostgreSQL $(psql_ -Atc 'SHOW server_version'), $(nproc) cores, shared_buffers $(psql_ -Atc 'SHOW shared_buffers')"
 target/release/uuidforge lab keys \
-  --db "postgres://uuidforge_admin:uuidforge@127.0.0.1:5432/$db" \
-  --rows "$ROWS" --writers "$WRITERS" \
+  --db "postgres://uuidforge_admin:uuidforge@127.0.0.1:$PG_PORT/$db" \
+  --rows "$ROWS" --writers "$WRITERS" --counter-bits "$COUNTER_BITS" --guard-bits "$GUARD_BITS" \
   --svg-dir "$out/svg" --json-out "$out/lab.json" --apply | tee "$out/table.md"
-runuser -u postgres -- psql -Xq -d postgres -c "DROP DATABASE $db"
+psql_ -d postgres -c "DROP DATABASE $db"
 echo "results in $out/ (table.md, lab.json, svg/)"

@@ -12,7 +12,9 @@
 # found and what it set). What runs where: everything on 15; on 18 the
 # extension's suites (regression, concurrency in both modes, checkpoint),
 # the database tools' integration tests (uuidforge-db and the CLI's db
-# commands) and the differential test of 18's functions; the rest (the
+# commands) and the differential test of 18's functions; on both, the
+# major-version upgrade from 15 to 18; the updates from earlier releases on
+# 15 only (they were built for 15 alone); the rest (the
 # library, generators, grep, model, HTTP, web page, fuzzing) does not talk
 # to a server, or only through the names store, and runs once. Every step runs even when an earlier one
 # failed; the run ends with a summary of every step (passed or failed, and
@@ -118,6 +120,10 @@ step "PostgreSQL 18 extension: regression suite, concurrent writers (both modes)
   ./crates/uuidforge-pg/tests/run.sh 18
 step "the extension's PostgreSQL 18 functions against 18's own, on 15 and 18" \
   ./crates/uuidforge-pg/tests/differential.sh
+step "the extension updated from every release (ALTER EXTENSION UPDATE from 0.1.0 and 0.2.0, on 15)" \
+  ./crates/uuidforge-pg/tests/upgrade.sh
+step "a major-version upgrade 15 -> 18 with the extension in use (pg_upgrade, or pg_dump where it cannot)" \
+  ./crates/uuidforge-pg/tests/pg-upgrade.sh
 step "fuzz every parser for ${FUZZ_SECONDS}s each" fuzz
 
 passed=0 failed=0

@@ -130,6 +130,7 @@ async fn number(c: &Client, sql: &str, params: Params<'_>) -> Result<f64, UsageE
 /// `uuidv7()`), whether it is server-wide, pgstattuple's schema.
 struct Server {
     version: String,
+    version_num: u32,
     uuidforge: Option<String>,
     server_wide: bool,
     pgstattuple: Option<String>,
@@ -177,6 +178,10 @@ async fn survey(c: &Client) -> Result<Server, UsageError> {
     }
     Ok(Server {
         version: text(c, "current_setting('server_version')").await?,
+        version_num: text(c, "current_setting('server_version_num')")
+            .await?
+            .parse()
+            .unwrap_or(0),
         uuidforge,
         server_wide,
         pgstattuple: extension_schema(c, "pgstattuple").await?,
@@ -217,7 +222,7 @@ async fn prepare_schema(c: &Client) -> Result<(), UsageError> {
 /// source `uuidforge gen` uses — or None when the server makes them.
 fn key_source(key: KeyKind) -> Option<BatchSource> {
     let spec = match key {
-        KeyKind::BigintIdentity | KeyKind::ServerV7 => return None,
+        KeyKind::BigintIdentity | KeyKind::ServerV7 | KeyKind::BuiltinV7 => return None,
         KeyKind::V4 => BatchSpec::new(4, None, None, None),
         k => BatchSpec::new(7, k.config(), None, None),
     };
@@ -583,7 +588,10 @@ async fn keys(args: KeysArgs) -> Result<(), UsageError> {
         &args.writers,
         &args.counter_bits,
         &args.guard_bits,
-        server.uuidforge.is_some(),
+        lab::ServerKinds {
+            extension: server.uuidforge.is_some(),
+            builtin: server.version_num >= 180_000,
+        },
     )
     .map_err(UsageError::plain)?;
     if !args.apply {

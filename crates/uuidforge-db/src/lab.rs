@@ -7,7 +7,8 @@
 //! and reads the statistics.
 //!
 //! Cells are key kinds × writer counts. Key kinds: `bigint` identity,
-//! UUIDv4, the server-wide `uuidv7()` of the extension, and UUIDv7 from one
+//! UUIDv4, the server-wide `uuidv7()` of the extension, PostgreSQL 18's own
+//! `uuidv7()` (one generator per backend), and UUIDv7 from one
 //! generator per writer (the application-side case) for every counter and
 //! guard length asked for, and PostgreSQL 18's layout (`pg18`) the same way.
 
@@ -29,6 +30,9 @@ pub enum KeyKind {
     /// The extension's `uuidv7()` as the column default: one generator for
     /// the whole server (shared memory when preloaded).
     ServerV7,
+    /// PostgreSQL 18's own `pg_catalog.uuidv7()` as the column default: one
+    /// generator per backend (each writer's session orders its own values).
+    BuiltinV7,
     /// UUIDv7 from one generator per writer.
     Generator {
         /// Counter bits.
@@ -43,12 +47,13 @@ pub enum KeyKind {
 
 impl KeyKind {
     /// A short name for tables, charts and JSON: `bigint`, `v4`,
-    /// `uuidv7()`, `c18g1`, `pg18`.
+    /// `uuidv7()`, `pg_catalog.uuidv7()`, `c18g1`, `pg18`.
     pub fn label(&self) -> String {
         match self {
             KeyKind::BigintIdentity => "bigint".into(),
             KeyKind::V4 => "v4".into(),
             KeyKind::ServerV7 => "uuidv7()".into(),
+            KeyKind::BuiltinV7 => "pg_catalog.uuidv7()".into(),
             KeyKind::Generator {
                 counter_bits,
                 guard_bits,
@@ -76,14 +81,17 @@ impl KeyKind {
 
     /// Whether the writers send the keys (else the server makes them).
     pub fn keys_from_writers(&self) -> bool {
-        !matches!(self, KeyKind::BigintIdentity | KeyKind::ServerV7)
+        !matches!(
+            self,
+            KeyKind::BigintIdentity | KeyKind::ServerV7 | KeyKind::BuiltinV7
+        )
     }
 
     /// Whether the key carries its creation time (a v7 kind).
     pub fn is_v7(&self) -> bool {
         matches!(
             self,
-            KeyKind::ServerV7 | KeyKind::Generator { .. } | KeyKind::Pg18
+            KeyKind::ServerV7 | KeyKind::BuiltinV7 | KeyKind::Generator { .. } | KeyKind::Pg18
         )
     }
 }
@@ -97,12 +105,23 @@ pub struct Cell {
     pub writers: u32,
 }
 
+/// Which server-made UUIDv7 the server offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ServerKinds {
+    /// The extension's `uuidv7()` is installed.
+    pub extension: bool,
+    /// PostgreSQL 18 or later: `pg_catalog.uuidv7()` exists.
+    pub builtin: bool,
+}
+
 /// The matrix: every key kind for every writer count. Guard lengths longer
 /// than the counter are left out (they do not exist). Errors name the
 /// option.
 ///
 /// ```
-/// let cells = uuidforge_db::lab::matrix(&[1, 4], &[0, 18], &[0, 1], true).unwrap();
+/// use uuidforge_db::lab::{matrix, ServerKinds};
+/// let server = ServerKinds { extension: true, builtin: false };
+/// let cells = matrix(&[1, 4], &[0, 18], &[0, 1], server).unwrap();
 /// // bigint, v4, uuidv7(), c0g0, c18g0, c18g1, pg18 — for 1 and 4 writers
 /// assert_eq!(cells.len(), 14);
 /// ```
@@ -110,7 +129,7 @@ pub fn matrix(
     writers: &[u32],
     counter_bits: &[u8],
     guard_bits: &[u8],
-    server_v7: bool,
+    server: ServerKinds,
 ) -> Result<Vec<Cell>, String> {
     if writers.is_empty() || writers.iter().any(|&w| w == 0 || w > 64) {
         return Err(format!(
@@ -128,8 +147,11 @@ pub fn matrix(
         ));
     }
     let mut kinds = vec![KeyKind::BigintIdentity, KeyKind::V4];
-    if server_v7 {
+    if server.extension {
         kinds.push(KeyKind::ServerV7);
+    }
+    if server.builtin {
+        kinds.push(KeyKind::BuiltinV7);
     }
     for &c in counter_bits {
         for &g in guard_bits {
@@ -159,6 +181,7 @@ pub fn create_table_sql(cell: &Cell, table: &str, uuidv7_function: &str) -> Stri
     let key = match cell.key {
         KeyKind::BigintIdentity => "bigint GENERATED ALWAYS AS IDENTITY".to_string(),
         KeyKind::ServerV7 => format!("uuid DEFAULT {uuidv7_function}()"),
+        KeyKind::BuiltinV7 => "uuid DEFAULT pg_catalog.uuidv7()".to_string(),
         _ => "uuid".to_string(),
     };
     format!(
@@ -544,19 +567,39 @@ mod tests {
 
     #[test]
     fn the_matrix_names_its_options_and_skips_impossible_guards() {
-        let cells = matrix(&[2], &[0, 4], &[0, 1, 2], false).unwrap();
+        let cells = matrix(&[2], &[0, 4], &[0, 1, 2], ServerKinds::default()).unwrap();
         let labels: Vec<String> = cells.iter().map(|c| c.key.label()).collect();
         assert_eq!(
             labels,
             ["bigint", "v4", "c0g0", "c4g0", "c4g1", "c4g2", "pg18"]
         );
-        assert!(matrix(&[0], &[4], &[0], true)
+        let on_18 = ServerKinds {
+            extension: true,
+            builtin: true,
+        };
+        let labels: Vec<String> = matrix(&[2], &[18], &[1], on_18)
+            .unwrap()
+            .iter()
+            .map(|c| c.key.label())
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                "bigint",
+                "v4",
+                "uuidv7()",
+                "pg_catalog.uuidv7()",
+                "c18g1",
+                "pg18"
+            ]
+        );
+        assert!(matrix(&[0], &[4], &[0], ServerKinds::default())
             .unwrap_err()
             .contains("--writers"));
-        assert!(matrix(&[1], &[43], &[0], true)
+        assert!(matrix(&[1], &[43], &[0], ServerKinds::default())
             .unwrap_err()
             .contains("--counter-bits"));
-        assert!(matrix(&[1], &[4], &[9], true)
+        assert!(matrix(&[1], &[4], &[9], ServerKinds::default())
             .unwrap_err()
             .contains("--guard-bits"));
     }

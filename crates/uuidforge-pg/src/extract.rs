@@ -20,14 +20,20 @@ fn to_timestamptz(t: Timestamp) -> Option<TimestampWithTimeZone> {
     time::from_unix_us(i64::try_from(t.unix_nanos.div_euclid(1000)).ok()?)
 }
 
-/// The time of a v1 or v7 (RFC variant only), as PostgreSQL 18 reads it;
-/// v7 in `v7_layout` when one is given.
-fn timestamp_of(u: &uuid::Uuid, v7_layout: Option<V7Layout>) -> Option<TimestampWithTimeZone> {
+/// The time of a v1 or v7 (RFC variant only), as PostgreSQL 18 reads it,
+/// and of a v6 too when `with_v6` (releases before 0.3.0); v7 in
+/// `v7_layout` when one is given.
+fn timestamp_of(
+    u: &uuid::Uuid,
+    v7_layout: Option<V7Layout>,
+    with_v6: bool,
+) -> Option<TimestampWithTimeZone> {
     if !is_rfc_variant(u) {
         return None;
     }
     let t = match u.get_version_num() {
         1 => uuidforge::gregorian::v1_fields(u).ok()?.timestamp(),
+        6 if with_v6 => uuidforge::gregorian::v6_fields(u).ok()?.timestamp(),
         7 => match v7_layout {
             Some(layout) => read_v7(u, layout).timestamp,
             None => Timestamp::from_unix_ms(uuidforge::v7::unix_ms(u)),
@@ -37,14 +43,27 @@ fn timestamp_of(u: &uuid::Uuid, v7_layout: Option<V7Layout>) -> Option<Timestamp
     to_timestamptz(t)
 }
 
+/// The layout named `layout`, or an error (22023) listing the names.
+fn layout_named(layout: &str) -> V7Layout {
+    V7Layout::from_name(layout).unwrap_or_else(|| {
+        let names: Vec<&str> = V7Layout::ALL.iter().map(|l| l.name()).collect();
+        invalid_argument(
+            "uuid_extract_timestamp",
+            "layout",
+            format!("'{layout}'"),
+            names.join(", "),
+        )
+    })
+}
+
 /// The time in a v1 or v7 UUID (RFC 9562 §5.1, §5.7): v1 to the
 /// microsecond (its 100-ns ticks, truncated), v7 to the millisecond. NULL
 /// for every other version (v6 too: see `uuid_extract_timestamp_v6`) and
 /// for non-RFC variants: exactly PostgreSQL 18's answers, so a query gives
 /// the same rows before and after an upgrade to 18.
-#[pg_extern(immutable, strict, parallel_safe)]
-fn uuid_extract_timestamp(id: pgrx::Uuid) -> Option<TimestampWithTimeZone> {
-    timestamp_of(&from_pg(id), None)
+#[pg_extern(immutable, strict, parallel_safe, name = "uuid_extract_timestamp")]
+fn uuid_extract_timestamp_pg18(id: pgrx::Uuid) -> Option<TimestampWithTimeZone> {
+    timestamp_of(&from_pg(id), None, false)
 }
 
 /// The time in a v6 UUID (RFC 9562 §5.6), to the microsecond (its 100-ns
@@ -65,17 +84,31 @@ fn uuid_extract_timestamp_v6(id: pgrx::Uuid) -> Option<TimestampWithTimeZone> {
 /// `random`, which give milliseconds). v1 (and NULL for v6) as in the
 /// one-argument form.
 #[pg_extern(immutable, strict, parallel_safe, name = "uuid_extract_timestamp")]
+fn uuid_extract_timestamp_layout_pg18(
+    id: pgrx::Uuid,
+    layout: &str,
+) -> Option<TimestampWithTimeZone> {
+    timestamp_of(&from_pg(id), Some(layout_named(layout)), false)
+}
+
+// What `uuid_extract_timestamp` answered before 0.3.0 (the v6 time too),
+// under the C symbols those releases' SQL names. Not in 0.3.0's SQL: a
+// database still at 0.1.0 or 0.2.0 keeps its answers — and so the
+// indexes and stored columns computed from them — once this library is
+// installed, until `ALTER EXTENSION uuidforge UPDATE` points the SQL
+// functions at the PostgreSQL 18 answers above and rebuilds those indexes
+// (sql/uuidforge--0.2.0--0.3.0.sql).
+
+/// `uuid_extract_timestamp(uuid)` of releases 0.1.0 and 0.2.0.
+#[pg_extern(immutable, strict, parallel_safe, sql = false)]
+fn uuid_extract_timestamp(id: pgrx::Uuid) -> Option<TimestampWithTimeZone> {
+    timestamp_of(&from_pg(id), None, true)
+}
+
+/// `uuid_extract_timestamp(uuid, text)` of releases 0.1.0 and 0.2.0.
+#[pg_extern(immutable, strict, parallel_safe, sql = false)]
 fn uuid_extract_timestamp_layout(id: pgrx::Uuid, layout: &str) -> Option<TimestampWithTimeZone> {
-    let Some(layout) = V7Layout::from_name(layout) else {
-        let names: Vec<&str> = V7Layout::ALL.iter().map(|l| l.name()).collect();
-        invalid_argument(
-            "uuid_extract_timestamp",
-            "layout",
-            format!("'{layout}'"),
-            names.join(", "),
-        );
-    };
-    timestamp_of(&from_pg(id), Some(layout))
+    timestamp_of(&from_pg(id), Some(layout_named(layout)), true)
 }
 
 /// The version number (RFC 9562 §4.2), or NULL for a non-RFC variant, as in

@@ -29,7 +29,7 @@ psql_ -d uuidforge_regress -c "CREATE EXTENSION uuidforge"
 # has functions of the same names in pg_catalog, searched first unless the
 # path places it: here the extension's schema comes first, so that the
 # suite tests the extension on every version (the coexistence of the two
-# is tested in coexist.sql).
+# is tested in column.sql and differential.sh).
 psql_ -d postgres -c "ALTER DATABASE uuidforge_regress SET search_path = public, pg_catalog"
 status=0
 runuser -u postgres -- "$PG_REGRESS" --use-existing --host="$PG_SOCKET" --port="$PG_PORT" --bindir="$PG_BIN" \
