@@ -1,8 +1,9 @@
 //! `uuidforge db …`: a live PostgreSQL database seen through its UUIDs.
-//! Reading sessions are read-only transactions; a change (`rename`) prints
-//! its plan and runs it only with `--apply`, after a backup, in one
-//! transaction, verified before it commits. The work is done by
-//! `uuidforge-db`, this module parses flags and prints.
+//! Reading sessions are read-only transactions; every change (`rename`,
+//! `migrate-key`, `merge`, `unmerge`) goes through one function
+//! ([`change::run`]): it prints the plan and runs it only with `--apply`,
+//! after a backup, verified before it commits. The work is done by
+//! `uuidforge-db`; these modules parse flags and print.
 
 use crate::UsageError;
 use std::io::{IsTerminal, Write};
@@ -11,7 +12,11 @@ use uuidforge_db::client::{DbError, ReadOnly};
 use uuidforge_db::columns::UuidColumn;
 use uuidforge_db::exec;
 use uuidforge_db::find::{FindOptions, Needles};
+use uuidforge_db::ops::one_line;
+use uuidforge_db::ops::rename::{Rename, RenameOptions, RenamePlan};
+use uuidforge_db::runner::Applied;
 
+mod change;
 mod merge;
 mod migrate_key;
 
@@ -36,32 +41,33 @@ pub struct Args {
 
 #[derive(clap::Subcommand)]
 enum Command {
-    /// Every column holding UUIDs, with its index status (D2).
+    /// Every column holding UUIDs, with its index status.
     Columns(ColumnsArgs),
-    /// Find UUIDs anywhere: every table, column, JSON path and row (D5).
+    /// Find UUIDs anywhere: every table, column, JSON path and row.
     Find(FindArgs),
     /// Propose primary and foreign keys among uuid columns from the data,
-    /// with the DDL that would adopt them and the ER diagram (D13).
+    /// with the DDL that would adopt them and the ER diagram.
     Discover(DiscoverArgs),
     /// Columns of other tables and views carrying the same key as a column
-    /// (declared keys both ways, views, names, shared values), scored (D6).
+    /// (declared keys both ways, views, names, shared values), scored.
     Related(RelatedArgs),
     /// Rename a column and, with --related, the columns tied to it by
-    /// foreign keys, with the indexes and constraints named after them
-    /// (D6). Prints the plan and the undo script; changes the database
-    /// only with --apply.
+    /// foreign keys, with the indexes and constraints named after them.
+    /// Prints the plan and the undo script; changes the database only with
+    /// --apply.
     Rename(RenameArgs),
     /// Move a table's primary key to UUIDv7 with every foreign key that
-    /// references it, keeping row order and the old values (D1). Prints
+    /// references it, keeping row order and the old values. Prints
     /// the plan; changes the database only with --apply.
     MigrateKey(migrate_key::MigrateKeyArgs),
     /// Make several UUIDs that name one object one UUIDv7 everywhere: the
     /// rows of one table and every reference, in one transaction, logged in
-    /// uuidforge_merge_log (D8). Prints the plan; changes the database only
+    /// uuidforge_merge_log. Prints the plan; changes the database only
     /// with --apply.
     Merge(merge::MergeArgs),
     /// Undo the latest merge into a UUID from the merge log, when nothing
-    /// written since conflicts (D8).
+    /// written since conflicts. Prints the plan; changes the database only
+    /// with --apply.
     Unmerge(merge::UnmergeArgs),
 }
 
@@ -91,8 +97,9 @@ struct RenameArgs {
 /// What every command that changes a database takes.
 #[derive(clap::Args)]
 struct ChangeArgs {
-    /// Run the plan (after the backup), in one transaction; without it the
-    /// plan is printed and nothing changes.
+    /// Run the plan (after the backup), in one transaction or, for a
+    /// migration in batches, in steps; without it the plan is printed and
+    /// nothing changes.
     #[arg(long)]
     apply: bool,
     /// The backup file (pg_dump --format=custom of the tables the plan
@@ -233,7 +240,7 @@ pub fn run(args: Args) -> Result<ExitCode, UsageError> {
             Command::Find(a) => find(&session, &config, a).await,
             Command::Discover(a) => discover(&session, a).await,
             Command::Related(a) => related(&session, a).await,
-            Command::Rename(a) => rename(&session, &config, a).await,
+            Command::Rename(a) => rename(session, &config, a).await,
             Command::MigrateKey(a) => migrate_key::run(session, &config, a).await,
             Command::Merge(a) => merge::merge(session, &config, a).await,
             Command::Unmerge(a) => merge::unmerge(session, &config, a).await,
@@ -242,7 +249,7 @@ pub fn run(args: Args) -> Result<ExitCode, UsageError> {
 }
 
 fn db_error(e: DbError) -> UsageError {
-    UsageError::plain(e.to_string())
+    UsageError::Db(e)
 }
 
 async fn columns(session: &ReadOnly, args: ColumnsArgs) -> Result<ExitCode, UsageError> {
@@ -606,171 +613,41 @@ async fn related(session: &ReadOnly, args: RelatedArgs) -> Result<ExitCode, Usag
 }
 
 async fn rename(
-    session: &ReadOnly,
+    session: ReadOnly,
     config: &tokio_postgres::Config,
     args: RenameArgs,
 ) -> Result<ExitCode, UsageError> {
-    let options = uuidforge_db::rename::RenameOptions {
-        related: args.related,
-        also: args.also.clone(),
-        views: args.views,
+    let op = Rename {
+        column: args.column.clone(),
+        new_name: args.new_name.clone(),
+        options: RenameOptions {
+            related: args.related,
+            also: args.also.clone(),
+            views: args.views,
+        },
     };
-    let (plan, mentions) = exec::rename_plan(session, &args.column, &args.new_name, &options)
-        .await
-        .map_err(db_error)?;
-    let mut out = crate::term::stdout();
-    if !args.change.json {
-        writeln!(
-            out,
-            "-- plan: {} statement(s), one transaction",
-            plan.statements.len()
-        )?;
-        for r in &plan.renamed {
-            writeln!(
-                out,
-                "--   {} {}: {} → {} ({})",
-                r.kind,
-                one_line(&format!("{}.{}", r.schema, r.table)),
-                one_line(&r.from),
-                one_line(&r.to),
-                one_line(&r.why)
-            )?;
-        }
-        for k in &plan.kept {
-            writeln!(
-                out,
-                "--   kept {}: {}",
-                one_line(&k.column),
-                one_line(&k.reason)
-            )?;
-        }
-        writeln!(out, "BEGIN;")?;
-        for statement in &plan.statements {
-            writeln!(out, "{statement};")?;
-        }
-        writeln!(out, "COMMIT;")?;
-        if !mentions.is_empty() {
-            writeln!(out, "\n-- not renamed, for a hand edit:")?;
-            for m in &mentions {
-                writeln!(
-                    out,
-                    "--   {} {} mentions '{}': {}",
-                    m.kind,
-                    one_line(&m.name),
-                    one_line(&m.mentions),
-                    one_line(&m.action)
-                )?;
-            }
-        }
-        writeln!(out, "\n-- undo:\nBEGIN;")?;
-        for statement in &plan.undo {
-            writeln!(out, "{statement};")?;
-        }
-        writeln!(out, "COMMIT;")?;
-        out.flush()?;
-    }
-    let mut backup = None;
-    let mut verified = Vec::new();
-    if args.change.apply && !plan.statements.is_empty() {
-        let snapshot = session.snapshot().await.map_err(db_error)?;
-        let mut relations: Vec<String> = Vec::new();
-        for r in &plan.renamed {
-            let name = uuidforge_db::ident::qualified(&r.schema, &r.table);
-            if !relations.contains(&name) {
-                relations.push(name);
-            }
-        }
-        let request = BackupRequest {
-            file: args.change.backup.clone(),
-            database: &snapshot.database,
-            server_version_num: snapshot.server_version_num,
-            relations: &relations,
-            schema_only: true,
-        };
-        backup = Some(back_up(config, request, args.change.json, &mut out)?);
-        verified = exec::rename_apply(config, &args.column, &args.new_name, &options, &plan)
-            .await
-            .map_err(db_error)?;
-        if !args.change.json {
-            writeln!(out, "-- applied and verified:")?;
-            for check in &verified {
-                writeln!(out, "--   {}", one_line(check))?;
-            }
-        }
-    } else if !args.change.json && !args.change.apply {
-        writeln!(out, "\n-- nothing was changed: run again with --apply")?;
-    }
-    if args.change.json {
-        return print_json(
-            &mut out,
-            &serde_json::json!({
-                "renamed": plan.renamed,
-                "kept": plan.kept,
-                "statements": plan.statements,
-                "undo": plan.undo,
-                "mentions": mentions,
-                "applied": args.change.apply,
-                "backup": backup,
-                "verified": verified,
-            }),
-        );
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// What a change backs up before it runs.
-struct BackupRequest<'a> {
-    /// `--backup`, else a timestamped file.
-    file: Option<std::path::PathBuf>,
-    database: &'a str,
-    server_version_num: i32,
-    relations: &'a [String],
-    schema_only: bool,
-}
-
-/// Backs up (pg_dump, read back with pg_restore --list) and says so.
-fn back_up(
-    config: &tokio_postgres::Config,
-    request: BackupRequest,
-    json: bool,
-    out: &mut impl Write,
-) -> Result<uuidforge_db::backup::Backup, UsageError> {
-    let file = request
-        .file
-        .unwrap_or_else(|| uuidforge_db::backup::default_file(request.database));
-    let done = uuidforge_db::backup::dump(
-        config,
-        request.server_version_num,
-        request.relations,
-        request.schema_only,
-        &file,
-    )
-    .map_err(db_error)?;
-    if !json {
-        writeln!(
-            out,
-            "\n-- backup: {} ({} entries, read back with pg_restore --list)",
-            one_line(&done.file.display().to_string()),
-            done.entries
-        )?;
-        out.flush()?;
-    }
-    Ok(done)
-}
-
-/// `text` on one line, for an SQL comment: a name from the database may
-/// hold a line break, which would end the comment and leave the rest of the
-/// name to be read as SQL by whoever runs the printed script.
-fn one_line(text: &str) -> String {
-    text.chars()
-        .flat_map(|c| {
-            if c.is_control() {
-                c.escape_default().collect::<Vec<_>>()
-            } else {
-                vec![c]
-            }
+    let json = |plan: &RenamePlan, done: Option<&Applied>| {
+        serde_json::json!({
+            "renamed": plan.renamed,
+            "kept": plan.kept,
+            "statements": plan.statements,
+            "undo": plan.undo,
+            "mentions": plan.mentions,
+            "change": plan.change,
+            "applied": done.is_some(),
+            "backup": done.and_then(|d| d.backup.as_ref()),
+            "verified": done.map(|d| d.checks.clone()).unwrap_or_default(),
         })
-        .collect()
+    };
+    let applied = |plan: &RenamePlan, _: &Applied| {
+        vec![format!("applied: {} statement(s)", plan.statements.len())]
+    };
+    let report = change::Report {
+        secret: &change::no_secret,
+        json: &json,
+        applied: &applied,
+    };
+    change::run(session, config, &op, &args.change, report).await
 }
 
 async fn print_find_plan(

@@ -56,7 +56,7 @@ pub struct Args {
     /// One JSON object per line with the decoded fields.
     #[arg(long)]
     json: bool,
-    /// The one UUIDv7 of --at and this key (E8, a re-runnable backfill;
+    /// The one UUIDv7 of --at and this key (a re-runnable backfill;
     /// repeat for several): the same as SQL `uuidv7_from(at, key)`.
     #[arg(long, requires = "at")]
     key: Vec<String>,
@@ -69,12 +69,12 @@ pub struct Args {
     /// secret)`.
     #[arg(long)]
     secret_file: Option<std::path::PathBuf>,
-    /// Checkpoint file (E5): read at start so values stay above every value
+    /// Checkpoint file: read at start so values stay above every value
     /// of earlier runs even after the clock went back; written ahead of the
     /// values (created with mode 0600).
     #[arg(long)]
     state: Option<std::path::PathBuf>,
-    /// Print the generator's figures (E4) to standard error at the end.
+    /// Print the generator's figures to standard error at the end.
     #[arg(long)]
     stats: bool,
     /// With --version 8: a UUIDv8 shard layout file (`uuidforge shard-layout --out`).
@@ -83,7 +83,7 @@ pub struct Args {
     /// With --shard-layout: this node's id.
     #[arg(long, requires = "shard_layout")]
     node: Option<u64>,
-    /// Strictly increasing across every process of this host (E2): the
+    /// Strictly increasing across every process of this host: the
     /// generator's state lives in a shared memory file (default
     /// /dev/shm/uuidforge-UID.cell), which concurrent runs, workers and
     /// servers share.

@@ -518,7 +518,7 @@ async fn measure_cell(
     })
 }
 
-/// C4: `ORDER BY` over `uuid192` values with and without the sort support
+/// `ORDER BY` over `uuid192` values with and without the sort support
 /// function (best of three each, ms).
 async fn uuid192_sort(
     c: &Client,

@@ -50,13 +50,13 @@ enum Command {
     /// Partition keys (left bits of a UUIDv7) and their CREATE TABLE
     /// statements for a time range.
     Partition(bounds::PartitionArgs),
-    /// Hide the creation time of UUIDv7 values behind a key (E10): each
+    /// Hide the creation time of UUIDv7 values behind a key: each
     /// becomes a v4-shaped value that `reveal` maps back. `--new-key F`
     /// makes a key file.
     Hide(keys::Args),
     /// The UUIDv7 behind values made by `hide` with the same key file.
     Reveal(keys::Args),
-    /// A UUIDv8 layout for sharded systems (E11): bit diagram and collision
+    /// A UUIDv8 layout for sharded systems: bit diagram and collision
     /// odds from node bits, rate and node count; `--out` writes the file
     /// `gen --version 8 --shard-layout` reads.
     ShardLayout(shard::Args),
@@ -65,20 +65,21 @@ enum Command {
     Profile(profile::Command),
     /// Find UUIDs in files, standard input or database rows: JSON, NDJSON,
     /// XML, HTML, CSV/TSV and text; by value, version or time; at a JSON
-    /// path, tag, attribute, URL or column (D12). Exit 0 found, 1 none, 2
+    /// path, tag, attribute, URL or column. Exit 0 found, 1 none, 2
     /// error.
     Grep(grep::Args),
     /// PostgreSQL DDL with UUIDv7 keys from a model (Anchor Modeler XML or
-    /// YAML): Anchor 6NF, bitemporal or Data Vault (D9).
+    /// YAML): Anchor 6NF, bitemporal or Data Vault.
     Model(model::Args),
     /// Experiments on a real database: `lab keys` measures key kinds,
-    /// counter lengths and generator placement (B15, C4).
+    /// counter lengths and generator placement.
     #[command(subcommand)]
     Lab(lab::Command),
     /// Serve the HTTP API and the web page (batch generator, UUID chips).
     Serve(serve::Args),
-    /// A live PostgreSQL database through its UUIDs (read-only): UUID
-    /// columns and their indexes, find a UUID anywhere.
+    /// A live PostgreSQL database through its UUIDs: read (UUID columns,
+    /// find, related columns, discovered keys) and change (rename,
+    /// migrate-key, merge, unmerge: planned, backed up, verified).
     Db(db::Args),
     /// Print shell completions.
     Completions {
@@ -101,6 +102,8 @@ pub enum UsageError {
     Plain(String),
     /// Writing or reading failed.
     Io(std::io::Error),
+    /// A database tool failed; its kind gives the exit code.
+    Db(uuidforge_db::error::DbError),
 }
 
 impl UsageError {
@@ -173,6 +176,10 @@ fn main() -> ExitCode {
         Err(UsageError::Plain(message)) => {
             eprintln!("uuidforge: {}", term::message(&message));
             ExitCode::from(2)
+        }
+        Err(UsageError::Db(e)) => {
+            eprintln!("uuidforge: {}", term::message(&e.to_string()));
+            ExitCode::from(e.exit_code())
         }
     }
 }

@@ -90,11 +90,7 @@ fn libpq_env(config: &Config) -> Vec<(&'static str, String)> {
 }
 
 fn failed(what: &str, detail: impl std::fmt::Display) -> DbError {
-    DbError {
-        context: format!("backup: {what}"),
-        message: detail.to_string(),
-        code: None,
-    }
+    DbError::tool(format!("backup: {what}"), detail.to_string())
 }
 
 /// The `pg_dump` given with `--pg-dump` (or `UUIDFORGE_PG_DUMP`).

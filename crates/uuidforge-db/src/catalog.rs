@@ -406,7 +406,7 @@ impl Snapshot {
     /// The relation named `schema.name`, or `name` alone when it is unique
     /// among the schemas (like an unqualified name on a search path that
     /// holds every schema).
-    pub fn find_relation(&self, name: &str) -> Result<&Relation, String> {
+    pub fn find_relation(&self, name: &str) -> Result<&Relation, crate::error::DbError> {
         let exact: Vec<&Relation> = self
             .relations
             .iter()
@@ -423,16 +423,20 @@ impl Snapshot {
             .collect();
         match by_name[..] {
             [one] => Ok(one),
-            [] => Err(format!(
-                "table: no table or view named '{name}' (expected schema.table or a table name)"
+            [] => Err(crate::error::DbError::not_found(
+                "table",
+                format!("no table or view named '{name}' (expected schema.table or a table name)"),
             )),
-            _ => Err(format!(
-                "table: '{name}' is in several schemas ({}): write schema.table",
-                by_name
-                    .iter()
-                    .map(|r| r.schema.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+            _ => Err(crate::error::DbError::invalid(
+                "table",
+                format!(
+                    "'{name}' is in several schemas ({}): write schema.table",
+                    by_name
+                        .iter()
+                        .map(|r| r.schema.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
             )),
         }
     }

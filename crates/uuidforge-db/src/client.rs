@@ -10,41 +10,14 @@ use tokio_postgres::config::SslMode;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Config};
 
-const INVALID_PARAMETER: &str = "22023";
-
-/// A failure talking to the database, with what was being done.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DbError {
-    /// What was being done (`connect`, `scan public.orders`, …).
-    pub context: String,
-    /// The server's or the driver's message.
-    pub message: String,
-    /// The SQLSTATE code, when the server sent one.
-    pub code: Option<String>,
-}
-
-impl std::fmt::Display for DbError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // A message that already names its context says it once.
-        let message = self
-            .message
-            .strip_prefix(self.context.as_str())
-            .and_then(|m| m.strip_prefix(": "))
-            .unwrap_or(&self.message);
-        write!(f, "{}: {message}", self.context)?;
-        if let Some(code) = &self.code {
-            write!(f, " (SQLSTATE {code})")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for DbError {}
+pub use crate::error::DbError;
 
 impl DbError {
+    /// The driver's error while doing `context`: the server's refusal with
+    /// its SQLSTATE, or a connection failure in the driver's own words.
     pub(crate) fn new(context: impl Into<String>, e: tokio_postgres::Error) -> DbError {
-        let (message, code) = match e.as_db_error() {
-            Some(db) => (db.message().to_string(), Some(db.code().code().to_string())),
+        match e.as_db_error() {
+            Some(db) => DbError::server(context, db.message(), db.code().code()),
             // The driver's own words ("error connecting to server") and
             // each cause under them ("Connection refused (os error 111)").
             None => {
@@ -58,35 +31,9 @@ impl DbError {
                     }
                     cause = c.source();
                 }
-                (crate::dsn::redact(&message), None)
+                DbError::connection(context, crate::dsn::redact(&message))
             }
-        };
-        DbError {
-            context: context.into(),
-            message,
-            code,
         }
-    }
-
-    /// A request that names something the database does not have (a
-    /// column, a table): SQLSTATE 22023, `invalid_parameter_value`, so
-    /// callers answer it as the caller's mistake.
-    pub fn invalid(field: impl Into<String>, message: impl Into<String>) -> DbError {
-        DbError {
-            context: field.into(),
-            message: message.into(),
-            code: Some(INVALID_PARAMETER.into()),
-        }
-    }
-
-    /// Made by [`DbError::invalid`] (or the server's own 22023).
-    pub fn is_invalid_input(&self) -> bool {
-        self.code.as_deref() == Some(INVALID_PARAMETER)
-    }
-
-    /// The role lacks a privilege (SQLSTATE 42501).
-    pub fn is_permission_denied(&self) -> bool {
-        self.code.as_deref() == Some("42501")
     }
 }
 
@@ -144,11 +91,7 @@ fn tls() -> Result<tokio_postgres_rustls::MakeRustlsConnect, DbError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .map_err(|e| DbError {
-            context: "TLS".into(),
-            message: e.to_string(),
-            code: None,
-        })?
+        .map_err(|e| DbError::connection("TLS", e.to_string()))?
         .dangerous()
         .with_custom_certificate_verifier(Arc::new(EncryptOnly(provider)))
         .with_no_client_auth();
@@ -161,9 +104,11 @@ pub fn config(dsn: Option<&str>) -> Result<Config, String> {
     crate::connect::config_from(dsn, &|name| std::env::var(name).ok())
 }
 
-/// A session that answers one query with one text value: the read-only
-/// session of a plan, or the transaction of a change that plans again.
-pub trait OneText {
+/// A session a plan is made in: the read-only session of a plan, or the
+/// transaction of a change that plans again.
+pub trait Reader {
+    /// The catalog snapshot.
+    fn snapshot(&self) -> impl std::future::Future<Output = Result<Snapshot, DbError>> + Send;
     /// The first column of `query`'s first row, as text ("" when none).
     fn one_text_of(
         &self,
@@ -172,7 +117,11 @@ pub trait OneText {
     ) -> impl std::future::Future<Output = Result<String, DbError>> + Send;
 }
 
-impl OneText for ReadOnly {
+impl Reader for ReadOnly {
+    async fn snapshot(&self) -> Result<Snapshot, DbError> {
+        ReadOnly::snapshot(self).await
+    }
+
     async fn one_text_of(&self, query: &Query, context: &str) -> Result<String, DbError> {
         Ok(self
             .rows(query, context)
@@ -183,7 +132,11 @@ impl OneText for ReadOnly {
     }
 }
 
-impl OneText for Change {
+impl Reader for Change {
+    async fn snapshot(&self) -> Result<Snapshot, DbError> {
+        Change::snapshot(self).await
+    }
+
     async fn one_text_of(&self, query: &Query, context: &str) -> Result<String, DbError> {
         Change::one_text_of(self, query, context).await
     }
@@ -242,11 +195,8 @@ impl ReadOnly {
             .rows(&Query::new(SNAPSHOT_SQL.as_str()), "read the catalog")
             .await?;
         let json = rows.into_iter().next().unwrap_or_default();
-        Snapshot::from_json(&json).map_err(|e| DbError {
-            context: "read the catalog".into(),
-            message: e.to_string(),
-            code: None,
-        })
+        Snapshot::from_json(&json)
+            .map_err(|e| DbError::unreadable("read the catalog", e.to_string()))
     }
 
     /// Runs `query` and collects its rows.
@@ -320,7 +270,7 @@ impl ReadOnly {
         &self,
         query: &Query,
         context: &str,
-        mut f: impl FnMut(String) -> Result<(), String>,
+        mut f: impl FnMut(String) -> Result<(), DbError>,
     ) -> Result<(), DbError> {
         self.client
             .batch_execute("SAVEPOINT uuidforge_step")
@@ -343,11 +293,7 @@ impl ReadOnly {
                 .map_err(|e| DbError::new(context, e))?
             {
                 let text: Option<String> = row.get(0);
-                f(text.unwrap_or_default()).map_err(|message| DbError {
-                    context: context.to_string(),
-                    message,
-                    code: None,
-                })?;
+                f(text.unwrap_or_default())?;
             }
             Ok(())
         }
@@ -529,11 +475,8 @@ async fn read_snapshot(client: &Client) -> Result<Snapshot, DbError> {
         .await
         .map_err(|e| DbError::new("read the catalog", e))?;
     let json: Option<String> = row.get(0);
-    Snapshot::from_json(json.as_deref().unwrap_or_default()).map_err(|e| DbError {
-        context: "read the catalog".into(),
-        message: e.to_string(),
-        code: None,
-    })
+    Snapshot::from_json(json.as_deref().unwrap_or_default())
+        .map_err(|e| DbError::unreadable("read the catalog", e.to_string()))
 }
 
 /// Connects (TLS unless `sslmode=disable`; Unix sockets never use TLS).

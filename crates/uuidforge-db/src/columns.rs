@@ -8,6 +8,7 @@
 //! index (or a GIN index, for arrays and json) is coloured as indexed.
 
 use crate::catalog::{Container, Index, RelKind, Relation, Snapshot};
+use crate::error::DbError;
 use crate::ident::quote_ident;
 use crate::plan::{Param, Query};
 use serde::Serialize;
@@ -429,14 +430,13 @@ pub struct V7Range {
 }
 
 /// Reads a sampling statement's JSON result into per-column counts.
-pub fn read_sample(plan: &SamplePlan, json: &str) -> Result<Vec<(i16, Sampled)>, String> {
-    let items: Vec<Vec<Option<i64>>> =
-        serde_json::from_str(json).map_err(|e| format!("sample result: {e}"))?;
+pub fn read_sample(plan: &SamplePlan, json: &str) -> Result<Vec<(i16, Sampled)>, DbError> {
+    let items: Vec<Vec<Option<i64>>> = serde_json::from_str(json)
+        .map_err(|e| DbError::unreadable("sample result", e.to_string()))?;
     if items.len() != plan.columns.len() {
-        return Err(format!(
-            "sample result: {} items for {} columns",
-            items.len(),
-            plan.columns.len()
+        return Err(DbError::unreadable(
+            "sample result",
+            format!("{} items for {} columns", items.len(), plan.columns.len()),
         ));
     }
     plan.columns
@@ -463,7 +463,10 @@ pub fn read_sample(plan: &SamplePlan, json: &str) -> Result<Vec<(i16, Sampled)>,
                     }),
                 },
             )),
-            _ => Err(format!("sample result: {item:?} for column {c}")),
+            _ => Err(DbError::unreadable(
+                "sample result",
+                format!("{item:?} for column {c}"),
+            )),
         })
         .collect()
 }

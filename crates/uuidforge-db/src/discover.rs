@@ -16,6 +16,7 @@
 //!    → `customer(s).id`), then v7 time consistency.
 
 use crate::catalog::{Container, RelKind, Snapshot};
+use crate::error::DbError;
 use crate::ident::{qualified, quote_ident};
 use crate::plan::Query;
 use serde::Serialize;
@@ -180,9 +181,12 @@ pub fn stats_plans(candidates: &[Candidate], snapshot: &Snapshot) -> Vec<(u32, Q
 }
 
 /// Reads a statistics result into the candidates of that table.
-pub fn read_stats(candidates: &mut [Candidate], relation: u32, json: &str) -> Result<(), String> {
-    let v: serde_json::Value = serde_json::from_str(json).map_err(|e| format!("stats: {e}"))?;
-    let rows = v[0].as_i64().ok_or("stats: no row count")?;
+pub fn read_stats(candidates: &mut [Candidate], relation: u32, json: &str) -> Result<(), DbError> {
+    let v: serde_json::Value =
+        serde_json::from_str(json).map_err(|e| DbError::unreadable("stats", e.to_string()))?;
+    let rows = v[0]
+        .as_i64()
+        .ok_or_else(|| DbError::unreadable("stats", "no row count"))?;
     for (i, c) in candidates
         .iter_mut()
         .filter(|c| c.relation == relation)
@@ -190,9 +194,15 @@ pub fn read_stats(candidates: &mut [Candidate], relation: u32, json: &str) -> Re
     {
         let s = &v[i + 1];
         c.rows = rows;
-        c.non_null = s[0].as_i64().ok_or("stats: non-null count")?;
-        c.distinct = s[1].as_i64().ok_or("stats: distinct count")?;
-        c.v7 = s[2].as_i64().ok_or("stats: v7 count")?;
+        c.non_null = s[0]
+            .as_i64()
+            .ok_or_else(|| DbError::unreadable("stats", "non-null count"))?;
+        c.distinct = s[1]
+            .as_i64()
+            .ok_or_else(|| DbError::unreadable("stats", "distinct count"))?;
+        c.v7 = s[2]
+            .as_i64()
+            .ok_or_else(|| DbError::unreadable("stats", "v7 count"))?;
     }
     Ok(())
 }
@@ -374,11 +384,12 @@ pub fn score(
     candidates: &[Candidate],
     keys: &[(usize, bool)],
     inclusion_json: &str,
-) -> Result<Report, String> {
+) -> Result<Report, DbError> {
     let rows: Vec<(usize, usize, i64, i64)> = if inclusion_json.is_empty() {
         Vec::new()
     } else {
-        serde_json::from_str(inclusion_json).map_err(|e| format!("inclusion: {e}"))?
+        serde_json::from_str(inclusion_json)
+            .map_err(|e| DbError::unreadable("inclusion", e.to_string()))?
     };
     let declared_fks: Vec<(ColumnSet, ColumnSet)> = snapshot
         .foreign_keys()
@@ -406,8 +417,12 @@ pub fn score(
         .collect();
     let mut best: HashMap<usize, ForeignKey> = HashMap::new();
     for (d, r, matched, older) in rows {
-        let dep = candidates.get(d).ok_or("inclusion: unknown column")?;
-        let (ki, _) = *keys.get(r).ok_or("inclusion: unknown key")?;
+        let dep = candidates
+            .get(d)
+            .ok_or_else(|| DbError::unreadable("inclusion", "unknown column"))?;
+        let (ki, _) = *keys
+            .get(r)
+            .ok_or_else(|| DbError::unreadable("inclusion", "unknown key"))?;
         let key = &candidates[ki];
         if ki == d {
             continue;

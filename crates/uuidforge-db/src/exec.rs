@@ -51,11 +51,7 @@ pub async fn uuid_columns(
                 Ok(rows) => {
                     let json = rows.into_iter().next().unwrap_or_default();
                     for (column, sampled) in
-                        columns::read_sample(plan, &json).map_err(|message| DbError {
-                            context: context.clone(),
-                            message,
-                            code: None,
-                        })?
+                        columns::read_sample(plan, &json).map_err(|e| e.within(context.clone()))?
                     {
                         samples.insert((plan.relation, column), sampled);
                     }
@@ -254,11 +250,6 @@ pub async fn discover(
     use crate::discover;
     let snapshot = session.snapshot().await?;
     let mut candidates = discover::candidates(&snapshot, schemas);
-    let failed = |context: &str, message: String| DbError {
-        context: context.to_string(),
-        message,
-        code: None,
-    };
     for (relation, query) in discover::stats_plans(&candidates, &snapshot) {
         let context = format!(
             "statistics of {}",
@@ -273,7 +264,8 @@ pub async fn discover(
             .into_iter()
             .next()
             .unwrap_or_default();
-        discover::read_stats(&mut candidates, relation, &json).map_err(|m| failed(&context, m))?;
+        discover::read_stats(&mut candidates, relation, &json)
+            .map_err(|e| e.within(context.clone()))?;
     }
     let keys = discover::choose_primary_keys(&snapshot, &candidates);
     let inclusion = match discover::inclusion_plan(&snapshot, &candidates, &keys) {
@@ -295,7 +287,7 @@ pub async fn discover(
         None => String::new(),
     };
     let mut report = discover::score(&snapshot, &candidates, &keys, &inclusion)
-        .map_err(|m| failed("inclusion dependencies", m))?;
+        .map_err(|e| e.within("inclusion dependencies"))?;
     if !schemas.is_empty() {
         report
             .foreign_keys
@@ -312,18 +304,10 @@ pub async fn related(
 ) -> Result<Vec<crate::related::RelatedColumn>, DbError> {
     use crate::related::{self, Target};
     let snapshot = session.snapshot().await?;
-    let failed = |message: String| DbError {
-        context: "related".into(),
-        message,
-        code: None,
-    };
     let target = if by_name {
         Target::Name(target.to_string())
     } else {
-        Target::parse_column(&snapshot, target).map_err(|m| {
-            let m = m.strip_prefix("column: ").unwrap_or(&m).to_string();
-            DbError::invalid("column", m)
-        })?
+        Target::parse_column(&snapshot, target)?
     };
     let plan = related::plan(&snapshot, target);
     let values = match &plan.values_query {
@@ -334,197 +318,5 @@ pub async fn related(
             .next(),
         None => None,
     };
-    related::report(&snapshot, &plan, values.as_deref()).map_err(failed)
-}
-
-/// D6 (renaming): the plan, and what mentions an old name (read-only).
-pub async fn rename_plan(
-    session: &ReadOnly,
-    column: &str,
-    new_name: &str,
-    options: &crate::rename::RenameOptions,
-) -> Result<(crate::rename::RenamePlan, Vec<crate::rename::Mention>), DbError> {
-    let snapshot = session.snapshot().await?;
-    let plan = crate::rename::plan(&snapshot, column, new_name, options)
-        .map_err(|message| DbError::invalid("rename", message))?;
-    let json = session
-        .rows(&plan.mentions_query, "list what mentions the old names")
-        .await?
-        .into_iter()
-        .next()
-        .unwrap_or_else(|| "[]".into());
-    let mentions = crate::rename::mentions(&json).map_err(|message| DbError {
-        context: "list what mentions the old names".into(),
-        message,
-        code: None,
-    })?;
-    Ok((plan, mentions))
-}
-
-/// D6 (renaming): applies `expected` in one transaction — planned again
-/// inside it, so that a database changed since the plan was printed is
-/// refused rather than changed otherwise — verifies every renamed object
-/// under its new name before committing, and returns the checks made.
-pub async fn rename_apply(
-    config: &Config,
-    column: &str,
-    new_name: &str,
-    options: &crate::rename::RenameOptions,
-    expected: &crate::rename::RenamePlan,
-) -> Result<Vec<String>, DbError> {
-    let change = crate::client::Change::begin(config).await?;
-    let snapshot = change.snapshot().await?;
-    let plan = crate::rename::plan(&snapshot, column, new_name, options)
-        .map_err(|message| DbError::invalid("rename", message))?;
-    if plan.statements != expected.statements {
-        return Err(DbError::invalid(
-            "rename",
-            "the database changed since the plan was printed (nothing was changed: plan again)",
-        ));
-    }
-    for statement in &plan.statements {
-        change.execute(statement).await?;
-    }
-    let after = change.snapshot().await?;
-    let checks = crate::rename::verify(&after, &plan).map_err(|message| DbError {
-        context: "verify the rename (nothing was changed)".into(),
-        message,
-        code: None,
-    })?;
-    change.commit().await?;
-    Ok(checks)
-}
-
-/// What a migration plan reads beside the catalog snapshot: the views
-/// over the columns it changes and the partitions of its partitioned
-/// tables.
-pub async fn migrate_inputs(
-    reader: &impl crate::client::OneText,
-    snapshot: &crate::catalog::Snapshot,
-    table: &str,
-    options: &crate::migrate::MigrateOptions,
-) -> Result<crate::migrate::PlanInputs, DbError> {
-    let invalid = |m: String| DbError::invalid("migrate-key", m);
-    let watched = crate::migrate::watched_columns(snapshot, table, options).map_err(invalid)?;
-    let views = reader
-        .one_text_of(
-            &crate::migrate::dependent_views_query(&watched),
-            "read the dependent views",
-        )
-        .await?;
-    let indexes = reader
-        .one_text_of(
-            &crate::migrate::reference_indexes_query(watched.get(1..).unwrap_or_default()),
-            "read the indexes over the references",
-        )
-        .await?;
-    let parted = crate::migrate::partitioned_tables(snapshot, table, options).map_err(invalid)?;
-    let partitions = reader
-        .one_text_of(
-            &crate::migrate::partitions_query(&parted),
-            "read the partitions",
-        )
-        .await?;
-    Ok(crate::migrate::PlanInputs {
-        views: crate::migrate::parse_views(&views).map_err(invalid)?,
-        partitions: crate::migrate::parse_partitions(&partitions).map_err(invalid)?,
-        indexes: crate::migrate::parse_indexes(&indexes).map_err(invalid)?,
-    })
-}
-
-/// D1: the migration plan (read-only).
-pub async fn migrate_key_plan(
-    session: &ReadOnly,
-    table: &str,
-    options: &crate::migrate::MigrateOptions,
-) -> Result<crate::migrate::MigratePlan, DbError> {
-    let snapshot = session.snapshot().await?;
-    let inputs = migrate_inputs(session, &snapshot, table, options).await?;
-    crate::migrate::plan(&snapshot, table, options, &inputs)
-        .map_err(|m| DbError::invalid("migrate-key", m))
-}
-
-/// D1: runs `expected` in one transaction — planned again inside it (a
-/// database changed since the plan was printed is refused, unchanged) —
-/// with new keys from `secret`, and commits only when every check holds.
-/// Returns the checks and the number of rows given a new key.
-pub async fn migrate_key_apply(
-    config: &Config,
-    table: &str,
-    options: &crate::migrate::MigrateOptions,
-    expected: &crate::migrate::MigratePlan,
-    secret: &[u8],
-) -> Result<MigrateOutcome, DbError> {
-    let started = std::time::Instant::now();
-    let change = crate::client::Change::begin(config).await?;
-    let snapshot = change.snapshot().await?;
-    let inputs = migrate_inputs(&change, &snapshot, table, options).await?;
-    let plan = crate::migrate::plan(&snapshot, table, options, &inputs)
-        .map_err(|m| DbError::invalid("migrate-key", m))?;
-    if plan.statements != expected.statements {
-        return Err(DbError::invalid(
-            "migrate-key",
-            "the database changed since the plan was printed (nothing was changed: plan again)",
-        ));
-    }
-    let counts_before = change.one_text(&plan.counts_sql, "count the rows").await?;
-    let rows = change.text_and_times(&plan.read_keys_sql).await?;
-    let keys = crate::migrate::new_keys(&rows, options.order_by.is_some(), secret)
-        .map_err(|m| DbError::invalid("migrate-key", m))?;
-    change.execute(&plan.map_sql).await?;
-    change
-        .copy_key_map("uuidforge_keymap", &rows, &keys)
-        .await?;
-    let keys_seconds = started.elapsed().as_secs_f64();
-    for statement in &plan.statements {
-        change.execute(statement).await?;
-    }
-    let statements_seconds = started.elapsed().as_secs_f64() - keys_seconds;
-    let json = change
-        .one_text(&plan.verify_sql, "verify the migration")
-        .await?;
-    let (mut failed, mut checks) =
-        crate::migrate::verification(&json).map_err(|message| DbError {
-            context: "verify the migration".into(),
-            message,
-            code: None,
-        })?;
-    let counts_after = change.one_text(&plan.counts_sql, "count the rows").await?;
-    let counts = crate::migrate::count_changes(&counts_before, &counts_after);
-    checks.push(format!("row counts changed: {}", counts.len()));
-    failed.extend(counts);
-    if !failed.is_empty() {
-        return Err(DbError {
-            context: "verify the migration (nothing was changed)".into(),
-            message: failed.join("; "),
-            code: None,
-        });
-    }
-    let verify_seconds = started.elapsed().as_secs_f64() - keys_seconds - statements_seconds;
-    change.commit().await?;
-    Ok(MigrateOutcome {
-        checks,
-        rows: rows.len(),
-        keys_seconds,
-        statements_seconds,
-        verify_seconds,
-        transaction_seconds: started.elapsed().as_secs_f64(),
-    })
-}
-
-/// What a migration did.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct MigrateOutcome {
-    /// The checks made before commit, each `name: 0`.
-    pub checks: Vec<String>,
-    /// Rows given a new key.
-    pub rows: usize,
-    /// Reading the old keys, computing and copying the new ones.
-    pub keys_seconds: f64,
-    /// Running the statements.
-    pub statements_seconds: f64,
-    /// Running the checks.
-    pub verify_seconds: f64,
-    /// The whole transaction, commit included.
-    pub transaction_seconds: f64,
+    related::report(&snapshot, &plan, values.as_deref())
 }

@@ -17,6 +17,7 @@
 
 use crate::catalog::{Container, RelKind, Relation, Snapshot};
 use crate::columns::{index_status, IndexStatus};
+use crate::error::DbError;
 use crate::ident::quote_ident;
 use crate::pages::Search;
 use crate::plan::{Param, Query};
@@ -716,18 +717,24 @@ pub fn v7_time(uuid: &Uuid) -> Option<String> {
 }
 
 /// The hits in one row returned by a step's statement.
-pub fn hits_in_row(step: &Step, row: &str, needles: &Needles) -> Result<Vec<Hit>, String> {
-    let row: serde_json::Value =
-        serde_json::from_str(row).map_err(|e| format!("find: row of {}: {e}", step.table))?;
+pub fn hits_in_row(step: &Step, row: &str, needles: &Needles) -> Result<Vec<Hit>, DbError> {
+    let row: serde_json::Value = serde_json::from_str(row)
+        .map_err(|e| DbError::unreadable("find", format!("row of {}: {e}", step.table)))?;
     let serde_json::Value::Array(items) = row else {
-        return Err(format!("find: row of {} is not an array", step.table));
+        return Err(DbError::unreadable(
+            "find",
+            format!("row of {} is not an array", step.table),
+        ));
     };
     if items.len() != step.columns.len() + 1 {
-        return Err(format!(
-            "find: row of {} has {} items, expected {}",
-            step.table,
-            items.len(),
-            step.columns.len() + 1
+        return Err(DbError::unreadable(
+            "find",
+            format!(
+                "row of {} has {} items, expected {}",
+                step.table,
+                items.len(),
+                step.columns.len() + 1
+            ),
         ));
     }
     let key = items[0].clone();
@@ -845,7 +852,7 @@ fn bytes_uuid(hex: &str) -> Option<Uuid> {
 /// search that reads rows as documents (`uuidforge grep --db --table`).
 /// Only tables, views and materialized views are read; the name is
 /// `table` or `schema.table`, resolved in `snapshot`.
-pub fn rows_as_json(snapshot: &Snapshot, table: &str) -> Result<Query, String> {
+pub fn rows_as_json(snapshot: &Snapshot, table: &str) -> Result<Query, DbError> {
     let relation = snapshot.find_relation(table)?;
     Ok(Query::new(format!(
         "SELECT to_jsonb(t)::text FROM {} AS t",

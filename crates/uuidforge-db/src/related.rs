@@ -18,6 +18,7 @@
 
 use crate::catalog::{ColumnRef, Container, RelKind, Relation, Snapshot};
 use crate::discover::{name_evidence, words};
+use crate::error::DbError;
 use crate::ident::quote_ident;
 use crate::plan::Query;
 use serde::Serialize;
@@ -41,25 +42,29 @@ impl Target {
     /// # let snapshot = Snapshot::from_json(r#"{"database":"d","user":"u","server_version_num":150000,
     /// #   "extension_schema":null,"relations":[],"types":[],"indexes":[],"constraints":[],"view_rules":[]}"#).unwrap();
     /// let err = uuidforge_db::related::Target::parse_column(&snapshot, "orders").unwrap_err();
-    /// assert!(err.contains("TABLE.COLUMN"));
+    /// assert!(err.message.contains("TABLE.COLUMN"));
     /// ```
-    pub fn parse_column(snapshot: &Snapshot, spec: &str) -> Result<Target, String> {
+    pub fn parse_column(snapshot: &Snapshot, spec: &str) -> Result<Target, DbError> {
         let Some((table, column)) = spec.rsplit_once('.') else {
-            return Err(format!(
-                "column: '{spec}' names no column (expected TABLE.COLUMN or SCHEMA.TABLE.COLUMN)"
+            return Err(DbError::invalid(
+                "column",
+                format!("'{spec}' names no column (expected TABLE.COLUMN or SCHEMA.TABLE.COLUMN)"),
             ));
         };
         let relation = snapshot.find_relation(table)?;
         let col = relation.column_named(column).ok_or_else(|| {
-            format!(
-                "column: {} has no column '{column}' (it has: {})",
-                relation.display_name(),
-                relation
-                    .columns
-                    .iter()
-                    .map(|c| c.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+            DbError::not_found(
+                "column",
+                format!(
+                    "{} has no column '{column}' (it has: {})",
+                    relation.display_name(),
+                    relation
+                        .columns
+                        .iter()
+                        .map(|c| c.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
             )
         })?;
         Ok(Target::Column(ColumnRef {
@@ -239,7 +244,7 @@ pub fn report(
     snapshot: &Snapshot,
     plan: &RelatedPlan,
     values_json: Option<&str>,
-) -> Result<Vec<RelatedColumn>, String> {
+) -> Result<Vec<RelatedColumn>, DbError> {
     let mut found = Found::new();
     let name = |c: ColumnRef| -> String {
         snapshot
@@ -408,11 +413,14 @@ pub fn report(
 
     // Values.
     if let (Some(source), Some(json)) = (plan.value_source, values_json) {
-        let shared: Shared =
-            serde_json::from_str(json).map_err(|e| format!("shared values: {e}"))?;
+        let shared: Shared = serde_json::from_str(json)
+            .map_err(|e| DbError::unreadable("shared values", e.to_string()))?;
         for (i, total, matched, covered) in shared.columns {
             let Some(&c) = plan.compared.get(i) else {
-                return Err(format!("shared values: unknown column {i}"));
+                return Err(DbError::unreadable(
+                    "shared values",
+                    format!("unknown column {i}"),
+                ));
             };
             if matched == 0 || total == 0 {
                 continue;

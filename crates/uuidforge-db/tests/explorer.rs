@@ -538,7 +538,7 @@ async fn a_role_without_select_sees_the_table_as_skipped() {
         )
         .await
         .unwrap_err();
-    assert_eq!(err.code.as_deref(), Some("25006"), "{err}");
+    assert_eq!(err.sqlstate(), Some("25006"), "{err}");
     db.drop_now().await;
     let admin = common::client("uuidforge_admin", "postgres").await;
     admin

@@ -30,7 +30,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
 # shellcheck source=../../../scripts/pg-env.sh
 . "$root/scripts/pg-env.sh"
-fail() { echo "pg-upgrade.sh: FAILED: $*" >&2; [ -f "$work/log" ] && tail -20 "$work/log" >&2; exit 1; }
+fail() { echo "pg-upgrade.sh: FAILED: $*" >&2; [ -f "${work:-/nonexistent}/log" ] && tail -20 "$work/log" >&2; exit 1; }
 pg_env 15
 bin15=$PG_BIN
 pg_env 18

@@ -82,17 +82,21 @@ fn database(app: &AppState) -> Result<&Arc<Database>, ApiError> {
     })
 }
 
-/// A database failure: the caller's mistake (400) or the database's (502).
+/// A database failure, answered with the status its kind maps to
+/// ([`DbError::http_status`]): the caller's mistake (400) names the field,
+/// anything else (502, ...) the database.
 fn db_error(e: DbError) -> ApiError {
-    if e.is_invalid_input() {
-        ApiError::bad(
+    let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::BAD_GATEWAY);
+    if e.is_caller_mistake() {
+        ApiError::with_status(
+            status,
             e.context,
             e.message,
             "a column of the database (TABLE.COLUMN or SCHEMA.TABLE.COLUMN)",
         )
     } else {
         ApiError::with_status(
-            StatusCode::BAD_GATEWAY,
+            status,
             "database",
             uuidforge_db::connect::redact(&e.to_string()),
             "a database that answers",

@@ -1,14 +1,15 @@
 //! `uuidforge db merge` and `db unmerge` (D8).
 
-use super::{back_up, db_error, one_line, print_json, BackupRequest, ChangeArgs};
+use super::change;
+use super::{db_error, ChangeArgs};
 use crate::UsageError;
-use std::io::Write;
 use std::process::ExitCode;
 use uuid::Uuid;
 use uuidforge_db::client::ReadOnly;
 use uuidforge_db::find::{FindOptions, Hit, Needles};
-use uuidforge_db::merge::{MergeOptions, OnConflict};
-use uuidforge_db::merge_run;
+use uuidforge_db::ops::merge::{Merge, MergeOptions, MergePlan, OnConflict};
+use uuidforge_db::ops::unmerge::{Unmerge, UnmergePlan};
+use uuidforge_db::runner::Applied;
 
 #[derive(clap::Args)]
 pub(super) struct MergeArgs {
@@ -48,13 +49,8 @@ enum ConflictArg {
 pub(super) struct UnmergeArgs {
     /// The UUID a merge made (or kept).
     new: String,
-    /// Undo it; without it the undo is tried in a transaction that is
-    /// rolled back, and its statements printed.
-    #[arg(long)]
-    apply: bool,
-    /// One JSON object instead of the text report.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    change: ChangeArgs,
 }
 
 fn parse_uuid(field: &str, text: &str) -> Result<Uuid, UsageError> {
@@ -93,13 +89,10 @@ pub(super) async fn merge(
         reason: args.reason.clone(),
     };
     let new = into.unwrap_or_else(uuidforge::generator::v7);
-    let plan = merge_run::merge_plan(&session, &ids, new, &options)
-        .await
-        .map_err(db_error)?;
     let mut implicit: Vec<Hit> = Vec::new();
     if args.implicit {
         let mut needles = Needles::default();
-        for id in &plan.olds {
+        for id in ids.iter().filter(|&&id| id != new) {
             needles.insert(*id);
         }
         uuidforge_db::exec::find(
@@ -113,165 +106,53 @@ pub(super) async fn merge(
         )
         .await
         .map_err(db_error)?;
-        implicit.retain(|h| {
-            let table = uuidforge_db::ident::qualified(&h.schema, &h.table);
-            !(table == plan.table && h.column == plan.key
-                || plan
-                    .references
-                    .iter()
-                    .any(|r| r.table == table && r.column == h.column)
-                || h.table == uuidforge_db::merge::LOG_TABLE)
-        });
     }
-    let mut out = crate::term::stdout();
-    if !args.change.json {
-        writeln!(
-            out,
-            "-- plan: merge {} key(s) of {} into {} (row kept: {}), one transaction",
-            ids.len(),
-            one_line(&plan.table),
-            plan.new,
-            plan.survivor
-        )?;
-        for old in &plan.olds {
-            writeln!(out, "--   {old} → {}", plan.new)?;
-        }
-        for r in &plan.references {
-            writeln!(
-                out,
-                "--   references moved in {}.{} ({})",
-                one_line(&r.table),
-                one_line(&r.column),
-                one_line(&r.constraint)
-            )?;
-        }
-        for h in &implicit {
-            writeln!(
-                out,
-                "--   rewritten in place: {}.{}.{} {} of row {} ('{}')",
-                one_line(&h.schema),
-                one_line(&h.table),
-                one_line(&h.column),
-                h.path.as_deref().map(one_line).unwrap_or_default(),
-                one_line(&h.key.to_string()),
-                one_line(&h.written)
-            )?;
-        }
-        writeln!(
-            out,
-            "--   parameters: new = {}, olds = {{{}}}, survivor = {}, priority = {{{}}}, reason = {}",
-            plan.new,
-            list(&plan.olds),
-            plan.survivor,
-            list(&plan.priority),
-            plan.reason.as_deref().map(one_line).unwrap_or_else(|| "NULL".into())
-        )?;
-        writeln!(out, "BEGIN;")?;
-        for statement in &plan.statements {
-            let params: Vec<String> = statement
-                .params
-                .iter()
-                .enumerate()
-                .map(|(i, p)| {
-                    format!(
-                        "${} = {}",
-                        i + 1,
-                        serde_json::to_string(p)
-                            .unwrap_or_default()
-                            .trim_matches('"')
-                    )
-                })
-                .collect();
-            if params.is_empty() {
-                writeln!(out, "{};", statement.sql)?;
-            } else {
-                writeln!(out, "{};  -- {}", statement.sql, params.join(", "))?;
-            }
-        }
-        writeln!(
-            out,
-            "-- verify (every count 0, else rollback):\n{};\nCOMMIT;",
-            plan.verify_sql
-        )?;
-        out.flush()?;
-    }
-    let mut backup = None;
-    let mut outcome = None;
-    if args.change.apply {
-        let snapshot = session.snapshot().await.map_err(db_error)?;
-        let mut relations = vec![plan.table.clone()];
-        for table in plan.references.iter().map(|r| r.table.clone()).chain(
-            implicit
-                .iter()
-                .map(|h| uuidforge_db::ident::qualified(&h.schema, &h.table)),
-        ) {
-            if !relations.contains(&table) {
-                relations.push(table);
-            }
-        }
-        session.close().await.map_err(db_error)?;
-        let request = BackupRequest {
-            file: args.change.backup.clone(),
-            database: &snapshot.database,
-            server_version_num: snapshot.server_version_num,
-            relations: &relations,
-            schema_only: false,
-        };
-        backup = Some(back_up(config, request, args.change.json, &mut out)?);
-        let done = merge_run::merge_apply(config, &ids, &options, &plan, &implicit)
-            .await
-            .map_err(db_error)?;
-        if !args.change.json {
-            writeln!(
-                out,
-                "-- applied: merge {} in the log; {} value(s) rewritten in place; collisions resolved: {}",
-                done.merge_id,
-                done.implicit,
-                if done.collisions.is_empty() {
-                    "none".to_string()
-                } else {
-                    done.collisions
-                        .iter()
-                        .map(|(k, n)| format!("{} ({n})", one_line(k)))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                }
-            )?;
-            writeln!(out, "-- verified:")?;
-            for check in &done.checks {
-                writeln!(out, "--   {}", one_line(check))?;
-            }
-            writeln!(out, "{}", plan.new)?;
-        }
-        outcome = Some(done);
-    } else if !args.change.json {
-        writeln!(out, "\n-- nothing was changed: run again with --apply")?;
-    }
-    if args.change.json {
-        return print_json(
-            &mut out,
-            &serde_json::json!({
-                "table": plan.table,
-                "new": plan.new,
-                "survivor": plan.survivor,
-                "olds": plan.olds,
-                "references": plan.references,
-                "implicit": implicit,
-                "statements": plan.statements,
-                "applied": args.change.apply,
-                "backup": backup,
-                "outcome": outcome,
-            }),
-        );
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-fn list(ids: &[Uuid]) -> String {
-    ids.iter()
-        .map(Uuid::to_string)
-        .collect::<Vec<_>>()
-        .join(",")
+    let op = Merge {
+        ids,
+        new,
+        options,
+        implicit,
+    };
+    let json = |plan: &MergePlan, done: Option<&Applied>| {
+        serde_json::json!({
+            "table": plan.table,
+            "new": plan.new,
+            "survivor": plan.survivor,
+            "olds": plan.olds,
+            "references": plan.references,
+            "implicit": plan.implicit.values,
+            "statements": plan.change.steps,
+            "change": plan.change,
+            "applied": done.is_some(),
+            "backup": done.and_then(|d| d.backup.as_ref()),
+            "outcome": done.map(|d| serde_json::json!({
+                "merge_id": d.outputs.get("merge_id"),
+                "collisions": d.outputs.get("collisions"),
+                "implicit": d.implicit,
+                "checks": d.checks,
+            })),
+        })
+    };
+    let applied = |plan: &MergePlan, d: &Applied| {
+        vec![
+            format!(
+                "applied: merge {} in the log; {} value(s) rewritten in place; collisions resolved: {}",
+                d.outputs.get("merge_id").map_or("?", String::as_str),
+                d.implicit,
+                d.outputs
+                    .get("collisions")
+                    .filter(|c| !c.is_empty())
+                    .map_or("none", String::as_str)
+            ),
+            format!("new key: {}", plan.new),
+        ]
+    };
+    let report = change::Report {
+        secret: &change::no_secret,
+        json: &json,
+        applied: &applied,
+    };
+    change::run(session, config, &op, &args.change, report).await
 }
 
 pub(super) async fn unmerge(
@@ -279,34 +160,35 @@ pub(super) async fn unmerge(
     config: &tokio_postgres::Config,
     args: UnmergeArgs,
 ) -> Result<ExitCode, UsageError> {
-    let new = parse_uuid("new", &args.new)?;
-    session.close().await.map_err(db_error)?;
-    let done = merge_run::unmerge(config, new, args.apply)
-        .await
-        .map_err(db_error)?;
-    let mut out = crate::term::stdout();
-    if args.json {
-        return print_json(&mut out, &done);
-    }
-    writeln!(
-        out,
-        "-- {}: merge {} undone, {} back ({} rows restored), one transaction",
-        if done.applied {
-            "applied"
-        } else {
-            "tried and rolled back"
-        },
-        done.merge_id,
-        list(&done.restored),
-        done.rows
-    )?;
-    writeln!(out, "BEGIN;")?;
-    for statement in &done.statements {
-        writeln!(out, "{statement};")?;
-    }
-    writeln!(out, "COMMIT;")?;
-    if !done.applied {
-        writeln!(out, "\n-- nothing was changed: run again with --apply")?;
-    }
-    Ok(ExitCode::SUCCESS)
+    let op = Unmerge {
+        new: parse_uuid("new", &args.new)?,
+    };
+    let json = |plan: &UnmergePlan, done: Option<&Applied>| {
+        serde_json::json!({
+            "merge_id": plan.merge_id,
+            "restored": plan.restored,
+            "statements": plan.change.steps,
+            "change": plan.change,
+            "applied": done.is_some(),
+            "backup": done.and_then(|d| d.backup.as_ref()),
+            "verified": done.map(|d| d.checks.clone()).unwrap_or_default(),
+        })
+    };
+    let applied = |plan: &UnmergePlan, _: &Applied| {
+        vec![format!(
+            "applied: merge {} undone, {} back",
+            plan.merge_id,
+            plan.restored
+                .iter()
+                .map(Uuid::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        )]
+    };
+    let report = change::Report {
+        secret: &change::no_secret,
+        json: &json,
+        applied: &applied,
+    };
+    change::run(session, config, &op, &args.change, report).await
 }

@@ -2,14 +2,15 @@
 //! `--batch-size`, batches that keep writers working and a state table
 //! that `--resume` goes on from after a kill or a lost connection.
 
-use super::{back_up, db_error, one_line, print_json, BackupRequest, ChangeArgs};
+use super::change::{self, resumable};
+use super::{db_error, one_line, print_json, ChangeArgs};
 use crate::UsageError;
 use std::io::Write;
 use std::process::ExitCode;
-use uuidforge_db::client::ReadOnly;
-use uuidforge_db::exec;
-use uuidforge_db::migrate_batched::{BatchedPlan, Step};
-use uuidforge_db::migrate_run::{self, BatchedOutcome, Progress};
+use uuidforge_db::client::{DbError, ReadOnly};
+use uuidforge_db::ops::migrate_batched::{BatchedPlan, MigrateBatched};
+use uuidforge_db::ops::migrate_key::{MigrateKey, MigrateOptions, MigratePlan};
+use uuidforge_db::runner::{self, Applied, BatchedState};
 
 #[derive(clap::Args)]
 pub(super) struct MigrateKeyArgs {
@@ -47,7 +48,7 @@ pub(super) struct MigrateKeyArgs {
 
 /// The secret of `--key-file` or of the default file of this database and
 /// table.
-fn secret_of(args: &MigrateKeyArgs, database: &str) -> Result<Vec<u8>, UsageError> {
+fn secret_of(args: &MigrateKeyArgs, database: &str) -> Result<Vec<u8>, DbError> {
     let key_file = args.key_file.clone().unwrap_or_else(|| {
         let table: String = args
             .table
@@ -59,283 +60,24 @@ fn secret_of(args: &MigrateKeyArgs, database: &str) -> Result<Vec<u8>, UsageErro
     migration_secret(&key_file)
 }
 
-/// `--batch-size`: prints the batched plan; with `--apply` backs up,
-/// begins and runs it.
-async fn batched(
-    session: ReadOnly,
-    config: &tokio_postgres::Config,
-    args: &MigrateKeyArgs,
-    options: &uuidforge_db::migrate::MigrateOptions,
-    batch_size: i64,
-) -> Result<ExitCode, UsageError> {
-    let snapshot = session.snapshot().await.map_err(db_error)?;
-    let inputs = exec::migrate_inputs(&session, &snapshot, &args.table, options)
-        .await
-        .map_err(db_error)?;
-    let plan = uuidforge_db::migrate_batched::plan(&snapshot, &args.table, options, &inputs)
-        .map_err(|m| UsageError::plain(format!("migrate-key: {m}")))?;
-    let mut out = crate::term::stdout();
-    if !args.change.json {
-        print_batched(&mut out, &plan, batch_size, args.order_by.as_deref())?;
-    }
-    let mut backup = None;
-    let mut outcome = None;
-    if args.change.apply {
-        session.close().await.map_err(db_error)?;
-        let request = BackupRequest {
-            file: args.change.backup.clone(),
-            database: &snapshot.database,
-            server_version_num: snapshot.server_version_num,
-            relations: &plan.backup,
-            schema_only: false,
-        };
-        backup = Some(back_up(config, request, args.change.json, &mut out)?);
-        // After the backup, which may be refused (no fit pg_dump): nothing,
-        // not even the key file, is written before that.
-        let secret = secret_of(args, &snapshot.database)?;
-        let prepare = migrate_run::start(config, &args.table, options, &plan, batch_size)
-            .await
-            .map_err(resumable)?;
-        let mut done = run_steps(config, &args.table, &secret).await?;
-        done.exclusive
-            .insert(0, (plan.steps[0].what().to_string(), prepare));
-        done.longest_exclusive_seconds = done.longest_exclusive_seconds.max(prepare);
-        if !args.change.json {
-            print_outcome(&mut out, &done)?;
-        }
-        outcome = Some(done);
-    } else if !args.change.json {
-        writeln!(out, "\n-- nothing was changed: run again with --apply")?;
-    }
-    if args.change.json {
-        return print_json(
-            &mut out,
-            &serde_json::json!({
-                "table": plan.table,
-                "key": plan.key,
-                "key_type": plan.key_type,
-                "old_name": plan.old_name,
-                "references": plan.references,
-                "batch_size": batch_size,
-                "steps": plan.steps,
-                "default": plan.default_note,
-                "applied": args.change.apply,
-                "backup": backup,
-                "outcome": outcome,
-            }),
-        );
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `--resume`: runs the steps left.
-async fn resume(
-    session: ReadOnly,
-    config: &tokio_postgres::Config,
-    args: &MigrateKeyArgs,
-    state: migrate_run::BatchedState,
-) -> Result<ExitCode, UsageError> {
-    let snapshot = session.snapshot().await.map_err(db_error)?;
-    let mut out = crate::term::stdout();
-    if !args.change.json {
-        writeln!(
-            out,
-            "-- resuming the batched migration of {} at step {} of {}: {}",
-            one_line(&state.plan.table),
-            state.step + 1,
-            state.plan.steps.len(),
-            one_line(
-                state
-                    .plan
-                    .steps
-                    .get(state.step)
-                    .map_or("finish", |s| s.what())
-            )
-        )?;
-        out.flush()?;
-    }
-    let secret = secret_of(args, &snapshot.database)?;
-    session.close().await.map_err(db_error)?;
-    let done = run_steps(config, &args.table, &secret).await?;
-    if args.change.json {
-        return print_json(
-            &mut out,
-            &serde_json::json!({"table": state.plan.table, "resumed_at_step": state.step + 1, "outcome": done}),
-        );
-    }
-    print_outcome(&mut out, &done)?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// A failed step: the database works under the old schema until the swap,
-/// and `--resume` goes on.
-fn resumable(e: uuidforge_db::client::DbError) -> UsageError {
-    UsageError::plain(format!(
-        "{e}\n(the database is consistent; complete the migration with --resume, or see the state in uuidforge_migration)"
-    ))
-}
-
-async fn run_steps(
-    config: &tokio_postgres::Config,
-    table: &str,
-    secret: &[u8],
-) -> Result<BatchedOutcome, UsageError> {
-    let bar = super::progress_bar("{spinner} {msg} {pos}/{len} pages {wide_bar} {eta}");
-    let mut report = |p: Progress| match p {
-        Progress::Step { index, total, what } => {
-            bar.set_message(format!("step {}/{total}: {what}", index + 1));
-            bar.set_length(0);
-            bar.set_position(0);
-        }
-        Progress::Pages { done, total } => {
-            bar.set_length(total);
-            bar.set_position(done);
-        }
-    };
-    let done = migrate_run::run(config, table, secret, &mut report)
-        .await
-        .map_err(resumable);
-    bar.finish_and_clear();
-    done
-}
-
-/// What both plans say first.
-struct Header<'a> {
-    table: &'a str,
-    key: &'a str,
-    key_type: &'a str,
-    old_name: &'a str,
-    references: &'a [uuidforge_db::migrate::Reference],
-    default_note: &'a str,
-}
-
-fn print_header(
-    out: &mut impl Write,
-    h: Header,
-    order_by: Option<&str>,
-    how: &str,
-) -> std::io::Result<()> {
-    writeln!(
-        out,
-        "-- plan: {} key {} ({}) → uuid (UUIDv7, {}), old values kept in {}{how}",
-        one_line(h.table),
-        one_line(h.key),
-        h.key_type,
-        match order_by {
-            Some(c) => format!("time from {}", one_line(c)),
-            None => "old key order kept".into(),
-        },
-        one_line(h.old_name)
-    )?;
-    for r in h.references {
-        writeln!(
-            out,
-            "--   referenced by {}.{} ({})",
-            one_line(&r.table),
-            one_line(&r.column),
-            one_line(&r.constraint)
-        )?;
-    }
-    writeln!(out, "--   new default: {}", h.default_note)
-}
-
-fn print_batched(
-    out: &mut impl Write,
-    plan: &BatchedPlan,
-    batch_size: i64,
-    order_by: Option<&str>,
-) -> std::io::Result<()> {
-    print_header(
-        out,
-        Header {
-            table: &plan.table,
-            key: &plan.key,
-            key_type: &plan.key_type,
-            old_name: &plan.old_name,
-            references: &plan.references,
-            default_note: &plan.default_note,
-        },
-        order_by,
-        &format!(", in batches of about {batch_size} rows"),
-    )?;
-    writeln!(
-        out,
-        "--   progress: {} (a killed run goes on with --resume)",
-        one_line(&plan.state_table)
-    )?;
-    for (i, step) in plan.steps.iter().enumerate() {
-        let n = i + 1;
-        match step {
-            Step::Transaction {
-                what,
-                statements,
-                exclusive,
-            } => {
-                let note = if *exclusive { "; writers wait" } else { "" };
-                writeln!(out, "\n-- step {n}: {what} (one transaction{note})\nBEGIN;")?;
-                for statement in statements {
-                    writeln!(out, "{statement};")?;
-                }
-                writeln!(out, "COMMIT;")?;
-            }
-            Step::Keys { read_keys_sql, map } => writeln!(
-                out,
-                "\n-- step {n}: new keys computed by uuidforge from\n--   {};\n-- and copied into {} (one transaction)",
-                read_keys_sql,
-                one_line(map)
-            )?,
-            Step::Backfill {
-                what, update_sql, ..
-            } => writeln!(
-                out,
-                "\n-- step {n}: {what}, one transaction per range of pages ($1 first, $2 after the last)\n{update_sql};"
-            )?,
-            Step::Concurrently {
-                what,
-                cleanup,
-                statement,
-            } => writeln!(
-                out,
-                "\n-- step {n}: {what} (no transaction; writers go on)\n{cleanup};\n{statement};"
-            )?,
-            Step::Check { what, sql } => {
-                writeln!(out, "\n-- step {n}: {what} (every count 0)\n{sql};")?
-            }
-        }
-    }
-    out.flush()
-}
-
-fn print_outcome(out: &mut impl Write, done: &BatchedOutcome) -> std::io::Result<()> {
-    writeln!(
-        out,
-        "-- applied: {} rows given a UUIDv7 key in {:.2} s, {} batches; longest step locking writers out: {:.3} s",
-        done.rows, done.seconds, done.batches, done.longest_exclusive_seconds
-    )?;
-    for (what, seconds) in &done.exclusive {
-        writeln!(out, "--   {:.3} s  {}", seconds, one_line(what))?;
-    }
-    writeln!(out, "-- verified:")?;
-    for check in &done.checks {
-        writeln!(out, "--   {}", one_line(check))?;
-    }
-    out.flush()
-}
-
 /// The secret in `path` (32 bytes), created from the operating system's
 /// random source (0600) when the file does not exist.
-fn migration_secret(path: &std::path::Path) -> Result<Vec<u8>, UsageError> {
+fn migration_secret(path: &std::path::Path) -> Result<Vec<u8>, DbError> {
     use std::io::Read;
+    let failed = |e: std::io::Error| DbError::tool("key-file", format!("{}: {e}", path.display()));
     match std::fs::File::open(path) {
         Ok(mut f) => {
             let mut bytes = Vec::new();
-            f.read_to_end(&mut bytes)?;
+            f.read_to_end(&mut bytes).map_err(failed)?;
             if bytes.len() != 32 {
-                return Err(UsageError::plain(format!(
-                    "key-file: {} holds {} bytes (expected 32)",
-                    path.display(),
-                    bytes.len()
-                )));
+                return Err(DbError::invalid(
+                    "key-file",
+                    format!(
+                        "{} holds {} bytes (expected 32)",
+                        path.display(),
+                        bytes.len()
+                    ),
+                ));
             }
             Ok(bytes)
         }
@@ -349,15 +91,130 @@ fn migration_secret(path: &std::path::Path) -> Result<Vec<u8>, UsageError> {
                 .create_new(true)
                 .mode(0o600)
                 .open(path)
-                .map_err(|e| UsageError::plain(format!("key-file: {}: {e}", path.display())))?;
-            f.write_all(&secret)?;
-            f.sync_all()?;
+                .map_err(failed)?;
+            f.write_all(&secret).map_err(failed)?;
+            f.sync_all().map_err(failed)?;
             Ok(secret)
         }
-        Err(e) => Err(UsageError::plain(format!(
-            "key-file: {}: {e}",
-            path.display()
+        Err(e) => Err(failed(e)),
+    }
+}
+
+/// The lines after `applied` of a change in steps.
+fn steps_lines(
+    rows: usize,
+    seconds: f64,
+    batches: u64,
+    exclusive: &[(String, f64)],
+) -> Vec<String> {
+    let longest = exclusive.iter().map(|(_, s)| *s).fold(0.0, f64::max);
+    let mut lines = vec![format!(
+        "applied: {rows} rows given a UUIDv7 key in {seconds:.2} s, {batches} batches; longest step locking writers out: {longest:.3} s"
+    )];
+    lines.extend(
+        exclusive
+            .iter()
+            .map(|(what, s)| format!("  {s:.3} s  {what}")),
+    );
+    lines
+}
+
+/// The JSON of what a change in steps did.
+fn steps_json(
+    rows: usize,
+    seconds: f64,
+    batches: u64,
+    exclusive: &[(String, f64)],
+    checks: &[String],
+) -> serde_json::Value {
+    serde_json::json!({
+        "rows": rows,
+        "batches": batches,
+        "exclusive": exclusive,
+        "longest_exclusive_seconds": exclusive.iter().map(|(_, s)| *s).fold(0.0, f64::max),
+        "checks": checks,
+        "seconds": seconds,
+    })
+}
+
+/// `--resume`: runs the steps left.
+async fn resume(
+    session: ReadOnly,
+    config: &tokio_postgres::Config,
+    args: &MigrateKeyArgs,
+    state: BatchedState,
+) -> Result<ExitCode, UsageError> {
+    let snapshot = session.snapshot().await.map_err(db_error)?;
+    session.close().await.map_err(db_error)?;
+    let mut out = crate::term::stdout();
+    let table = match &state.plan.mode {
+        uuidforge_db::ops::Mode::Steps { table, .. } => table.clone(),
+        _ => args.table.clone(),
+    };
+    if !args.change.json {
+        writeln!(
+            out,
+            "-- resuming the batched migration of {} at step {} of {}: {}",
+            one_line(&table),
+            state.step + 1,
+            state.plan.steps.len(),
+            one_line(
+                state
+                    .plan
+                    .steps
+                    .get(state.step)
+                    .map_or("finish", |s| s.what())
+            )
+        )?;
+        out.flush()?;
+    }
+    let secret = secret_of(args, &snapshot.database).map_err(db_error)?;
+    let bar = change::steps_bar();
+    let mut progress = change::show_progress(&bar);
+    let done = runner::resume(config, &args.table, &secret, &mut progress).await;
+    bar.finish_and_clear();
+    let done = done.map_err(resumable)?;
+    if args.change.json {
+        return print_json(
+            &mut out,
+            &serde_json::json!({
+                "table": table,
+                "resumed_at_step": state.step + 1,
+                "outcome": steps_json(done.keyed_rows, done.seconds, done.batches, &done.exclusive, &done.checks),
+            }),
+        );
+    }
+    let lines = steps_lines(done.keyed_rows, done.seconds, done.batches, &done.exclusive);
+    change::print_done(&mut out, &lines, &done.checks)
+}
+
+/// Refuses to begin a migration of a table whose batched migration is
+/// under way, and `--resume` without one.
+async fn under_way(
+    session: ReadOnly,
+    config: &tokio_postgres::Config,
+    args: &MigrateKeyArgs,
+) -> Result<Option<ReadOnly>, UsageError> {
+    let state = runner::batched_state(config, &args.table)
+        .await
+        .map_err(db_error)?;
+    match (state, args.resume) {
+        (Some(state), true) => {
+            resume(session, config, args, state).await?;
+            Ok(None)
+        }
+        (None, true) => Err(UsageError::plain(format!(
+            "resume: no batched migration of {} is under way (expected one begun with --batch-size N --apply)",
+            args.table
         ))),
+        (Some(state), false) => Err(UsageError::plain(format!(
+            "table: a batched migration of {} is under way (next step {} of {}: {}); run again with --resume to complete it",
+            args.table,
+            state.step + 1,
+            state.plan.steps.len(),
+            state.plan.steps.get(state.step).map_or("finish", |s| s.what())
+        ))),
+        (None, false) => Ok(Some(session)),
     }
 }
 
@@ -366,135 +223,79 @@ pub(super) async fn run(
     config: &tokio_postgres::Config,
     args: MigrateKeyArgs,
 ) -> Result<ExitCode, UsageError> {
-    let options = uuidforge_db::migrate::MigrateOptions {
+    let Some(session) = under_way(session, config, &args).await? else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let database = session.snapshot().await.map_err(db_error)?.database;
+    let options = MigrateOptions {
         order_by: args.order_by.clone(),
         keep_old: args.keep_old.clone(),
         column: args.column.clone(),
     };
-    let under_way = migrate_run::batched_state(config, &args.table)
-        .await
-        .map_err(db_error)?;
-    match (under_way, args.resume) {
-        (Some(state), true) => return resume(session, config, &args, state).await,
-        (None, true) => {
-            return Err(UsageError::plain(format!(
-                "resume: no batched migration of {} is under way (expected one begun with --batch-size N --apply)",
-                args.table
-            )))
-        }
-        (Some(state), false) => {
-            return Err(UsageError::plain(format!(
-                "table: a batched migration of {} is under way (next step {} of {}: {}); run again with --resume to complete it",
-                state.plan.table,
-                state.step + 1,
-                state.plan.steps.len(),
-                state
-                    .plan
-                    .steps
-                    .get(state.step)
-                    .map_or("finish", |s| s.what())
-            )))
-        }
-        (None, false) => {}
-    }
+    let secret = || secret_of(&args, &database);
     if let Some(batch_size) = args.batch_size {
-        return batched(session, config, &args, &options, batch_size).await;
-    }
-    let plan = exec::migrate_key_plan(&session, &args.table, &options)
-        .await
-        .map_err(db_error)?;
-    let mut out = crate::term::stdout();
-    if !args.change.json {
-        print_header(
-            &mut out,
-            Header {
-                table: &plan.table,
-                key: &plan.key,
-                key_type: &plan.key_type,
-                old_name: &plan.old_name,
-                references: &plan.references,
-                default_note: &plan.default_note,
-            },
-            args.order_by.as_deref(),
-            "",
-        )?;
-        writeln!(out, "BEGIN;\n{};", plan.map_sql)?;
-        writeln!(
-            out,
-            "-- COPY uuidforge_keymap (old, new): one row per key, computed by uuidforge"
-        )?;
-        for statement in &plan.statements {
-            writeln!(out, "{statement};")?;
-        }
-        writeln!(
-            out,
-            "-- verify (every count 0, and the row counts as before the statements, else rollback):\n{};\n{};\nCOMMIT;",
-            plan.verify_sql, plan.counts_sql
-        )?;
-        out.flush()?;
-    }
-    let mut backup = None;
-    let mut checks = Vec::new();
-    let mut rows = 0;
-    let mut outcome = None;
-    if args.change.apply {
-        let snapshot = session.snapshot().await.map_err(db_error)?;
-        // Its locks (the views it read) would keep the change waiting.
-        session.close().await.map_err(db_error)?;
-        let plan_backup = BackupRequest {
-            file: args.change.backup.clone(),
-            database: &snapshot.database,
-            server_version_num: snapshot.server_version_num,
-            relations: &plan.backup,
-            schema_only: false,
+        let op = MigrateBatched {
+            table: args.table.clone(),
+            options,
+            batch_size,
         };
-        backup = Some(back_up(config, plan_backup, args.change.json, &mut out)?);
-        // After the backup, which may be refused: see the batched path.
-        let secret = secret_of(&args, &snapshot.database)?;
-        let done = exec::migrate_key_apply(config, &args.table, &options, &plan, &secret)
-            .await
-            .map_err(db_error)?;
-        rows = done.rows;
-        checks = done.checks.clone();
-        outcome = Some(done);
-        if !args.change.json {
-            if let Some(o) = &outcome {
-                writeln!(
-                    out,
-                    "-- applied: {rows} rows given a UUIDv7 key in {:.2} s (keys {:.2} s, statements {:.2} s, checks {:.2} s); verified:",
-                    o.transaction_seconds, o.keys_seconds, o.statements_seconds, o.verify_seconds
-                )?;
-            }
-            for check in &checks {
-                writeln!(out, "--   {}", one_line(check))?;
-            }
-        }
-    } else if !args.change.json {
-        writeln!(out, "\n-- nothing was changed: run again with --apply")?;
-    }
-    if args.change.json {
-        return print_json(
-            &mut out,
-            &serde_json::json!({
+        let json = |plan: &BatchedPlan, done: Option<&Applied>| {
+            serde_json::json!({
                 "table": plan.table,
                 "key": plan.key,
                 "key_type": plan.key_type,
                 "old_name": plan.old_name,
+                "batch_size": batch_size,
                 "references": plan.references,
-                "statements": plan.statements,
+                "steps": plan.change.steps,
                 "default": plan.default_note,
-                "applied": args.change.apply,
-                "rows": rows,
-                "backup": backup,
-                "verified": checks,
-                "seconds": outcome.as_ref().map(|o| serde_json::json!({
-                    "transaction": o.transaction_seconds,
-                    "keys": o.keys_seconds,
-                    "statements": o.statements_seconds,
-                    "checks": o.verify_seconds,
-                })),
-            }),
-        );
+                "change": plan.change,
+                "applied": done.is_some(),
+                "backup": done.and_then(|d| d.backup.as_ref()),
+                "outcome": done.map(|d| steps_json(d.keyed_rows, d.seconds, d.batches, &d.exclusive, &d.checks)),
+            })
+        };
+        let applied = |_: &BatchedPlan, d: &Applied| {
+            steps_lines(d.keyed_rows, d.seconds, d.batches, &d.exclusive)
+        };
+        let report = change::Report {
+            secret: &secret,
+            json: &json,
+            applied: &applied,
+        };
+        return change::run(session, config, &op, &args.change, report).await;
     }
-    Ok(ExitCode::SUCCESS)
+    let op = MigrateKey {
+        table: args.table.clone(),
+        options,
+    };
+    let json = |plan: &MigratePlan, done: Option<&Applied>| {
+        serde_json::json!({
+            "table": plan.table,
+            "key": plan.key,
+            "key_type": plan.key_type,
+            "old_name": plan.old_name,
+            "references": plan.references,
+            "statements": plan.statements,
+            "default": plan.default_note,
+            "change": plan.change,
+            "applied": done.is_some(),
+            "rows": done.map_or(0, |d| d.keyed_rows),
+            "backup": done.and_then(|d| d.backup.as_ref()),
+            "verified": done.map(|d| d.checks.clone()).unwrap_or_default(),
+            "seconds": done.map(|d| d.seconds),
+        })
+    };
+    let applied = |_: &MigratePlan, d: &Applied| {
+        vec![format!(
+            "applied: {} rows given a UUIDv7 key in {:.2} s",
+            d.keyed_rows, d.seconds
+        )]
+    };
+    let report = change::Report {
+        secret: &secret,
+        json: &json,
+        applied: &applied,
+    };
+    change::run(session, config, &op, &args.change, report).await
 }

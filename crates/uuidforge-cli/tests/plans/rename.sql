@@ -16,6 +16,7 @@ ALTER TABLE "public"."orders" RENAME CONSTRAINT "orders_customer_id_fkey" TO "or
 ALTER TABLE "public"."referrals" RENAME CONSTRAINT "referrals_customer_id_fkey" TO "referrals_client_id_fkey";
 ALTER INDEX "public"."orders_customer_id_idx" RENAME TO "orders_client_id_idx";
 ALTER VIEW "public"."order_customers" RENAME COLUMN "customer_id" TO "client_id";
+-- verify: the 6 renamed object(s) go by their new names in the catalog
 COMMIT;
 
 -- undo:

@@ -24,10 +24,17 @@
 //! 7. *validate* the foreign keys (no write blocked), *check* again,
 //!    *finish* (the map dropped).
 
-use crate::catalog::{Relation, Snapshot};
+use crate::catalog::{Constraint, Relation, Snapshot};
+use crate::error::DbError;
 use crate::ident::{quote_ident, quote_literal};
-use crate::migrate::{analyze, index_columns, names, new_column, old_index_name, old_reference};
-use crate::migrate::{create_views, drop_views, MigrateOptions, Partition, PlanInputs, Reference};
+use crate::introspect::{create_views, drop_views, Partition};
+use crate::ops::migrate_key::{
+    analyze, index_columns, names, new_column, old_index_name, old_reference, Target,
+};
+use crate::ops::migrate_key::{
+    inputs_from, inputs_reads, summary, MigrateOptions, PlanInputs, Reference,
+};
+use crate::ops::{Backup, ChangePlan, Mode, Operation, Planned, Read, Step};
 use serde::{Deserialize, Serialize};
 
 /// The state table's name, in the migrated table's schema.
@@ -36,69 +43,6 @@ pub const STATE_TABLE: &str = "uuidforge_migration";
 /// The setting a backfill transaction sets so that the triggers leave its
 /// own updates alone.
 pub const BACKFILL_SETTING: &str = "uuidforge_migrate.backfill";
-
-/// One step of a batched migration, committed on its own.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Step {
-    /// Statements in one transaction. With `exclusive`, they take
-    /// `ACCESS EXCLUSIVE` locks: the run measures how long they are held.
-    Transaction {
-        /// What the step does.
-        what: String,
-        /// The statements.
-        statements: Vec<String>,
-        /// Whether writers wait while it runs.
-        exclusive: bool,
-    },
-    /// The new keys: `read_keys_sql` read, keys computed, copied into `map`.
-    Keys {
-        /// Rows of (old key as text, Unix ms or NULL), in the new order.
-        read_keys_sql: String,
-        /// The map table (quoted, qualified).
-        map: String,
-    },
-    /// `update_sql` run for each range of pages (`$1` first block, `$2`
-    /// the block after the last, both `bigint`), one transaction each.
-    Backfill {
-        /// What the step does.
-        what: String,
-        /// The table (quoted, qualified).
-        table: String,
-        /// The update of one range.
-        update_sql: String,
-    },
-    /// `cleanup` then `statement`, outside any transaction (an index built
-    /// `CONCURRENTLY`; `cleanup` drops what a killed earlier try left).
-    Concurrently {
-        /// What the step does.
-        what: String,
-        /// Run first.
-        cleanup: String,
-        /// The statement.
-        statement: String,
-    },
-    /// Counts that must all be zero (one row of JSON, read-only).
-    Check {
-        /// What the step checks.
-        what: String,
-        /// The query.
-        sql: String,
-    },
-}
-
-impl Step {
-    /// What the step does, for progress and the printed plan.
-    pub fn what(&self) -> &str {
-        match self {
-            Step::Transaction { what, .. }
-            | Step::Backfill { what, .. }
-            | Step::Concurrently { what, .. }
-            | Step::Check { what, .. } => what,
-            Step::Keys { .. } => "compute the new keys and copy them into the map",
-        }
-    }
-}
 
 /// The plan of a batched migration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -121,8 +65,47 @@ pub struct BatchedPlan {
     pub state_table: String,
     /// Whether `--order-by` times the keys.
     pub ordered: bool,
-    /// The steps, in order.
-    pub steps: Vec<Step>,
+    /// The change the runner runs: the steps, in order.
+    pub change: ChangePlan,
+}
+
+impl Planned for BatchedPlan {
+    fn change(&self) -> &ChangePlan {
+        &self.change
+    }
+}
+
+/// Migrating a table's key to UUIDv7 in batches, writers going on.
+#[derive(Debug, Clone)]
+pub struct MigrateBatched {
+    /// `table` or `schema.table`.
+    pub table: String,
+    /// How.
+    pub options: MigrateOptions,
+    /// Rows per backfill transaction.
+    pub batch_size: i64,
+}
+
+impl Operation for MigrateBatched {
+    type Plan = BatchedPlan;
+
+    fn name(&self) -> &'static str {
+        "migrate-key"
+    }
+
+    fn reads(&self, snapshot: &Snapshot, answers: &[String]) -> Result<Vec<Read>, DbError> {
+        inputs_reads(snapshot, &self.table, &self.options, answers)
+    }
+
+    fn plan(&self, snapshot: &Snapshot, answers: &[String]) -> Result<BatchedPlan, DbError> {
+        plan(
+            snapshot,
+            &self.table,
+            &self.options,
+            &inputs_from(answers)?,
+            self.batch_size,
+        )
+    }
 }
 
 /// A UUIDv7 from the clock, in SQL, for rows written while the migration
@@ -135,15 +118,143 @@ fn uuidv7_sql(snapshot: &Snapshot) -> String {
     }
 }
 
-/// Plans migrating `table`'s key in batches. Errors name the argument, the
-/// value and what was expected.
-pub fn plan(
+/// What the phases of a batched plan share: the migration's target, the
+/// names it makes, and the tables the triggers keep right.
+struct Ctx<'a> {
+    snapshot: &'a Snapshot,
+    inputs: &'a PlanInputs,
+    target: Target<'a>,
+    /// The table (quoted, qualified), its key and the key's new column
+    /// (quoted).
+    t: String,
+    k: String,
+    kn: String,
+    /// The key map and the state table (quoted, qualified).
+    map: String,
+    state_table: String,
+    /// Locks every table, referencing tables first.
+    lock_all: String,
+    /// The table itself and each referencing table, with its reference
+    /// columns and their foreign keys.
+    tables: Vec<(&'a Relation, Vec<(String, &'a Constraint)>)>,
+}
+
+impl<'a> Ctx<'a> {
+    fn new(snapshot: &'a Snapshot, inputs: &'a PlanInputs, target: Target<'a>) -> Ctx<'a> {
+        let relation = target.relation;
+        let t = relation.sql_name();
+        let in_schema = |name: &str| crate::ident::qualified(&relation.schema, name);
+        let mut tables: Vec<(&Relation, Vec<(String, &Constraint)>)> = vec![(relation, Vec::new())];
+        for (child, fk, column) in &target.children {
+            match tables.iter_mut().find(|(r, _)| r.oid == child.oid) {
+                Some((_, columns)) => columns.push((column.clone(), *fk)),
+                None => tables.push((*child, vec![(column.clone(), *fk)])),
+            }
+        }
+        // Referencing tables first: a writer's statement that reads the
+        // table (its foreign key check, or the triggers' lookups) has locked
+        // the referencing table before, so taking them in the same order
+        // cannot deadlock with it.
+        let mut lock_order: Vec<String> = tables
+            .iter()
+            .filter(|(r, _)| r.oid != relation.oid)
+            .map(|(r, _)| r.sql_name())
+            .collect();
+        lock_order.push(t.clone());
+        Ctx {
+            snapshot,
+            inputs,
+            k: quote_ident(&target.key.name),
+            kn: quote_ident(&new_column(&target.key.name)),
+            map: in_schema(&cut(&format!("uuidforge_keymap_{}", relation.oid))),
+            state_table: in_schema(STATE_TABLE),
+            lock_all: format!(
+                "LOCK TABLE {} IN ACCESS EXCLUSIVE MODE",
+                lock_order.join(", ")
+            ),
+            tables,
+            t,
+            target,
+        }
+    }
+
+    fn parted(&self, r: &Relation) -> bool {
+        r.kind == crate::catalog::RelKind::PartitionedTable
+    }
+
+    fn leaves(&self, oid: u32) -> Vec<&'a Partition> {
+        self.inputs
+            .partitions
+            .iter()
+            .filter(|p| p.parent == oid)
+            .collect()
+    }
+
+    /// The tables a statement on `r` reaches one by one: its partitions,
+    /// or itself.
+    fn pieces(&self, r: &Relation) -> Vec<(String, String)> {
+        if self.parted(r) {
+            self.leaves(r.oid)
+                .iter()
+                .map(|p| (p.sql_name(), format!("{}.{}", p.schema, p.name)))
+                .collect()
+        } else {
+            vec![(r.sql_name(), r.display_name())]
+        }
+    }
+
+    fn in_schema(&self, name: &str) -> String {
+        crate::ident::qualified(&self.target.relation.schema, name)
+    }
+
+    /// The trigger function of a table.
+    fn function(&self, oid: u32) -> String {
+        self.in_schema(&format!("uuidforge_migrate_{oid}"))
+    }
+
+    /// The CHECK proving a new column NOT NULL.
+    fn not_null_check(&self, table_oid: u32, column: &str) -> String {
+        quote_ident(&cut(&format!("uuidforge_nn_{table_oid}_{column}")))
+    }
+
+    /// The new key's index, built before the swap.
+    fn new_key_index(&self) -> String {
+        cut(&format!(
+            "{}_{}",
+            self.target.relation.name,
+            new_column(&self.target.key.name)
+        ))
+    }
+
+    /// The key and the references that are NOT NULL: proved by a
+    /// validated CHECK before the swap.
+    fn not_null(&self) -> Vec<(&'a Relation, String)> {
+        let target = &self.target;
+        let mut not_null = vec![(target.relation, target.key.name.clone())];
+        for (child, fk, column) in &target.children {
+            if child
+                .column(target.reference_num(fk))
+                .is_some_and(|c| c.not_null)
+            {
+                not_null.push((*child, column.clone()));
+            }
+        }
+        not_null
+    }
+}
+
+/// A temporary index name, made from `name`.
+fn temporary(name: &str) -> String {
+    cut(&format!("{}_uuidforge", cut_to(name, 50)))
+}
+
+/// Refuses what batches do not handle: an index over a reference that is
+/// not a plain b-tree on columns, partitions that are not plain tables.
+fn refuse_unsupported(
     snapshot: &Snapshot,
-    table: &str,
-    options: &MigrateOptions,
+    target: &Target,
     inputs: &PlanInputs,
-) -> Result<BatchedPlan, String> {
-    let target = analyze(snapshot, table, options, Some(inputs))?;
+) -> Result<(), DbError> {
     let relation = target.relation;
     // Only plain b-tree indexes on columns (no order, operator class,
     // collation or INCLUDE) are built concurrently on the new column.
@@ -155,10 +266,9 @@ pub fn plan(
                     .is_some_and(|t| is_plain(&d.definition, &index_columns(t, i, None)))
         })
     }) {
-        return Err(format!(
-            "batch-size: index {}.{} over a reference is not a plain b-tree index on columns ({}); migrate without --batch-size, in one transaction, which makes it again from its definition",
+        return Err(DbError::refused("batch-size", format!("index {}.{} over a reference is not a plain b-tree index on columns ({}); migrate without --batch-size, in one transaction, which makes it again from its definition",
             index.schema, index.name, index.definition
-        ));
+        )));
     }
     // A partitioned table is filled and indexed partition by partition
     // (indexes cannot be built concurrently on it); the swap attaches the
@@ -175,64 +285,35 @@ pub fn plan(
         if parted(r) {
             let parts = leaves(r.oid);
             if let Some(p) = parts.iter().find(|p| p.kind != "r") {
-                return Err(format!(
-                    "batch-size: partition {}.{} of {} is {} (expected plain tables: migrate it without --batch-size, in one transaction)",
+                return Err(DbError::refused("batch-size", format!("partition {}.{} of {} is {} (expected plain tables: migrate it without --batch-size, in one transaction)",
                     p.schema,
                     p.name,
                     r.display_name(),
                     if p.kind == "p" { "partitioned itself" } else { "a foreign table" }
-                ));
+                )));
             }
         }
     }
-    // The tables a statement on `r` reaches one by one.
-    let pieces = |r: &Relation| -> Vec<(String, String)> {
-        if parted(r) {
-            leaves(r.oid)
-                .iter()
-                .map(|p| (p.sql_name(), format!("{}.{}", p.schema, p.name)))
-                .collect()
-        } else {
-            vec![(r.sql_name(), r.display_name())]
-        }
-    };
-    let t = relation.sql_name();
+    Ok(())
+}
+
+/// The first step: new columns, the key map, the state table and the
+/// triggers that keep the new columns right for rows written meanwhile.
+fn prepare(ctx: &Ctx) -> Vec<String> {
+    let Ctx {
+        snapshot,
+        target,
+        t,
+        k,
+        kn,
+        map,
+        state_table,
+        lock_all,
+        tables,
+        ..
+    } = ctx;
+    let relation = target.relation;
     let q = |name: &str| quote_ident(name);
-    let k = q(&target.key.name);
-    let kn = q(&new_column(&target.key.name));
-    let schema = &relation.schema;
-    let in_schema = |name: &str| crate::ident::qualified(schema, name);
-    let map = in_schema(&cut(&format!("uuidforge_keymap_{}", relation.oid)));
-    let state_table = in_schema(STATE_TABLE);
-    let not_null_check =
-        |table_oid: u32, column: &str| q(&cut(&format!("uuidforge_nn_{table_oid}_{column}")));
-
-    // Tables whose rows the triggers keep right: the table itself and each
-    // referencing table, with its reference columns.
-    type Reference<'r> = (&'r str, &'r crate::catalog::Constraint);
-    let mut tables: Vec<(&crate::catalog::Relation, Vec<Reference>)> = vec![(relation, Vec::new())];
-    for (child, fk, column) in &target.children {
-        match tables.iter_mut().find(|(r, _)| r.oid == child.oid) {
-            Some((_, columns)) => columns.push((column.as_str(), fk)),
-            None => tables.push((child, vec![(column.as_str(), fk)])),
-        }
-    }
-    let function = |oid: u32| in_schema(&format!("uuidforge_migrate_{oid}"));
-
-    // Referencing tables first: a writer's statement that reads the table
-    // (its foreign key check, or the triggers' lookups) has locked the
-    // referencing table before, so taking them in the same order cannot
-    // deadlock with it.
-    let mut lock_order: Vec<String> = tables
-        .iter()
-        .filter(|(r, _)| r.oid != relation.oid)
-        .map(|(r, _)| r.sql_name())
-        .collect();
-    lock_order.push(t.clone());
-    let lock_all = format!(
-        "LOCK TABLE {} IN ACCESS EXCLUSIVE MODE",
-        lock_order.join(", ")
-    );
     let mut prepare = vec![
         lock_all.clone(),
         format!(
@@ -240,7 +321,7 @@ pub fn plan(
         ),
         format!("CREATE TABLE {map} (old text PRIMARY KEY, new uuid NOT NULL UNIQUE)"),
     ];
-    for (table, columns) in &tables {
+    for (table, columns) in tables.iter() {
         let mut added = Vec::new();
         if table.oid == relation.oid {
             added.push(format!("ADD COLUMN {kn} uuid"));
@@ -257,7 +338,7 @@ pub fn plan(
         ));
     }
     let v7 = uuidv7_sql(snapshot);
-    for (table, columns) in &tables {
+    for (table, columns) in tables.iter() {
         let mut body = String::new();
         // An updated row may move to a page the backfill has passed: an
         // update gives it its new value as an insert does.
@@ -285,30 +366,39 @@ pub fn plan(
         }
         prepare.push(format!(
             "CREATE FUNCTION {}() RETURNS trigger LANGUAGE plpgsql AS $uuidforge$ BEGIN {body}RETURN NEW; END $uuidforge$",
-            function(table.oid)
+            ctx.function(table.oid)
         ));
         prepare.push(format!(
             "CREATE TRIGGER uuidforge_migrate BEFORE INSERT OR UPDATE ON {} FOR EACH ROW WHEN (current_setting({}, true) IS DISTINCT FROM 'on') EXECUTE FUNCTION {}()",
             table.sql_name(),
             quote_literal(BACKFILL_SETTING),
-            function(table.oid)
+            ctx.function(table.oid)
         ));
     }
 
-    let mut steps = vec![
-        Step::Transaction {
-            what: "prepare: new columns, the key map, triggers for rows written meanwhile".into(),
-            statements: prepare,
-            exclusive: true,
-        },
-        Step::Keys {
-            read_keys_sql: target.read_keys_sql(&format!(" WHERE x.{kn} IS NULL")),
-            map: map.clone(),
-        },
-    ];
+    prepare
+}
+
+/// The keys, then the new columns filled in batches of pages.
+fn keys_and_backfills(ctx: &Ctx) -> Vec<Step> {
+    let Ctx {
+        target,
+        t,
+        k,
+        kn,
+        map,
+        ..
+    } = ctx;
+    let relation = target.relation;
+    let q = |name: &str| quote_ident(name);
+    let mut steps = vec![Step::Keys {
+        read: target.read_keys_sql(&format!(" WHERE x.{kn} IS NULL")),
+        map: map.clone(),
+        ordered: target.order_column.is_some(),
+    }];
     let range =
         "x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid";
-    for (piece, shown) in pieces(relation) {
+    for (piece, shown) in ctx.pieces(relation) {
         steps.push(Step::Backfill {
             what: format!("fill {shown}.{}", new_column(&target.key.name)),
             table: piece.clone(),
@@ -320,7 +410,7 @@ pub fn plan(
     for (child, fk, column) in &target.children {
         let (c, cn) = (q(column), q(&new_column(column)));
         let others = target.other_join(child, fk, "x", "p");
-        for (piece, shown) in pieces(child) {
+        for (piece, shown) in ctx.pieces(child) {
             steps.push(Step::Backfill {
                 what: format!("fill {shown}.{}", new_column(column)),
                 table: piece.clone(),
@@ -331,19 +421,24 @@ pub fn plan(
         }
     }
 
-    // Indexes the swap adopts, built without blocking writes.
-    let new_key_index = cut(&format!(
-        "{}_{}",
-        relation.name,
-        new_column(&target.key.name)
-    ));
-    let temporary = |name: &str| cut(&format!("{}_uuidforge", cut_to(name, 50)));
+    steps
+}
+
+/// The indexes the swap adopts, built without blocking writes.
+fn index_steps(ctx: &Ctx) -> Result<Vec<Step>, DbError> {
+    let Ctx {
+        snapshot, target, ..
+    } = ctx;
+    let relation = target.relation;
+    let q = |name: &str| quote_ident(name);
+    let mut steps = Vec::new();
+    let new_key_index = ctx.new_key_index();
     // The index `name` on `table` (`columns` quoted), built concurrently:
     // on each partition of a partitioned table.
     let build = |what: String, table: &Relation, name: &str, unique: bool, columns: &str| {
         let unique = if unique { "UNIQUE " } else { "" };
-        let on: Vec<(String, String, String)> = if parted(table) {
-            leaves(table.oid)
+        let on: Vec<(String, String, String)> = if ctx.parted(table) {
+            ctx.leaves(table.oid)
                 .iter()
                 .map(|p| (p.sql_name(), p.schema.clone(), leaf_index(name, p)))
                 .collect()
@@ -371,7 +466,7 @@ pub fn plan(
         true,
         &names(&target.pk_with(&new_column(&target.key.name))),
     ));
-    let old_index = old_index_name(&target);
+    let old_index = old_index_name(target);
     steps.extend(build(
         "index the old key (kept unique)".into(),
         relation,
@@ -382,7 +477,7 @@ pub fn plan(
     for (_, column, index) in &target.reference_indexes {
         let child = snapshot
             .relation(index.table)
-            .ok_or("index: table not found")?;
+            .ok_or_else(|| DbError::unreadable("index", "table not found"))?;
         steps.extend(build(
             format!("index {}.{}", child.display_name(), new_column(column)),
             child,
@@ -419,21 +514,25 @@ pub fn plan(
         ));
     }
 
-    // NOT NULL without a scan under the swap's locks: a validated CHECK
-    // proves it (PostgreSQL then skips the scan of SET NOT NULL).
-    let mut not_null = vec![(relation, target.key.name.clone())];
-    for (child, fk, column) in &target.children {
-        if child
-            .column(target.reference_num(fk))
-            .is_some_and(|c| c.not_null)
-        {
-            not_null.push((child, column.clone()));
-        }
-    }
+    Ok(steps)
+}
+
+/// NOT NULL proved without a scan under the swap's locks (a validated
+/// CHECK lets SET NOT NULL skip it), then every count checked.
+fn check_steps(ctx: &Ctx) -> Vec<Step> {
+    let Ctx {
+        target,
+        map,
+        lock_all,
+        ..
+    } = ctx;
+    let q = |name: &str| quote_ident(name);
+    let not_null = ctx.not_null();
+    let mut steps = Vec::new();
     let mut add_checks = vec![lock_all.clone()];
     let mut validate_checks = Vec::new();
     for (table, column) in &not_null {
-        let check = not_null_check(table.oid, column);
+        let check = ctx.not_null_check(table.oid, column);
         add_checks.push(format!(
             "ALTER TABLE {} DROP CONSTRAINT IF EXISTS {check}, ADD CONSTRAINT {check} CHECK ({} IS NOT NULL) NOT VALID",
             table.sql_name(),
@@ -460,21 +559,41 @@ pub fn plan(
             &target.key.name,
             &new_column(&target.key.name),
             &|column| (column.to_string(), new_column(column)),
-            &map,
+            map,
             true,
         ),
     });
 
-    // The swap: catalog changes only.
+    steps
+}
+
+/// The swap's statements on the table itself: triggers, constraints and
+/// indexes over the old columns dropped, the key moved to the prebuilt
+/// index, the columns renamed, the default `uuidv7()`.
+fn swap_key(ctx: &Ctx) -> Result<Vec<String>, DbError> {
+    let Ctx {
+        snapshot,
+        target,
+        t,
+        k,
+        kn,
+        lock_all,
+        tables,
+        ..
+    } = ctx;
+    let relation = target.relation;
+    let q = |name: &str| quote_ident(name);
+    let new_key_index = ctx.new_key_index();
+    let old_index = old_index_name(target);
     let mut swap = vec!["SET CONSTRAINTS ALL IMMEDIATE".to_string()];
     swap.push(lock_all.clone());
     swap.extend(drop_views(&target.views));
-    for (table, _) in &tables {
+    for (table, _) in tables.iter() {
         swap.push(format!(
             "DROP TRIGGER uuidforge_migrate ON {}",
             table.sql_name()
         ));
-        swap.push(format!("DROP FUNCTION {}()", function(table.oid)));
+        swap.push(format!("DROP FUNCTION {}()", ctx.function(table.oid)));
     }
     for (child, fk, _) in &target.children {
         swap.push(format!(
@@ -493,7 +612,7 @@ pub fn plan(
     for (_, _, index) in &target.reference_indexes {
         let child = snapshot
             .relation(index.table)
-            .ok_or("index: table not found")?;
+            .ok_or_else(|| DbError::unreadable("index", "table not found"))?;
         swap.push(format!(
             "DROP INDEX {}",
             crate::ident::qualified(&child.schema, &index.name)
@@ -507,12 +626,12 @@ pub fn plan(
     swap.push(format!("ALTER TABLE {t} ALTER COLUMN {kn} SET NOT NULL"));
     swap.push(format!(
         "ALTER TABLE {t} DROP CONSTRAINT {}",
-        not_null_check(relation.oid, &target.key.name)
+        ctx.not_null_check(relation.oid, &target.key.name)
     ));
-    if parted(relation) {
+    if ctx.parted(relation) {
         // Each partition's key on its prebuilt index, then the table's,
         // which attaches them (no index is built under the lock).
-        for p in leaves(relation.oid) {
+        for p in ctx.leaves(relation.oid) {
             swap.push(format!(
                 "ALTER TABLE {} ADD CONSTRAINT {} PRIMARY KEY USING INDEX {}",
                 p.sql_name(),
@@ -541,7 +660,7 @@ pub fn plan(
     swap.push(format!("ALTER TABLE {t} ALTER COLUMN {k} DROP DEFAULT"));
     swap.push(format!(
         "DO $uuidforge$ DECLARE s text := pg_get_serial_sequence({}, {}); BEGIN IF s IS NOT NULL THEN EXECUTE 'DROP SEQUENCE ' || s; END IF; END $uuidforge$",
-        quote_literal(&t),
+        quote_literal(t),
         quote_literal(&target.key.name)
     ));
     swap.push(format!("ALTER TABLE {t} RENAME COLUMN {k} TO {old}"));
@@ -553,6 +672,17 @@ pub fn plan(
             q(schema)
         ));
     }
+    Ok(swap)
+}
+
+/// The swap's statements on the referencing tables: columns renamed,
+/// indexes and keys moved to the new columns, foreign keys made again
+/// `NOT VALID`; with the validations and the attachments that follow it.
+fn swap_references(ctx: &Ctx) -> (Vec<String>, Vec<String>, Vec<String>) {
+    let Ctx { target, .. } = ctx;
+    let q = |name: &str| quote_ident(name);
+    let not_null = ctx.not_null();
+    let mut swap = Vec::new();
     let mut validate = Vec::new();
     let mut attach = Vec::new();
     for (child, fk, column) in &target.children {
@@ -567,7 +697,7 @@ pub fn plan(
             swap.push(format!("ALTER TABLE {ct} ALTER COLUMN {c} SET NOT NULL"));
             swap.push(format!(
                 "ALTER TABLE {ct} DROP CONSTRAINT {}, ALTER COLUMN {c_old} DROP NOT NULL",
-                not_null_check(child.oid, column)
+                ctx.not_null_check(child.oid, column)
             ));
         }
         for (_, _, index) in target
@@ -575,7 +705,7 @@ pub fn plan(
             .iter()
             .filter(|(table, name, _)| *table == ct && name == column)
         {
-            if parted(child) {
+            if ctx.parted(child) {
                 swap.push(format!(
                     "CREATE {}INDEX {} ON {ct} ({})",
                     if index.unique { "UNIQUE " } else { "" },
@@ -590,11 +720,11 @@ pub fn plan(
                 ));
             }
         }
-        if parted(child) {
+        if ctx.parted(child) {
             // PostgreSQL 15 makes no NOT VALID foreign key on a partitioned
             // table: each partition gets one, validated after the swap,
             // and the table's then attaches them.
-            for p in leaves(child.oid) {
+            for p in ctx.leaves(child.oid) {
                 let name = q(&cut(&format!("{}_{}", cut_to(&fk.name, 50), p.oid)));
                 swap.push(format!(
                     "ALTER TABLE {} ADD CONSTRAINT {name} {} NOT VALID",
@@ -629,8 +759,8 @@ pub fn plan(
         } else {
             "UNIQUE"
         };
-        if parted(child) {
-            for p in leaves(child.oid) {
+        if ctx.parted(child) {
+            for p in ctx.leaves(child.oid) {
                 swap.push(format!(
                     "ALTER TABLE {} ADD CONSTRAINT {} {kind} USING INDEX {}",
                     p.sql_name(),
@@ -658,6 +788,39 @@ pub fn plan(
             ));
         }
     }
+    (swap, validate, attach)
+}
+
+/// Plans migrating `table`'s key in batches. Errors name the argument, the
+/// value and what was expected.
+pub fn plan(
+    snapshot: &Snapshot,
+    table: &str,
+    options: &MigrateOptions,
+    inputs: &PlanInputs,
+    batch_size: i64,
+) -> Result<BatchedPlan, DbError> {
+    let target = analyze(snapshot, table, options, Some(inputs))?;
+    refuse_unsupported(snapshot, &target, inputs)?;
+    let ctx = Ctx::new(snapshot, inputs, target);
+    let Ctx {
+        target,
+        t,
+        map,
+        state_table,
+        ..
+    } = &ctx;
+    let mut steps = vec![Step::Transaction {
+        what: "prepare: new columns, the key map, triggers for rows written meanwhile".into(),
+        statements: prepare(&ctx),
+        exclusive: true,
+    }];
+    steps.extend(keys_and_backfills(&ctx));
+    steps.extend(index_steps(&ctx)?);
+    steps.extend(check_steps(&ctx));
+    let mut swap = swap_key(&ctx)?;
+    let (references, validate, attach) = swap_references(&ctx);
+    swap.extend(references);
     swap.extend(create_views(&target.views, &snapshot.user));
     steps.push(Step::Transaction {
         what: "swap: constraints onto the new columns, names exchanged".into(),
@@ -684,7 +847,7 @@ pub fn plan(
             &target.old_name,
             &target.key.name,
             &|column| (old_reference(column), column.to_string()),
-            &map,
+            map,
             true,
         ),
     });
@@ -693,17 +856,43 @@ pub fn plan(
         statements: vec![format!("DROP TABLE {map}")],
         exclusive: false,
     });
+    let mut lines = summary(
+        (t, &target.key.name, &target.key.type_name, &target.old_name),
+        &target.references,
+        &target.default_note,
+        target.order_column.as_deref(),
+        &format!(", in batches of about {batch_size} rows"),
+    );
+    lines.push(format!(
+        "  progress: {state_table} (a killed run goes on with --resume)"
+    ));
+    let change = ChangePlan {
+        operation: "migrate-key".into(),
+        summary: lines,
+        backup: Backup {
+            relations: target.backup(),
+            schema_only: false,
+        },
+        mode: Mode::Steps {
+            state_table: state_table.clone(),
+            table: t.clone(),
+            batch_size,
+        },
+        steps,
+        checks: Vec::new(),
+        epilogue: Vec::new(),
+    };
     Ok(BatchedPlan {
-        table: t,
+        table: t.clone(),
         key: target.key.name.clone(),
         key_type: target.key.type_name.clone(),
         old_name: target.old_name.clone(),
         references: target.references.clone(),
         default_note: target.default_note.clone(),
         backup: target.backup(),
-        state_table,
+        state_table: state_table.clone(),
         ordered: target.order_column.is_some(),
-        steps,
+        change,
     })
 }
 

@@ -1,21 +1,23 @@
-//! Runs a batched key migration ([`crate::migrate_batched`]): each step
-//! in its own transaction, its completion recorded in the state table in
-//! that same transaction, so that a killed run leaves a database that
-//! works under the old schema and [`run`] goes on from where it stopped.
+//! A change in steps ([`crate::ops::Mode::Steps`], a key migration in
+//! batches): each step in its own transaction, its completion recorded in
+//! the state table in that same transaction, so that a killed run leaves a
+//! database that works under the old schema and [`resume`] goes on from
+//! where it stopped.
 
 use crate::client::{Change, DbError};
-use crate::migrate_batched::{state, BatchedPlan, Step, BACKFILL_SETTING, STATE_TABLE};
+use crate::ops::migrate_batched::{state, BACKFILL_SETTING, STATE_TABLE};
+use crate::ops::{ChangePlan, Mode, Operation, Planned, Step};
 use std::time::Instant;
 use tokio_postgres::Config;
 
 /// How many times the swap is tried when it waits too long for its locks.
 const SWAP_TRIES: u32 = 5;
 
-/// Where a batched migration stands, as its state table says.
+/// Where a change in steps stands, as its state table says.
 #[derive(Debug, Clone)]
 pub struct BatchedState {
-    /// The plan recorded when it began.
-    pub plan: BatchedPlan,
+    /// The change recorded when it began.
+    pub plan: ChangePlan,
     /// The next step (index into `plan.steps`).
     pub step: usize,
     /// Rows per batch.
@@ -43,11 +45,11 @@ pub enum Progress {
     },
 }
 
-/// What a batched migration did.
+/// What a run of steps did.
 #[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct BatchedOutcome {
+pub struct StepsOutcome {
     /// Rows given a key from the map in this run.
-    pub rows: usize,
+    pub keyed_rows: usize,
     /// Backfill transactions.
     pub batches: u64,
     /// Each step that locked writers out and how long its transaction
@@ -65,9 +67,11 @@ pub struct BatchedOutcome {
 pub async fn batched_state(config: &Config, table: &str) -> Result<Option<BatchedState>, DbError> {
     let change = Change::begin(config).await?;
     let snapshot = change.snapshot().await?;
-    let relation = snapshot
-        .find_relation(table)
-        .map_err(|m| DbError::invalid("table", m))?;
+    // As the user wrote it, or quoted and qualified as a plan names it.
+    let relation = match snapshot.relations.iter().find(|r| r.sql_name() == table) {
+        Some(r) => r,
+        None => snapshot.find_relation(table)?,
+    };
     let state_table = crate::ident::qualified(&relation.schema, STATE_TABLE);
     let exists: Option<String> = change
         .client()
@@ -91,10 +95,11 @@ async fn read_state(
         .await
         .map_err(|e| DbError::new("read the migration state", e))?;
     let Some(row) = row else { return Ok(None) };
-    let plan: BatchedPlan = serde_json::from_str(row.get::<_, &str>(0)).map_err(|e| DbError {
-        context: "read the migration state".into(),
-        message: format!("the recorded plan does not parse: {e}"),
-        code: None,
+    let plan: ChangePlan = serde_json::from_str(row.get::<_, &str>(0)).map_err(|e| {
+        DbError::unreadable(
+            "read the migration state",
+            format!("the recorded plan does not parse: {e}"),
+        )
     })?;
     let step: i32 = row.get(1);
     let batch_size: i32 = row.get(4);
@@ -105,67 +110,59 @@ async fn read_state(
     }))
 }
 
-/// Begins a batched migration: plans again inside the first step's
+/// Begins a change in steps: plans again inside the first step's
 /// transaction (a database changed since `expected` was printed is
-/// refused, unchanged), runs the *prepare* step and records the state.
-pub async fn start(
+/// refused, unchanged), runs the first step and records the state; how
+/// long that first step took.
+pub(super) async fn start<O: Operation>(
     config: &Config,
-    table: &str,
-    options: &crate::migrate::MigrateOptions,
-    expected: &BatchedPlan,
-    batch_size: i64,
+    op: &O,
+    expected: &O::Plan,
 ) -> Result<f64, DbError> {
     let started = Instant::now();
-    let change = Change::begin(config).await?;
-    let snapshot = change.snapshot().await?;
-    let inputs = crate::exec::migrate_inputs(&change, &snapshot, table, options).await?;
-    let plan = crate::migrate_batched::plan(&snapshot, table, options, &inputs)
-        .map_err(|m| DbError::invalid("migrate-key", m))?;
-    if plan != *expected {
-        return Err(DbError::invalid(
-            "migrate-key",
-            "the database changed since the plan was printed (nothing was changed: plan again)",
-        ));
-    }
-    let Some(Step::Transaction { statements, .. }) = plan.steps.first() else {
-        return Err(DbError::invalid(
-            "migrate-key",
-            "the plan has no first step",
-        ));
+    let tx = Change::begin(config).await?;
+    let plan = super::plan_again(&tx, op, expected).await?;
+    let change = plan.change();
+    let Mode::Steps {
+        state_table,
+        table,
+        batch_size,
+    } = &change.mode
+    else {
+        return Err(DbError::unreadable("plan", "not a change in steps"));
+    };
+    let Some(Step::Transaction { statements, .. }) = change.steps.first() else {
+        return Err(DbError::unreadable("plan", "the plan has no first step"));
     };
     for statement in statements {
-        change.execute(statement).await?;
+        tx.execute(statement).await?;
     }
     let json =
-        serde_json::to_string(&plan).map_err(|e| DbError::invalid("migrate-key", e.to_string()))?;
-    let batch = i32::try_from(batch_size).map_err(|_| {
+        serde_json::to_string(change).map_err(|e| DbError::unreadable("plan", e.to_string()))?;
+    let batch = i32::try_from(*batch_size).map_err(|_| {
         DbError::invalid(
             "batch-size",
             format!("{batch_size} is too large (expected at most 2147483647)"),
         )
     })?;
-    change
-        .client()
-        .execute(
-            &state::insert(&plan.state_table),
-            &[&plan.table, &json, &batch],
-        )
+    tx.client()
+        .execute(&state::insert(state_table), &[table, &json, &batch])
         .await
         .map_err(|e| DbError::new("record the migration state", e))?;
-    change.commit().await?;
+    tx.commit().await?;
     Ok(started.elapsed().as_secs_f64())
 }
 
-/// Runs the steps left of `table`'s batched migration, then removes its
+/// Runs the steps left of `table`'s change in steps, then removes its
 /// state. New keys come from `secret` (only the *keys* step uses it).
-pub async fn run(
+pub async fn resume(
     config: &Config,
     table: &str,
     secret: &[u8],
     progress: &mut (dyn FnMut(Progress) + Send),
-) -> Result<BatchedOutcome, DbError> {
+) -> Result<StepsOutcome, DbError> {
     let started = Instant::now();
-    let mut outcome = BatchedOutcome::default();
+    let mut outcome = StepsOutcome::default();
     let Some(first) = batched_state(config, table).await? else {
         return Err(DbError::invalid(
             "resume",
@@ -173,7 +170,17 @@ pub async fn run(
         ));
     };
     let plan = first.plan;
-    let (state_table, name) = (plan.state_table.clone(), plan.table.clone());
+    let Mode::Steps {
+        state_table,
+        table: name,
+        ..
+    } = plan.mode.clone()
+    else {
+        return Err(DbError::unreadable(
+            "resume",
+            "the recorded plan is not in steps",
+        ));
+    };
     let client = crate::client::connect(config).await?;
     loop {
         let Some(current) = read_state(&client, &state_table, &name).await? else {
@@ -218,15 +225,14 @@ pub async fn run(
                     outcome.exclusive.push((what.clone(), seconds));
                 }
             }
-            Step::Keys { read_keys_sql, map } => {
+            Step::Keys { read, map, ordered } => {
                 begin(&client).await?;
-                let rows = crate::client::text_and_times(&client, read_keys_sql).await?;
-                let keys = crate::migrate::new_keys(&rows, plan.ordered, secret)
-                    .map_err(|m| DbError::invalid("migrate-key", m))?;
+                let rows = crate::client::text_and_times(&client, read).await?;
+                let keys = crate::ops::migrate_key::new_keys(&rows, *ordered, secret)?;
                 crate::client::copy_key_map(&client, map, &rows, &keys).await?;
                 done.record(&client).await?;
                 commit(&client).await?;
-                outcome.rows += rows.len();
+                outcome.keyed_rows += rows.len();
             }
             Step::Backfill {
                 table, update_sql, ..
@@ -259,6 +265,12 @@ pub async fn run(
                 done.record(&client).await?;
                 commit(&client).await?;
             }
+            Step::Run { .. } | Step::Expect { .. } | Step::Implicit(_) => {
+                return Err(DbError::unreadable(
+                    "plan",
+                    format!("step '{}' runs only in one transaction", step.what()),
+                ))
+            }
             Step::Check { what, sql } => {
                 begin(&client).await?;
                 let json: Option<String> = client
@@ -266,18 +278,14 @@ pub async fn run(
                     .await
                     .map_err(|e| DbError::new(what.clone(), e))?
                     .get(0);
-                let (failed, checks) = crate::migrate::verification(&json.unwrap_or_default())
-                    .map_err(|message| DbError {
-                        context: what.clone(),
-                        message,
-                        code: None,
-                    })?;
+                let (failed, checks) =
+                    crate::ops::migrate_key::verification(&json.unwrap_or_default())
+                        .map_err(|e| e.within(what.clone()))?;
                 if !failed.is_empty() {
-                    return Err(DbError {
-                        context: format!("{what} (the migration stopped here: fix and --resume)"),
-                        message: failed.join("; "),
-                        code: None,
-                    });
+                    return Err(DbError::verification_failed(
+                        format!("{what} (the migration stopped here: fix and --resume)"),
+                        failed,
+                    ));
                 }
                 done.record(&client).await?;
                 commit(&client).await?;
@@ -366,7 +374,7 @@ async fn transaction(
                     .batch_execute("ROLLBACK")
                     .await
                     .map_err(|e| DbError::new("rollback", e))?;
-                if !(exclusive && tries < SWAP_TRIES && e.code.as_deref() == Some("55P03")) {
+                if !(exclusive && tries < SWAP_TRIES && e.sqlstate() == Some("55P03")) {
                     return Err(e);
                 }
                 tokio::time::sleep(std::time::Duration::from_millis(200 * u64::from(tries))).await;

@@ -21,7 +21,13 @@
 //!    1:1 old and new values, references resolved, order kept.
 
 use crate::catalog::{Column, Constraint, Index, RelKind, Relation, Snapshot};
+use crate::error::DbError;
 use crate::ident::{quote_ident, quote_literal};
+use crate::introspect::{
+    create_views, dependent_views_query, drop_views, parse_indexes, parse_partitions, parse_views,
+    partitions_query, reference_indexes_query, IndexDefinition, Partition, ViewDefinition,
+};
+use crate::ops::{Backup, ChangePlan, Check, Mode, Operation, Planned, Read, Statement, Step};
 use serde::Serialize;
 
 /// What to migrate.
@@ -49,7 +55,7 @@ pub struct Reference {
 }
 
 /// The plan of a migration.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MigratePlan {
     /// `schema.table`, quoted.
     pub table: String,
@@ -79,6 +85,155 @@ pub struct MigratePlan {
     pub default_note: String,
     /// Relations to back up (quoted qualified names).
     pub backup: Vec<String>,
+    /// Whether `--order-by` times the keys.
+    pub ordered: bool,
+    /// The change the runner runs.
+    pub change: ChangePlan,
+}
+
+impl Planned for MigratePlan {
+    fn change(&self) -> &ChangePlan {
+        &self.change
+    }
+}
+
+/// Migrating a table's key to UUIDv7 in one transaction.
+#[derive(Debug, Clone)]
+pub struct MigrateKey {
+    /// `table` or `schema.table`.
+    pub table: String,
+    /// How.
+    pub options: MigrateOptions,
+}
+
+impl Operation for MigrateKey {
+    type Plan = MigratePlan;
+
+    fn name(&self) -> &'static str {
+        "migrate-key"
+    }
+
+    fn reads(&self, snapshot: &Snapshot, answers: &[String]) -> Result<Vec<Read>, DbError> {
+        inputs_reads(snapshot, &self.table, &self.options, answers)
+    }
+
+    fn plan(&self, snapshot: &Snapshot, answers: &[String]) -> Result<MigratePlan, DbError> {
+        plan(snapshot, &self.table, &self.options, &inputs_from(answers)?)
+    }
+}
+
+/// What a migration reads beside the snapshot: the views over the columns
+/// it changes, the indexes over the references, the partitions of its
+/// partitioned tables ([`PlanInputs`], in this order); nothing more once
+/// `answers` holds them.
+pub fn inputs_reads(
+    snapshot: &Snapshot,
+    table: &str,
+    options: &MigrateOptions,
+    answers: &[String],
+) -> Result<Vec<Read>, DbError> {
+    if !answers.is_empty() {
+        return Ok(Vec::new());
+    }
+    let watched = watched_columns(snapshot, table, options)?;
+    let parted = partitioned_tables(snapshot, table, options)?;
+    Ok(vec![
+        Read {
+            what: "read the dependent views".into(),
+            query: dependent_views_query(&watched),
+        },
+        Read {
+            what: "read the indexes over the references".into(),
+            query: reference_indexes_query(watched.get(1..).unwrap_or_default()),
+        },
+        Read {
+            what: "read the partitions".into(),
+            query: partitions_query(&parted),
+        },
+    ])
+}
+
+/// The answers to [`inputs_reads`], read.
+pub fn inputs_from(answers: &[String]) -> Result<PlanInputs, DbError> {
+    let answer = |i: usize| answers.get(i).map_or("[]", String::as_str);
+    Ok(PlanInputs {
+        views: parse_views(answer(0))?,
+        indexes: parse_indexes(answer(1))?,
+        partitions: parse_partitions(answer(2))?,
+    })
+}
+
+/// The first lines of a migration plan: the table, the key and what
+/// becomes of it, the references, the new default; `how` ends the first
+/// line (`, in batches of about N rows`).
+pub fn summary(
+    plan: (&str, &str, &str, &str),
+    references: &[Reference],
+    default_note: &str,
+    order_by: Option<&str>,
+    how: &str,
+) -> Vec<String> {
+    let (table, key, key_type, old_name) = plan;
+    let mut lines = vec![format!(
+        "plan: {table} key {key} ({key_type}) → uuid (UUIDv7, {}), old values kept in {old_name}{how}",
+        match order_by {
+            Some(c) => format!("time from {c}"),
+            None => "old key order kept".into(),
+        },
+    )];
+    lines.extend(references.iter().map(|r| {
+        format!(
+            "  referenced by {}.{} ({})",
+            r.table, r.column, r.constraint
+        )
+    }));
+    lines.push(format!("  new default: {default_note}"));
+    lines
+}
+
+/// The change: the key map made and filled, the statements, the checks
+/// (every count zero, row counts unchanged), in one transaction.
+fn change(plan: &MigratePlan, options: &MigrateOptions) -> ChangePlan {
+    let mut steps = vec![
+        Step::run(Statement::sql(plan.map_sql.clone())),
+        Step::Keys {
+            read: plan.read_keys_sql.clone(),
+            map: "uuidforge_keymap".into(),
+            ordered: plan.ordered,
+        },
+    ];
+    steps.extend(
+        plan.statements
+            .iter()
+            .map(|s| Step::run(Statement::sql(s.clone()))),
+    );
+    ChangePlan {
+        operation: "migrate-key".into(),
+        summary: summary(
+            (&plan.table, &plan.key, &plan.key_type, &plan.old_name),
+            &plan.references,
+            &plan.default_note,
+            options.order_by.as_deref(),
+            "",
+        ),
+        backup: Backup {
+            relations: plan.backup.clone(),
+            schema_only: false,
+        },
+        mode: Mode::OneTransaction,
+        steps,
+        checks: vec![
+            Check::Zero {
+                what: "verify the migration".into(),
+                statement: Statement::sql(plan.verify_sql.clone()),
+            },
+            Check::Unchanged {
+                what: "row counts".into(),
+                statement: Statement::sql(plan.counts_sql.clone()),
+            },
+        ],
+        epilogue: Vec::new(),
+    }
 }
 
 /// Memory for the updates' joins and the index builds, for this
@@ -159,14 +314,19 @@ pub(crate) struct Target<'a> {
 }
 
 impl Target<'_> {
+    /// The table (quoted, qualified), its key and the key's new column
+    /// (quoted), as the statements name them.
+    pub fn quoted(&self) -> (String, String, String) {
+        (
+            self.relation.sql_name(),
+            quote_ident(&self.key.name),
+            quote_ident(&new_column(&self.key.name)),
+        )
+    }
+
     /// The column of `fk` that references the key.
     pub fn reference_num(&self, fk: &Constraint) -> i16 {
-        let at = fk
-            .ref_columns
-            .as_ref()
-            .and_then(|r| r.iter().position(|&n| n == self.key_num))
-            .unwrap_or(0);
-        fk.columns[at]
+        reference_column(fk, self.key_num)
     }
 
     /// `fk`'s other column pairs (a composite foreign key's columns beside
@@ -358,108 +518,14 @@ impl Target<'_> {
     }
 }
 
-/// A view that depends on the migrated columns, as the catalog defines
-/// it, to be dropped before the change and made again after it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct ViewDefinition {
-    /// Its oid.
-    pub oid: u32,
-    /// Schema.
-    pub schema: String,
-    /// Name.
-    pub name: String,
-    /// `v` (view) or `m` (materialized view).
-    pub kind: String,
-    /// 1 for a view over the columns, 2 for a view over such a view, …
-    pub level: i32,
-    /// `pg_get_viewdef`.
-    pub definition: String,
-    /// `security_barrier=true`, `check_option=local`, …
-    pub options: Option<Vec<String>>,
-    /// Its owner.
-    pub owner: String,
-    /// `COMMENT ON VIEW`.
-    pub comment: Option<String>,
-    /// Its privileges.
-    pub grants: Option<Vec<ViewGrant>>,
-}
-
-/// One privilege on a view.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct ViewGrant {
-    /// A role, or `PUBLIC`.
-    pub grantee: String,
-    /// `SELECT`, `INSERT`, …
-    pub privilege: String,
-    /// `WITH GRANT OPTION`.
-    pub grantable: bool,
-}
-
-/// The views that depend on columns (`$1` the tables' oids, `$2` their
-/// column numbers, both `text[]`), directly or through other views: one
-/// row of JSON text, an array of [`ViewDefinition`].
-pub const DEPENDENT_VIEWS_SQL: &str = "WITH RECURSIVE dep(view, level) AS ( \
-  SELECT r.ev_class, 1 FROM pg_depend d JOIN pg_rewrite r ON r.oid = d.objid \
-  WHERE d.classid = 'pg_rewrite'::regclass AND d.refclassid = 'pg_class'::regclass \
-    AND (d.refobjid, d.refobjsubid) IN (SELECT a::oid, b::int2 FROM unnest($1::text[], $2::text[]) u(a, b)) AND r.ev_class <> d.refobjid \
-  UNION \
-  SELECT r.ev_class, dep.level + 1 FROM dep JOIN pg_depend d ON d.refobjid = dep.view \
-    AND d.classid = 'pg_rewrite'::regclass AND d.refclassid = 'pg_class'::regclass \
-  JOIN pg_rewrite r ON r.oid = d.objid WHERE r.ev_class <> dep.view AND dep.level < 100) \
-SELECT coalesce(json_agg(json_build_object('oid', c.oid::int8, 'schema', n.nspname, 'name', c.relname, 'kind', c.relkind, \
-  'level', v.level, 'definition', pg_get_viewdef(c.oid), 'options', c.reloptions, \
-  'owner', pg_get_userbyid(c.relowner), 'comment', obj_description(c.oid, 'pg_class'), \
-  'grants', (SELECT json_agg(json_build_object('grantee', CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE pg_get_userbyid(a.grantee) END, \
-     'privilege', a.privilege_type, 'grantable', a.is_grantable)) FROM aclexplode(c.relacl) a WHERE a.grantee <> c.relowner)) \
-  ORDER BY v.level, c.oid), '[]')::text \
-FROM (SELECT view, max(level) AS level FROM dep GROUP BY view) v JOIN pg_class c ON c.oid = v.view JOIN pg_namespace n ON n.oid = c.relnamespace";
-
 /// The key and reference columns whose dependent views a plan needs
 /// (read them with [`DEPENDENT_VIEWS_SQL`]).
 pub fn watched_columns(
     snapshot: &Snapshot,
     table: &str,
     options: &MigrateOptions,
-) -> Result<Vec<(u32, i16)>, String> {
+) -> Result<Vec<(u32, i16)>, DbError> {
     Ok(analyze(snapshot, table, options, None)?.watched)
-}
-
-/// The query reading the views over `watched` columns.
-pub fn dependent_views_query(watched: &[(u32, i16)]) -> crate::plan::Query {
-    crate::plan::Query {
-        sql: DEPENDENT_VIEWS_SQL.to_string(),
-        params: vec![
-            crate::plan::Param::TextArray(watched.iter().map(|(t, _)| t.to_string()).collect()),
-            crate::plan::Param::TextArray(watched.iter().map(|(_, c)| c.to_string()).collect()),
-        ],
-    }
-}
-
-/// Reads the JSON of [`DEPENDENT_VIEWS_SQL`].
-pub fn parse_views(json: &str) -> Result<Vec<ViewDefinition>, String> {
-    serde_json::from_str(json).map_err(|e| format!("dependent views: {e}"))
-}
-
-/// A partition of a partitioned table a batched migration changes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct Partition {
-    /// The partitioned table's oid.
-    pub parent: u32,
-    /// The partition's oid.
-    pub oid: u32,
-    /// Schema.
-    pub schema: String,
-    /// Name.
-    pub name: String,
-    /// `r` (a table), `p` (itself partitioned), `f` (foreign).
-    pub kind: String,
-}
-
-impl Partition {
-    /// `schema.name`, quoted.
-    pub fn sql_name(&self) -> String {
-        crate::ident::qualified(&self.schema, &self.name)
-    }
 }
 
 /// What a plan reads beside the snapshot.
@@ -473,87 +539,13 @@ pub struct PlanInputs {
     pub indexes: Vec<IndexDefinition>,
 }
 
-/// An index over a reference column (a key, an `INCLUDE`d column, an
-/// expression or a predicate), not behind a constraint, as the catalog
-/// defines it: made again on the new column from its definition.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct IndexDefinition {
-    /// Its oid.
-    pub oid: u32,
-    /// Its table's oid.
-    pub table: u32,
-    /// Schema.
-    pub schema: String,
-    /// Name.
-    pub name: String,
-    /// `pg_get_indexdef`.
-    pub definition: String,
-}
-
-/// The indexes over columns (`$1` tables' oids, `$2` column numbers, both
-/// `text[]`) that no constraint owns: one row of JSON text, an array of
-/// [`IndexDefinition`]. A partitioned table's index is defined `ON ONLY`
-/// the table; without `ONLY` its definition makes the partitions' too.
-pub const REFERENCE_INDEXES_SQL: &str = "SELECT coalesce(json_agg(x ORDER BY x.oid), '[]')::text FROM ( \
-  SELECT DISTINCT ON (i.indexrelid) i.indexrelid::int8 AS oid, i.indrelid::int8 AS \"table\", n.nspname AS schema, \
-    c.relname AS name, \
-    CASE WHEN starts_with(pg_get_indexdef(i.indexrelid), p.on || 'ONLY ') \
-      THEN p.on || substr(pg_get_indexdef(i.indexrelid), length(p.on || 'ONLY ') + 1) \
-      ELSE pg_get_indexdef(i.indexrelid) END AS definition \
-  FROM pg_depend d JOIN pg_index i ON i.indexrelid = d.objid \
-  JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
-  CROSS JOIN LATERAL (SELECT 'CREATE ' || CASE WHEN i.indisunique THEN 'UNIQUE ' ELSE '' END || 'INDEX ' \
-    || quote_ident(c.relname) || ' ON ' AS on) p \
-  WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass \
-    AND (d.refobjid, d.refobjsubid) IN (SELECT a::oid, b::int2 FROM unnest($1::text[], $2::text[]) u(a, b)) \
-    AND NOT EXISTS (SELECT FROM pg_constraint k WHERE k.conindid = i.indexrelid AND k.conrelid = i.indrelid) \
-  ORDER BY i.indexrelid) x";
-
-/// The query reading the indexes over reference columns.
-pub fn reference_indexes_query(columns: &[(u32, i16)]) -> crate::plan::Query {
-    crate::plan::Query {
-        sql: REFERENCE_INDEXES_SQL.to_string(),
-        params: vec![
-            crate::plan::Param::TextArray(columns.iter().map(|(t, _)| t.to_string()).collect()),
-            crate::plan::Param::TextArray(columns.iter().map(|(_, c)| c.to_string()).collect()),
-        ],
-    }
-}
-
-/// Reads the JSON of [`REFERENCE_INDEXES_SQL`].
-pub fn parse_indexes(json: &str) -> Result<Vec<IndexDefinition>, String> {
-    serde_json::from_str(json).map_err(|e| format!("reference indexes: {e}"))
-}
-
-/// The partitions of tables (`$1`: their oids as `text[]`), one row of
-/// JSON text, an array of [`Partition`] ordered by oid.
-pub const PARTITIONS_SQL: &str = "SELECT coalesce(json_agg(json_build_object('parent', i.inhparent::int8, 'oid', c.oid::int8, \
-  'schema', n.nspname, 'name', c.relname, 'kind', c.relkind) ORDER BY c.oid), '[]')::text \
-  FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
-  WHERE i.inhparent::int8::text = ANY ($1::text[])";
-
-/// The query reading the partitions of `tables`.
-pub fn partitions_query(tables: &[u32]) -> crate::plan::Query {
-    crate::plan::Query {
-        sql: PARTITIONS_SQL.to_string(),
-        params: vec![crate::plan::Param::TextArray(
-            tables.iter().map(u32::to_string).collect(),
-        )],
-    }
-}
-
-/// Reads the JSON of [`PARTITIONS_SQL`].
-pub fn parse_partitions(json: &str) -> Result<Vec<Partition>, String> {
-    serde_json::from_str(json).map_err(|e| format!("partitions: {e}"))
-}
-
 /// The partitioned tables among the migrated table and its referencing
 /// tables.
 pub fn partitioned_tables(
     snapshot: &Snapshot,
     table: &str,
     options: &MigrateOptions,
-) -> Result<Vec<u32>, String> {
+) -> Result<Vec<u32>, DbError> {
     let target = analyze(snapshot, table, options, None)?;
     let mut out = Vec::new();
     for r in std::iter::once(target.relation).chain(target.children.iter().map(|(c, _, _)| *c)) {
@@ -564,86 +556,20 @@ pub fn partitioned_tables(
     Ok(out)
 }
 
-/// Drops `views`, dependents first.
-pub(crate) fn drop_views(views: &[ViewDefinition]) -> Vec<String> {
-    let mut ordered: Vec<&ViewDefinition> = views.iter().collect();
-    ordered.sort_by_key(|v| std::cmp::Reverse(v.level));
-    ordered
-        .iter()
-        .map(|v| format!("DROP VIEW {}", crate::ident::qualified(&v.schema, &v.name)))
-        .collect()
-}
-
-/// Makes `views` again as they were defined (options, owner, comment,
-/// privileges), the views they use first.
-pub(crate) fn create_views(views: &[ViewDefinition], user: &str) -> Vec<String> {
-    let mut ordered: Vec<&ViewDefinition> = views.iter().collect();
-    ordered.sort_by_key(|v| v.level);
-    let mut s = Vec::new();
-    for v in ordered {
-        let name = crate::ident::qualified(&v.schema, &v.name);
-        let with = match &v.options {
-            Some(options) if !options.is_empty() => format!(" WITH ({})", options.join(", ")),
-            _ => String::new(),
-        };
-        let definition = v.definition.trim().trim_end_matches(';');
-        s.push(format!("CREATE VIEW {name}{with} AS {definition}"));
-        if v.owner != user {
-            s.push(format!(
-                "ALTER VIEW {name} OWNER TO {}",
-                quote_ident(&v.owner)
-            ));
-        }
-        if let Some(comment) = &v.comment {
-            s.push(format!(
-                "COMMENT ON VIEW {name} IS {}",
-                quote_literal(comment)
-            ));
-        }
-        for g in v.grants.iter().flatten() {
-            let grantee = if g.grantee == "PUBLIC" {
-                "PUBLIC".to_string()
-            } else {
-                quote_ident(&g.grantee)
-            };
-            s.push(format!(
-                "GRANT {} ON {name} TO {grantee}{}",
-                g.privilege,
-                if g.grantable {
-                    " WITH GRANT OPTION"
-                } else {
-                    ""
-                }
-            ));
-        }
-    }
-    s
-}
-
-/// Reads and checks what migrating `table`'s key changes. Errors name
-/// the argument, the value and what was expected.
-pub(crate) fn analyze<'a>(
+/// The primary key of `relation` and the key column among its columns
+/// (`--column` for a key of several columns).
+fn key_column<'a>(
     snapshot: &'a Snapshot,
-    table: &str,
+    relation: &'a Relation,
     options: &MigrateOptions,
-    inputs: Option<&PlanInputs>,
-) -> Result<Target<'a>, String> {
-    let views = inputs.map(|i| &i.views[..]);
-    let relation = snapshot.find_relation(table)?;
-    let is_table = |r: &Relation| {
-        matches!(r.kind, RelKind::Table | RelKind::PartitionedTable) && !r.is_partition
-    };
-    if !is_table(relation) {
-        return Err(format!(
-            "table: {} is a {} (expected a table or a partitioned table; a partition is migrated with its table)",
-            relation.display_name(),
-            if relation.is_partition { "partition" } else { relation.kind.name() }
-        ));
-    }
+) -> Result<(&'a Constraint, i16, &'a Column, Vec<String>), DbError> {
     let pk = snapshot.primary_key(relation.oid).ok_or_else(|| {
-        format!(
-            "table: {} has no primary key (expected one of one column)",
-            relation.display_name()
+        DbError::refused(
+            "table",
+            format!(
+                "{} has no primary key (expected one of one column)",
+                relation.display_name()
+            ),
         )
     })?;
     let pk_columns: Vec<String> = pk
@@ -658,10 +584,13 @@ pub(crate) fn analyze<'a>(
             .filter(|c| pk.columns.contains(&c.num))
             .map(|c| c.num)
             .ok_or_else(|| {
-                format!(
-                    "column: '{name}' is not a column of the primary key of {} (expected one of {})",
-                    relation.display_name(),
-                    pk_columns.join(", ")
+                DbError::invalid(
+                    "column",
+                    format!(
+                        "'{name}' is not a column of the primary key of {} (expected one of {})",
+                        relation.display_name(),
+                        pk_columns.join(", ")
+                    ),
                 )
             })?,
         (_, None) => {
@@ -672,18 +601,24 @@ pub(crate) fn analyze<'a>(
                 .copied()
                 .filter(|&n| {
                     relation.column(n).is_some_and(|c| {
-                        matches!(c.type_name.as_str(), "smallint" | "integer" | "bigint" | "uuid")
+                        matches!(
+                            c.type_name.as_str(),
+                            "smallint" | "integer" | "bigint" | "uuid"
+                        )
                     })
                 })
                 .collect();
             match keys[..] {
                 [one] => one,
                 _ => {
-                    return Err(format!(
-                        "table: the primary key of {} has {} columns ({}); name the key with --column",
-                        relation.display_name(),
-                        pk.columns.len(),
-                        pk_columns.join(", ")
+                    return Err(DbError::refused(
+                        "table",
+                        format!(
+                            "the primary key of {} has {} columns ({}); name the key with --column",
+                            relation.display_name(),
+                            pk.columns.len(),
+                            pk_columns.join(", ")
+                        ),
                     ))
                 }
             }
@@ -691,37 +626,55 @@ pub(crate) fn analyze<'a>(
     };
     let key = relation
         .column(key_num)
-        .ok_or("table: key column not found")?;
+        .ok_or_else(|| DbError::unreadable("table", "key column not found"))?;
     if !key_type_supported(&key.type_name) {
-        return Err(format!(
-            "table: key {}.{} is {} (expected smallint, integer, bigint, text, varchar, char or uuid)",
-            relation.display_name(),
-            key.name,
-            key.type_name
+        return Err(DbError::refused(
+            "table",
+            format!(
+                "key {}.{} is {} (expected smallint, integer, bigint, text, varchar, char or uuid)",
+                relation.display_name(),
+                key.name,
+                key.type_name
+            ),
         ));
     }
+    Ok((pk, key_num, key, pk_columns))
+}
+
+/// Where the old values go (`--keep-old`) and the column whose time
+/// orders the new keys (`--order-by`).
+fn names_of(
+    relation: &Relation,
+    key: &Column,
+    options: &MigrateOptions,
+) -> Result<(String, Option<String>), DbError> {
     let old_name = options
         .keep_old
         .clone()
         .unwrap_or_else(|| format!("{}_old", key.name));
     if old_name.is_empty() || old_name.len() > 63 || relation.column_named(&old_name).is_some() {
-        return Err(format!(
-            "keep-old: '{old_name}' is taken or not a column name (expected a free name of 1 to 63 bytes)"
-        ));
+        return Err(DbError::invalid("keep-old", format!("'{old_name}' is taken or not a column name (expected a free name of 1 to 63 bytes)"
+        )));
     }
     let order_column = match &options.order_by {
         Some(name) => {
             let c = relation.column_named(name).ok_or_else(|| {
-                format!(
-                    "order-by: {} has no column '{name}' (expected a timestamp or date column)",
-                    relation.display_name()
+                DbError::invalid(
+                    "order-by",
+                    format!(
+                        "{} has no column '{name}' (expected a timestamp or date column)",
+                        relation.display_name()
+                    ),
                 )
             })?;
             if !(c.type_name.starts_with("timestamp") || c.type_name == "date") {
-                return Err(format!(
-                    "order-by: {}.{name} is {} (expected timestamp, timestamptz or date)",
-                    relation.display_name(),
-                    c.type_name
+                return Err(DbError::invalid(
+                    "order-by",
+                    format!(
+                        "{}.{name} is {} (expected timestamp, timestamptz or date)",
+                        relation.display_name(),
+                        c.type_name
+                    ),
                 ));
             }
             Some(c.name.clone())
@@ -729,7 +682,23 @@ pub(crate) fn analyze<'a>(
         None => None,
     };
 
-    // Foreign keys referencing the table.
+    Ok((old_name, order_column))
+}
+
+/// A referencing table, its foreign key and its referencing column.
+type Child<'a> = (&'a Relation, &'a Constraint, String);
+
+/// The foreign keys referencing the key: each referencing table, its
+/// constraint and column (and the references for the report).
+fn children_of<'a>(
+    snapshot: &'a Snapshot,
+    relation: &'a Relation,
+    key: &Column,
+    key_num: i16,
+) -> Result<(Vec<Child<'a>>, Vec<Reference>), DbError> {
+    let is_table = |r: &Relation| {
+        matches!(r.kind, RelKind::Table | RelKind::PartitionedTable) && !r.is_partition
+    };
     let mut references = Vec::new();
     let mut children: Vec<(&Relation, &Constraint, String)> = Vec::new();
     for fk in snapshot
@@ -738,34 +707,39 @@ pub(crate) fn analyze<'a>(
     {
         let child = snapshot
             .relation(fk.table)
-            .ok_or("foreign key: table not found")?;
+            .ok_or_else(|| DbError::unreadable("foreign key", "table not found"))?;
         let refs = fk.ref_columns.clone().unwrap_or_default();
         let Some(at) = refs.iter().position(|&n| n == key_num) else {
-            return Err(format!(
-                "table: foreign key {} of {} references columns of {} without its key {} (not migrated)",
+            return Err(DbError::refused("table", format!("foreign key {} of {} references columns of {} without its key {} (not migrated)",
                 fk.name,
                 child.display_name(),
                 relation.display_name(),
                 key.name
-            ));
+            )));
         };
         if !is_table(child) {
-            return Err(format!(
-                "table: {} referencing it is a {} (expected a table or a partitioned table)",
-                child.display_name(),
-                child.kind.name()
+            return Err(DbError::refused(
+                "table",
+                format!(
+                    "{} referencing it is a {} (expected a table or a partitioned table)",
+                    child.display_name(),
+                    child.kind.name()
+                ),
             ));
         }
         let column = child
             .column(fk.columns[at])
-            .ok_or("foreign key: column not found")?
+            .ok_or_else(|| DbError::unreadable("foreign key", "column not found"))?
             .name
             .clone();
         let kept = format!("{column}_old");
         if child.column_named(&kept).is_some() {
-            return Err(format!(
-                "table: {} already has a column '{kept}' (expected it free for the old references)",
-                child.display_name()
+            return Err(DbError::refused(
+                "table",
+                format!(
+                    "{} already has a column '{kept}' (expected it free for the old references)",
+                    child.display_name()
+                ),
             ));
         }
         references.push(Reference {
@@ -775,45 +749,63 @@ pub(crate) fn analyze<'a>(
         });
         children.push((child, fk, column));
     }
-    // Views over the columns would go on showing the old values: they are
-    // made again over the new columns, from definitions the caller read
-    // (`DEPENDENT_VIEWS_SQL`) for exactly these columns.
-    let mut watched = vec![(relation.oid, key_num)];
-    let reference_num = |fk: &Constraint| {
-        let at = fk
-            .ref_columns
-            .as_ref()
-            .and_then(|r| r.iter().position(|&n| n == key_num))
-            .unwrap_or(0);
-        fk.columns[at]
-    };
-    watched.extend(children.iter().map(|(c, fk, _)| (c.oid, reference_num(fk))));
-    if let Some(views) = views {
-        let read: Vec<u32> = views.iter().map(|v| v.oid).collect();
-        let mut unread: Vec<String> = snapshot
-            .view_sources()
-            .iter()
-            .filter(|(v, s)| {
-                watched.contains(&(s.relation, s.column)) && !read.contains(&v.relation)
-            })
-            .filter_map(|(v, _)| snapshot.relation(v.relation).map(|r| r.display_name()))
-            .collect();
-        unread.sort();
-        unread.dedup();
-        if !unread.is_empty() {
-            return Err(format!(
-                "table: views {} show the key or its references but were not read (plan again)",
-                unread.join(", ")
-            ));
-        }
-        if let Some(m) = views.iter().find(|v| v.kind != "v") {
-            return Err(format!(
-                "table: materialized view {}.{} depends on the key or its references (drop it first and make it again after: materialized views are not recreated)",
-                m.schema, m.name
-            ));
-        }
-    }
+    Ok((children, references))
+}
 
+/// The column of `fk` that references the key `key_num`.
+fn reference_column(fk: &Constraint, key_num: i16) -> i16 {
+    let at = fk
+        .ref_columns
+        .as_ref()
+        .and_then(|r| r.iter().position(|&n| n == key_num))
+        .unwrap_or(0);
+    fk.columns[at]
+}
+
+/// Refuses when a view over `watched` columns was not read, or is
+/// materialized (not made again).
+fn check_views(
+    snapshot: &Snapshot,
+    watched: &[(u32, i16)],
+    views: &[ViewDefinition],
+) -> Result<(), DbError> {
+    let read: Vec<u32> = views.iter().map(|v| v.oid).collect();
+    let mut unread: Vec<String> = snapshot
+        .view_sources()
+        .iter()
+        .filter(|(v, s)| watched.contains(&(s.relation, s.column)) && !read.contains(&v.relation))
+        .filter_map(|(v, _)| snapshot.relation(v.relation).map(|r| r.display_name()))
+        .collect();
+    unread.sort();
+    unread.dedup();
+    if !unread.is_empty() {
+        return Err(DbError::refused(
+            "table",
+            format!(
+                "views {} show the key or its references but were not read (plan again)",
+                unread.join(", ")
+            ),
+        ));
+    }
+    if let Some(m) = views.iter().find(|v| v.kind != "v") {
+        return Err(DbError::refused("table", format!("materialized view {}.{} depends on the key or its references (drop it first and make it again after: materialized views are not recreated)",
+            m.schema, m.name
+        )));
+    }
+    Ok(())
+}
+
+/// A referencing table's own primary key or unique constraints over the
+/// reference (they move to the new column); refused when referenced
+/// themselves.
+fn child_keys_of<'a>(
+    snapshot: &'a Snapshot,
+    relation: &Relation,
+    pk: &Constraint,
+    key_num: i16,
+    children: &[Child<'a>],
+) -> Result<Vec<(&'a Relation, &'a Constraint)>, DbError> {
+    let reference_num = |fk: &Constraint| reference_column(fk, key_num);
     let mut child_keys: Vec<(&Relation, &Constraint)> = Vec::new();
     for (child, fk, _) in children.iter() {
         for c in snapshot.constraints.iter().filter(|c| {
@@ -830,14 +822,25 @@ pub(crate) fn analyze<'a>(
                         .as_ref()
                         .is_some_and(|r| r.contains(&reference_num(fk)))
             }) {
-                return Err(format!(
-                    "table: {} of {} covers a reference and is itself referenced by {} (not migrated yet)",
+                return Err(DbError::refused("table", format!("{} of {} covers a reference and is itself referenced by {} (not migrated yet)",
                     c.name, child.display_name(), user.name
-                ));
+                )));
             }
             child_keys.push((child, c));
         }
     }
+    Ok(child_keys)
+}
+
+/// Single-column plain b-tree indexes of the references that no
+/// constraint owns; refused when one was not read in the planning pass.
+fn reference_indexes_of<'a>(
+    snapshot: &'a Snapshot,
+    key_num: i16,
+    children: &[Child<'a>],
+    inputs: Option<&PlanInputs>,
+) -> Result<Vec<(String, String, &'a Index)>, DbError> {
+    let reference_num = |fk: &Constraint| reference_column(fk, key_num);
     let constraint_names: Vec<&str> = snapshot
         .constraints
         .iter()
@@ -861,12 +864,56 @@ pub(crate) fn analyze<'a>(
             .iter()
             .find(|(_, _, i)| !inputs.indexes.iter().any(|d| d.oid == i.oid))
         {
-            return Err(format!(
-                "table: index {} over a reference was not read (plan again)",
-                unread.name
+            return Err(DbError::refused(
+                "table",
+                format!(
+                    "index {} over a reference was not read (plan again)",
+                    unread.name
+                ),
             ));
         }
     }
+    Ok(reference_indexes)
+}
+
+/// Reads and checks what migrating `table`'s key changes. Errors name
+/// the argument, the value and what was expected.
+pub(crate) fn analyze<'a>(
+    snapshot: &'a Snapshot,
+    table: &str,
+    options: &MigrateOptions,
+    inputs: Option<&PlanInputs>,
+) -> Result<Target<'a>, DbError> {
+    let views = inputs.map(|i| &i.views[..]);
+    let relation = snapshot.find_relation(table)?;
+    if !matches!(relation.kind, RelKind::Table | RelKind::PartitionedTable) || relation.is_partition
+    {
+        return Err(DbError::refused(
+            "table",
+            format!(
+                "{} is a {} (expected a table or a partitioned table; a partition is migrated with its table)",
+                relation.display_name(),
+                if relation.is_partition { "partition" } else { relation.kind.name() }
+            ),
+        ));
+    }
+    let (pk, key_num, key, pk_columns) = key_column(snapshot, relation, options)?;
+    let (old_name, order_column) = names_of(relation, key, options)?;
+    let (children, references) = children_of(snapshot, relation, key, key_num)?;
+    // Views over the columns would go on showing the old values: they are
+    // made again over the new columns, from definitions the caller read
+    // (`DEPENDENT_VIEWS_SQL`) for exactly these columns.
+    let mut watched = vec![(relation.oid, key_num)];
+    watched.extend(
+        children
+            .iter()
+            .map(|(c, fk, _)| (c.oid, reference_column(fk, key_num))),
+    );
+    if let Some(views) = views {
+        check_views(snapshot, &watched, views)?;
+    }
+    let child_keys = child_keys_of(snapshot, relation, pk, key_num, &children)?;
+    let reference_indexes = reference_indexes_of(snapshot, key_num, &children, inputs)?;
     let default_note = match &snapshot.extension_schema {
         Some(schema) => format!("{schema}.uuidv7() (the uuidforge extension)"),
         None => "none: the uuidforge extension is not installed; generate UUIDv7 keys in the application or install it and set DEFAULT uuidv7()".into(),
@@ -931,31 +978,18 @@ pub(crate) fn names(columns: &[String]) -> String {
         .join(", ")
 }
 
-/// Plans migrating `table`'s primary key in one transaction. Errors name
-/// the argument, the value and what was expected.
-pub fn plan(
-    snapshot: &Snapshot,
-    table: &str,
-    options: &MigrateOptions,
-    inputs: &PlanInputs,
-) -> Result<MigratePlan, String> {
-    let target = analyze(snapshot, table, options, Some(inputs))?;
+/// The statements up to the new values: settings, views dropped, new
+/// columns, constraints and indexes over the old ones dropped, the new
+/// columns filled from the key map.
+fn fill_statements(target: &Target) -> Vec<String> {
     let Target {
-        relation,
-        key,
         pk,
-        old_name,
         children,
         child_keys,
         ..
-    } = &target;
-    let t = relation.sql_name();
-    let k = quote_ident(&key.name);
+    } = target;
+    let (t, k, kn) = target.quoted();
     let new_col = |name: &str| quote_ident(&new_column(name));
-    let kn = new_col(&key.name);
-    let old = quote_ident(old_name);
-    let read_keys_sql = target.read_keys_sql("");
-    let map_sql = "CREATE TEMP TABLE uuidforge_keymap (old text PRIMARY KEY, new uuid NOT NULL UNIQUE) ON COMMIT DROP".to_string();
     let mut s = Vec::new();
     // Deferred foreign key checks would leave events pending, and a table
     // with pending events cannot be altered: check as rows change.
@@ -1020,6 +1054,25 @@ pub fn plan(
             others = target.other_join(child, fk, "x", "p")
         ));
     }
+    s
+}
+
+/// The statements from the new values on: the old key's default and
+/// sequence gone, columns swapped, keys, constraints and indexes made
+/// again on the new columns, the default `uuidv7()`.
+fn swap_statements(snapshot: &Snapshot, target: &Target) -> Vec<String> {
+    let Target {
+        key,
+        pk,
+        old_name,
+        children,
+        child_keys,
+        ..
+    } = target;
+    let (t, k, kn) = target.quoted();
+    let new_col = |name: &str| quote_ident(&new_column(name));
+    let old = quote_ident(old_name);
+    let mut s = Vec::new();
     // Identity or serial: the default goes, and its sequence with it.
     s.push(format!(
         "ALTER TABLE {t} ALTER COLUMN {k} DROP IDENTITY IF EXISTS"
@@ -1044,7 +1097,7 @@ pub fn plan(
     // indexes hold its partition key).
     s.push(format!(
         "CREATE UNIQUE INDEX {} ON {t} ({})",
-        quote_ident(&old_index_name(&target)),
+        quote_ident(&old_index_name(target)),
         names(&target.pk_with(old_name))
     ));
     if let Some(schema) = &snapshot.extension_schema {
@@ -1101,6 +1154,23 @@ pub fn plan(
         ));
     }
 
+    s
+}
+
+/// Plans migrating `table`'s primary key in one transaction. Errors name
+/// the argument, the value and what was expected.
+pub fn plan(
+    snapshot: &Snapshot,
+    table: &str,
+    options: &MigrateOptions,
+    inputs: &PlanInputs,
+) -> Result<MigratePlan, DbError> {
+    let target = analyze(snapshot, table, options, Some(inputs))?;
+    let Target { key, old_name, .. } = &target;
+    let read_keys_sql = target.read_keys_sql("");
+    let map_sql = "CREATE TEMP TABLE uuidforge_keymap (old text PRIMARY KEY, new uuid NOT NULL UNIQUE) ON COMMIT DROP".to_string();
+    let mut s = fill_statements(&target);
+    s.extend(swap_statements(snapshot, &target));
     s.extend(create_views(&target.views, &snapshot.user));
     let verify_sql = target.checks_sql(
         old_name,
@@ -1109,8 +1179,8 @@ pub fn plan(
         "uuidforge_keymap",
         false,
     );
-    Ok(MigratePlan {
-        table: t,
+    let mut plan = MigratePlan {
+        table: target.relation.sql_name(),
         key: key.name.clone(),
         key_type: key.type_name.clone(),
         old_name: old_name.clone(),
@@ -1122,7 +1192,11 @@ pub fn plan(
         counts_sql: target.counts_sql(),
         default_note: target.default_note.clone(),
         backup: target.backup(),
-    })
+        ordered: options.order_by.is_some(),
+        change: ChangePlan::default(),
+    };
+    plan.change = change(&plan, options);
+    Ok(plan)
 }
 
 /// At most 63 bytes (PostgreSQL's limit), cut at a character boundary.
@@ -1146,24 +1220,29 @@ pub fn new_keys(
     rows: &[(String, Option<i64>)],
     ordered: bool,
     secret: &[u8],
-) -> Result<Vec<uuid::Uuid>, String> {
+) -> Result<Vec<uuid::Uuid>, DbError> {
     rows.iter()
         .enumerate()
         .map(|(i, (old, ms))| {
             let ms = match (ordered, ms) {
                 (true, Some(ms)) => u64::try_from(*ms).map_err(|_| {
-                    format!("order-by: row with key '{old}' has a time before 1970 (expected 1970 to 10889)")
+                    DbError::invalid(
+                        "order-by",
+                        format!(
+                            "row with key '{old}' has a time before 1970 (expected 1970 to 10889)"
+                        ),
+                    )
                 })?,
                 (true, None) => {
-                    return Err(format!(
-                        "order-by: row with key '{old}' has no time (expected a time in every row)"
+                    return Err(DbError::invalid(
+                        "order-by",
+                        format!("row with key '{old}' has no time (expected a time in every row)"),
                     ))
                 }
                 (false, _) => SYNTHESIZED_EPOCH_MS + i as u64,
             };
-            uuidforge::generator::v7_from(ms, old.as_bytes(), secret).map_err(|e| {
-                format!("order-by: row with key '{old}': {e}")
-            })
+            uuidforge::generator::v7_from(ms, old.as_bytes(), secret)
+                .map_err(|e| DbError::invalid("order-by", format!("row with key '{old}': {e}")))
         })
         .collect()
 }
@@ -1189,9 +1268,9 @@ pub fn count_changes(before: &str, after: &str) -> Vec<String> {
 
 /// Reads the verification row: the checks that failed (empty when all
 /// hold), and every check as `name: count`.
-pub fn verification(json: &str) -> Result<(Vec<String>, Vec<String>), String> {
-    let map: serde_json::Map<String, serde_json::Value> =
-        serde_json::from_str(json).map_err(|e| format!("verification: {e}"))?;
+pub fn verification(json: &str) -> Result<(Vec<String>, Vec<String>), DbError> {
+    let map: serde_json::Map<String, serde_json::Value> = serde_json::from_str(json)
+        .map_err(|e| DbError::unreadable("verification", format!("{e}")))?;
     let mut failed = Vec::new();
     let mut all = Vec::new();
     for (name, count) in map {
@@ -1227,9 +1306,15 @@ mod tests {
         let keys = new_keys(&rows, true, b"s").unwrap();
         assert!(keys[0] < keys[1]);
         let err = new_keys(&[("x".into(), Some(-1))], true, b"s").unwrap_err();
-        assert!(err.contains("order-by") && err.contains("'x'"), "{err}");
+        assert!(
+            err.context == "order-by" && err.message.contains("'x'"),
+            "{err}"
+        );
         let err = new_keys(&[("y".into(), None)], true, b"s").unwrap_err();
-        assert!(err.contains("no time") && err.contains("'y'"), "{err}");
+        assert!(
+            err.message.contains("no time") && err.message.contains("'y'"),
+            "{err}"
+        );
     }
 
     #[test]

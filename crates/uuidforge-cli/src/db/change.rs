@@ -1,0 +1,126 @@
+//! The one way the `db` subcommands change a database: plan, print the
+//! plan (the exact SQL, or JSON), and with `--apply` hand it to the runner
+//! (backup, plan again and compare, run, check, commit), then say what was
+//! done.
+
+use super::{db_error, print_json};
+use crate::UsageError;
+use std::io::Write;
+use std::process::ExitCode;
+use uuidforge_db::client::{DbError, ReadOnly};
+use uuidforge_db::ops::{one_line, print, Mode, Operation, Planned};
+use uuidforge_db::runner::{self, Applied, Context, Progress};
+
+/// What the command adds to the runner's work: how to get the secret of
+/// new keys, its JSON, and its lines after `applied`.
+pub(super) struct Report<'a, P> {
+    /// The secret of new keys (asked for after the backup).
+    pub secret: &'a (dyn Fn() -> Result<Vec<u8>, DbError> + Sync),
+    /// The command's JSON: the plan, and what was done when applied.
+    pub json: &'a dyn Fn(&P, Option<&Applied>) -> serde_json::Value,
+    /// Lines saying what was done, after the backup line.
+    pub applied: &'a dyn Fn(&P, &Applied) -> Vec<String>,
+}
+
+/// No secret: the change makes no keys.
+pub(super) fn no_secret() -> Result<Vec<u8>, DbError> {
+    Ok(Vec::new())
+}
+
+/// Plans `op` in `session`, prints the plan, applies it with `apply`.
+pub(super) async fn run<O: Operation>(
+    session: ReadOnly,
+    config: &tokio_postgres::Config,
+    op: &O,
+    args: &super::ChangeArgs,
+    report: Report<'_, O::Plan>,
+) -> Result<ExitCode, UsageError> {
+    let (plan, snapshot) = runner::plan(&session, op).await.map_err(db_error)?;
+    // Its locks (the views it read) would keep the change waiting.
+    session.close().await.map_err(db_error)?;
+    let mut out = crate::term::stdout();
+    if !args.json {
+        for line in print(plan.change()) {
+            writeln!(out, "{line}")?;
+        }
+        out.flush()?;
+    }
+    if !args.apply {
+        if args.json {
+            return print_json(&mut out, &(report.json)(&plan, None));
+        }
+        writeln!(out, "\n-- nothing was changed: run again with --apply")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let bar = steps_bar();
+    let mut progress = show_progress(&bar);
+    let ctx = Context {
+        backup_file: args.backup.clone(),
+        secret: report.secret,
+        progress: &mut progress,
+    };
+    let done = runner::apply(config, op, &plan, &snapshot, ctx).await;
+    bar.finish_and_clear();
+    let done = done.map_err(|e| match plan.change().mode {
+        Mode::Steps { .. } => resumable(e),
+        Mode::OneTransaction => db_error(e),
+    })?;
+    if args.json {
+        return print_json(&mut out, &(report.json)(&plan, Some(&done)));
+    }
+    if let Some(b) = &done.backup {
+        writeln!(
+            out,
+            "\n-- backup: {} ({} entries, read back with pg_restore --list)",
+            one_line(&b.file.display().to_string()),
+            b.entries
+        )?;
+    }
+    print_done(&mut out, &(report.applied)(&plan, &done), &done.checks)
+}
+
+/// What a change did: its lines, then the checks made.
+pub(super) fn print_done(
+    out: &mut impl Write,
+    lines: &[String],
+    checks: &[String],
+) -> Result<ExitCode, UsageError> {
+    for line in lines {
+        writeln!(out, "-- {}", one_line(line))?;
+    }
+    writeln!(out, "-- verified:")?;
+    for check in checks {
+        writeln!(out, "--   {}", one_line(check))?;
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The progress bar of a change in steps (hidden when not on a terminal).
+pub(super) fn steps_bar() -> indicatif::ProgressBar {
+    super::progress_bar("{spinner} {msg} {pos}/{len} pages {wide_bar} {eta}")
+}
+
+/// Shows a change's progress on `bar`: the step, then the pages of a
+/// backfill.
+pub(super) fn show_progress(bar: &indicatif::ProgressBar) -> impl FnMut(Progress) + Send + '_ {
+    move |p: Progress| match p {
+        Progress::Step { index, total, what } => {
+            bar.set_message(format!("step {}/{total}: {what}", index + 1));
+            bar.set_length(0);
+            bar.set_position(0);
+        }
+        Progress::Pages { done, total } => {
+            bar.set_length(total);
+            bar.set_position(done);
+        }
+    }
+}
+
+/// A failed step of a change in steps: the database works under the old
+/// schema until the swap, and `--resume` goes on.
+pub(super) fn resumable(e: DbError) -> UsageError {
+    UsageError::plain(format!(
+        "{e}\n(the database is consistent; complete the migration with --resume, or see the state in uuidforge_migration)"
+    ))
+}

@@ -1,0 +1,234 @@
+//! Catalog introspection beyond the snapshot ([`crate::catalog`]): what a
+//! change plan reads about the columns it touches — the views over them
+//! (with their definitions, to make them again), the indexes over them
+//! that no constraint owns, and the partitions of partitioned tables —
+//! each a query ([`crate::plan::Query`], one row of JSON text) and a pure
+//! reader of its answer; and the view DDL made from those definitions.
+
+use crate::error::DbError;
+use crate::ident::{quote_ident, quote_literal};
+use serde::Serialize;
+
+/// A view that depends on the migrated columns, as the catalog defines
+/// it, to be dropped before the change and made again after it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct ViewDefinition {
+    /// Its oid.
+    pub oid: u32,
+    /// Schema.
+    pub schema: String,
+    /// Name.
+    pub name: String,
+    /// `v` (view) or `m` (materialized view).
+    pub kind: String,
+    /// 1 for a view over the columns, 2 for a view over such a view, …
+    pub level: i32,
+    /// `pg_get_viewdef`.
+    pub definition: String,
+    /// `security_barrier=true`, `check_option=local`, …
+    pub options: Option<Vec<String>>,
+    /// Its owner.
+    pub owner: String,
+    /// `COMMENT ON VIEW`.
+    pub comment: Option<String>,
+    /// Its privileges.
+    pub grants: Option<Vec<ViewGrant>>,
+}
+
+/// One privilege on a view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct ViewGrant {
+    /// A role, or `PUBLIC`.
+    pub grantee: String,
+    /// `SELECT`, `INSERT`, …
+    pub privilege: String,
+    /// `WITH GRANT OPTION`.
+    pub grantable: bool,
+}
+
+/// The views that depend on columns (`$1` the tables' oids, `$2` their
+/// column numbers, both `text[]`), directly or through other views: one
+/// row of JSON text, an array of [`ViewDefinition`].
+pub const DEPENDENT_VIEWS_SQL: &str = "WITH RECURSIVE dep(view, level) AS ( \
+  SELECT r.ev_class, 1 FROM pg_depend d JOIN pg_rewrite r ON r.oid = d.objid \
+  WHERE d.classid = 'pg_rewrite'::regclass AND d.refclassid = 'pg_class'::regclass \
+    AND (d.refobjid, d.refobjsubid) IN (SELECT a::oid, b::int2 FROM unnest($1::text[], $2::text[]) u(a, b)) AND r.ev_class <> d.refobjid \
+  UNION \
+  SELECT r.ev_class, dep.level + 1 FROM dep JOIN pg_depend d ON d.refobjid = dep.view \
+    AND d.classid = 'pg_rewrite'::regclass AND d.refclassid = 'pg_class'::regclass \
+  JOIN pg_rewrite r ON r.oid = d.objid WHERE r.ev_class <> dep.view AND dep.level < 100) \
+SELECT coalesce(json_agg(json_build_object('oid', c.oid::int8, 'schema', n.nspname, 'name', c.relname, 'kind', c.relkind, \
+  'level', v.level, 'definition', pg_get_viewdef(c.oid), 'options', c.reloptions, \
+  'owner', pg_get_userbyid(c.relowner), 'comment', obj_description(c.oid, 'pg_class'), \
+  'grants', (SELECT json_agg(json_build_object('grantee', CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE pg_get_userbyid(a.grantee) END, \
+     'privilege', a.privilege_type, 'grantable', a.is_grantable)) FROM aclexplode(c.relacl) a WHERE a.grantee <> c.relowner)) \
+  ORDER BY v.level, c.oid), '[]')::text \
+FROM (SELECT view, max(level) AS level FROM dep GROUP BY view) v JOIN pg_class c ON c.oid = v.view JOIN pg_namespace n ON n.oid = c.relnamespace";
+
+/// `sql` bound to columns (`$1` their tables' oids, `$2` their numbers,
+/// both `text[]`).
+fn over_columns(sql: &str, columns: &[(u32, i16)]) -> crate::plan::Query {
+    crate::plan::Query {
+        sql: sql.to_string(),
+        params: vec![
+            crate::plan::Param::TextArray(columns.iter().map(|(t, _)| t.to_string()).collect()),
+            crate::plan::Param::TextArray(columns.iter().map(|(_, c)| c.to_string()).collect()),
+        ],
+    }
+}
+
+/// The query reading the views over `watched` columns.
+pub fn dependent_views_query(watched: &[(u32, i16)]) -> crate::plan::Query {
+    over_columns(DEPENDENT_VIEWS_SQL, watched)
+}
+
+/// Reads the JSON of [`DEPENDENT_VIEWS_SQL`].
+pub fn parse_views(json: &str) -> Result<Vec<ViewDefinition>, DbError> {
+    serde_json::from_str(json).map_err(|e| DbError::unreadable("dependent views", e.to_string()))
+}
+
+/// A partition of a partitioned table a batched migration changes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Partition {
+    /// The partitioned table's oid.
+    pub parent: u32,
+    /// The partition's oid.
+    pub oid: u32,
+    /// Schema.
+    pub schema: String,
+    /// Name.
+    pub name: String,
+    /// `r` (a table), `p` (itself partitioned), `f` (foreign).
+    pub kind: String,
+}
+
+impl Partition {
+    /// `schema.name`, quoted.
+    pub fn sql_name(&self) -> String {
+        crate::ident::qualified(&self.schema, &self.name)
+    }
+}
+
+/// An index over a reference column (a key, an `INCLUDE`d column, an
+/// expression or a predicate), not behind a constraint, as the catalog
+/// defines it: made again on the new column from its definition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct IndexDefinition {
+    /// Its oid.
+    pub oid: u32,
+    /// Its table's oid.
+    pub table: u32,
+    /// Schema.
+    pub schema: String,
+    /// Name.
+    pub name: String,
+    /// `pg_get_indexdef`.
+    pub definition: String,
+}
+
+/// The indexes over columns (`$1` tables' oids, `$2` column numbers, both
+/// `text[]`) that no constraint owns: one row of JSON text, an array of
+/// [`IndexDefinition`]. A partitioned table's index is defined `ON ONLY`
+/// the table; without `ONLY` its definition makes the partitions' too.
+pub const REFERENCE_INDEXES_SQL: &str = "SELECT coalesce(json_agg(x ORDER BY x.oid), '[]')::text FROM ( \
+  SELECT DISTINCT ON (i.indexrelid) i.indexrelid::int8 AS oid, i.indrelid::int8 AS \"table\", n.nspname AS schema, \
+    c.relname AS name, \
+    CASE WHEN starts_with(pg_get_indexdef(i.indexrelid), p.on || 'ONLY ') \
+      THEN p.on || substr(pg_get_indexdef(i.indexrelid), length(p.on || 'ONLY ') + 1) \
+      ELSE pg_get_indexdef(i.indexrelid) END AS definition \
+  FROM pg_depend d JOIN pg_index i ON i.indexrelid = d.objid \
+  JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
+  CROSS JOIN LATERAL (SELECT 'CREATE ' || CASE WHEN i.indisunique THEN 'UNIQUE ' ELSE '' END || 'INDEX ' \
+    || quote_ident(c.relname) || ' ON ' AS on) p \
+  WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass \
+    AND (d.refobjid, d.refobjsubid) IN (SELECT a::oid, b::int2 FROM unnest($1::text[], $2::text[]) u(a, b)) \
+    AND NOT EXISTS (SELECT FROM pg_constraint k WHERE k.conindid = i.indexrelid AND k.conrelid = i.indrelid) \
+  ORDER BY i.indexrelid) x";
+
+/// The query reading the indexes over reference columns.
+pub fn reference_indexes_query(columns: &[(u32, i16)]) -> crate::plan::Query {
+    over_columns(REFERENCE_INDEXES_SQL, columns)
+}
+
+/// Reads the JSON of [`REFERENCE_INDEXES_SQL`].
+pub fn parse_indexes(json: &str) -> Result<Vec<IndexDefinition>, DbError> {
+    serde_json::from_str(json).map_err(|e| DbError::unreadable("reference indexes", e.to_string()))
+}
+
+/// The partitions of tables (`$1`: their oids as `text[]`), one row of
+/// JSON text, an array of [`Partition`] ordered by oid.
+pub const PARTITIONS_SQL: &str = "SELECT coalesce(json_agg(json_build_object('parent', i.inhparent::int8, 'oid', c.oid::int8, \
+  'schema', n.nspname, 'name', c.relname, 'kind', c.relkind) ORDER BY c.oid), '[]')::text \
+  FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
+  WHERE i.inhparent::int8::text = ANY ($1::text[])";
+
+/// The query reading the partitions of `tables`.
+pub fn partitions_query(tables: &[u32]) -> crate::plan::Query {
+    crate::plan::Query {
+        sql: PARTITIONS_SQL.to_string(),
+        params: vec![crate::plan::Param::TextArray(
+            tables.iter().map(u32::to_string).collect(),
+        )],
+    }
+}
+
+/// Reads the JSON of [`PARTITIONS_SQL`].
+pub fn parse_partitions(json: &str) -> Result<Vec<Partition>, DbError> {
+    serde_json::from_str(json).map_err(|e| DbError::unreadable("partitions", e.to_string()))
+}
+
+/// Drops `views`, dependents first.
+pub fn drop_views(views: &[ViewDefinition]) -> Vec<String> {
+    let mut ordered: Vec<&ViewDefinition> = views.iter().collect();
+    ordered.sort_by_key(|v| std::cmp::Reverse(v.level));
+    ordered
+        .iter()
+        .map(|v| format!("DROP VIEW {}", crate::ident::qualified(&v.schema, &v.name)))
+        .collect()
+}
+
+/// Makes `views` again as they were defined (options, owner, comment,
+/// privileges), the views they use first.
+pub fn create_views(views: &[ViewDefinition], user: &str) -> Vec<String> {
+    let mut ordered: Vec<&ViewDefinition> = views.iter().collect();
+    ordered.sort_by_key(|v| v.level);
+    let mut s = Vec::new();
+    for v in ordered {
+        let name = crate::ident::qualified(&v.schema, &v.name);
+        let with = match &v.options {
+            Some(options) if !options.is_empty() => format!(" WITH ({})", options.join(", ")),
+            _ => String::new(),
+        };
+        let definition = v.definition.trim().trim_end_matches(';');
+        s.push(format!("CREATE VIEW {name}{with} AS {definition}"));
+        if v.owner != user {
+            s.push(format!(
+                "ALTER VIEW {name} OWNER TO {}",
+                quote_ident(&v.owner)
+            ));
+        }
+        if let Some(comment) = &v.comment {
+            s.push(format!(
+                "COMMENT ON VIEW {name} IS {}",
+                quote_literal(comment)
+            ));
+        }
+        for g in v.grants.iter().flatten() {
+            let grantee = if g.grantee == "PUBLIC" {
+                "PUBLIC".to_string()
+            } else {
+                quote_ident(&g.grantee)
+            };
+            s.push(format!(
+                "GRANT {} ON {name} TO {grantee}{}",
+                g.privilege,
+                if g.grantable {
+                    " WITH GRANT OPTION"
+                } else {
+                    ""
+                }
+            ));
+        }
+    }
+    s
+}
