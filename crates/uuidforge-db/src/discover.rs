@@ -377,21 +377,9 @@ pub const INCLUSION_WORK_MEM: &str = "128MB";
 /// Least share of a column's values that must be found in a key.
 pub const MIN_INCLUSION: f64 = 0.98;
 
-/// Scores the inclusions and builds the report (declared constraints
-/// included and marked).
-pub fn score(
-    snapshot: &Snapshot,
-    candidates: &[Candidate],
-    keys: &[(usize, bool)],
-    inclusion_json: &str,
-) -> Result<Report, DbError> {
-    let rows: Vec<(usize, usize, i64, i64)> = if inclusion_json.is_empty() {
-        Vec::new()
-    } else {
-        serde_json::from_str(inclusion_json)
-            .map_err(|e| DbError::unreadable("inclusion", e.to_string()))?
-    };
-    let declared_fks: Vec<(ColumnSet, ColumnSet)> = snapshot
+/// The declared foreign keys, as (referencing, referenced) column sets.
+fn declared_foreign_keys(snapshot: &Snapshot) -> Vec<(ColumnSet, ColumnSet)> {
+    snapshot
         .foreign_keys()
         .filter_map(|fk| {
             let from = snapshot.relation(fk.table)?;
@@ -414,7 +402,24 @@ pub fn score(
                 },
             ))
         })
-        .collect();
+        .collect()
+}
+
+/// Scores the inclusions and builds the report (declared constraints
+/// included and marked).
+pub fn score(
+    snapshot: &Snapshot,
+    candidates: &[Candidate],
+    keys: &[(usize, bool)],
+    inclusion_json: &str,
+) -> Result<Report, DbError> {
+    let rows: Vec<(usize, usize, i64, i64)> = if inclusion_json.is_empty() {
+        Vec::new()
+    } else {
+        serde_json::from_str(inclusion_json)
+            .map_err(|e| DbError::unreadable("inclusion", e.to_string()))?
+    };
+    let declared_fks = declared_foreign_keys(snapshot);
     let mut best: HashMap<usize, ForeignKey> = HashMap::new();
     for (d, r, matched, older) in rows {
         let dep = candidates

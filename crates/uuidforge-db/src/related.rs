@@ -238,23 +238,18 @@ struct Shared {
     columns: Vec<(usize, i64, i64, i64)>,
 }
 
-/// The related columns, strongest first, from the catalog and the result
-/// of [`RelatedPlan::values_query`] (`None` when it was not run).
-pub fn report(
-    snapshot: &Snapshot,
-    plan: &RelatedPlan,
-    values_json: Option<&str>,
-) -> Result<Vec<RelatedColumn>, DbError> {
-    let mut found = Found::new();
-    let name = |c: ColumnRef| -> String {
-        snapshot
-            .relation(c.relation)
-            .and_then(|r| Some(format!("{}.{}", r.display_name(), r.column(c.column)?.name)))
-            .unwrap_or_default()
-    };
-    let anchors: HashSet<ColumnRef> = plan.anchors.iter().copied().collect();
+/// `schema.table.column` of `c`, or "" when the catalog lacks it.
+fn column_label(snapshot: &Snapshot, c: ColumnRef) -> String {
+    snapshot
+        .relation(c.relation)
+        .and_then(|r| Some(format!("{}.{}", r.display_name(), r.column(c.column)?.name)))
+        .unwrap_or_default()
+}
 
-    // Declared foreign keys, column by column.
+/// Declared foreign keys, column by column: what an anchor references,
+/// what references it, and what references the same key.
+fn keys_evidence(snapshot: &Snapshot, plan: &RelatedPlan, found: &mut Found) {
+    let name = |c: ColumnRef| column_label(snapshot, c);
     let mut references: Vec<(ColumnRef, ColumnRef, &str)> = Vec::new();
     for fk in snapshot.foreign_keys() {
         let Some(refs) = &fk.ref_columns else {
@@ -278,7 +273,7 @@ pub fn report(
         for &(from, to, constraint) in &references {
             if from == anchor {
                 add(
-                    &mut found,
+                    found,
                     to,
                     "foreign_key",
                     format!("{} → {} ({constraint})", name(from), name(to)),
@@ -287,7 +282,7 @@ pub fn report(
                 for &(sibling, to2, c2) in &references {
                     if to2 == to && sibling != anchor {
                         add(
-                            &mut found,
+                            found,
                             sibling,
                             "same_key",
                             format!("both reference {} ({constraint}, {c2})", name(to)),
@@ -298,7 +293,7 @@ pub fn report(
             }
             if to == anchor {
                 add(
-                    &mut found,
+                    found,
                     from,
                     "referenced_by",
                     format!("{} → {} ({constraint})", name(from), name(to)),
@@ -307,8 +302,12 @@ pub fn report(
             }
         }
     }
+}
 
-    // Views: the columns derived from an anchor, and an anchor's sources.
+/// Views: the columns derived from an anchor, and an anchor's sources.
+fn views_evidence(snapshot: &Snapshot, plan: &RelatedPlan, found: &mut Found) {
+    let name = |c: ColumnRef| column_label(snapshot, c);
+    let anchors: HashSet<ColumnRef> = plan.anchors.iter().copied().collect();
     let sources = snapshot.view_sources();
     for (&view_col, _) in sources.iter() {
         let mut c = view_col;
@@ -316,7 +315,7 @@ pub fn report(
             let Some(&next) = sources.get(&c) else { break };
             if anchors.contains(&next) {
                 add(
-                    &mut found,
+                    found,
                     view_col,
                     "view",
                     format!("{} is derived from {}", name(view_col), name(next)),
@@ -332,7 +331,7 @@ pub fn report(
         for _ in 0..64 {
             let Some(&next) = sources.get(&c) else { break };
             add(
-                &mut found,
+                found,
                 next,
                 "view_source",
                 format!("{} is derived from {}", name(anchor), name(next)),
@@ -341,8 +340,12 @@ pub fn report(
             c = next;
         }
     }
+}
 
-    // Names.
+/// Names: columns named like an anchor, or naming it (or named by it).
+fn names_evidence(snapshot: &Snapshot, plan: &RelatedPlan, found: &mut Found) {
+    let name = |c: ColumnRef| column_label(snapshot, c);
+    let anchors: HashSet<ColumnRef> = plan.anchors.iter().copied().collect();
     let anchor_names: Vec<(ColumnRef, &Relation, String)> = plan
         .anchors
         .iter()
@@ -365,10 +368,10 @@ pub fn report(
                     } else {
                         format!("the name {wanted} written as {}", c.name)
                     };
-                    add(&mut found, here, "same_name", how, 0.5);
+                    add(found, here, "same_name", how, 0.5);
                 } else if name_evidence(wanted, &r.name, &c.name) >= 1.0 {
                     add(
-                        &mut found,
+                        found,
                         here,
                         "naming",
                         format!("{wanted} names {}", name(here)),
@@ -383,7 +386,7 @@ pub fn report(
                     }
                     if !generic && words(&c.name) == words(an) {
                         add(
-                            &mut found,
+                            found,
                             here,
                             "same_name",
                             format!("same name as {}", name(*a)),
@@ -391,7 +394,7 @@ pub fn report(
                         );
                     } else if name_evidence(&c.name, &ar.name, an) >= 1.0 {
                         add(
-                            &mut found,
+                            found,
                             here,
                             "naming",
                             format!("{} names {}", c.name, name(*a)),
@@ -399,7 +402,7 @@ pub fn report(
                         );
                     } else if name_evidence(an, &r.name, &c.name) >= 1.0 {
                         add(
-                            &mut found,
+                            found,
                             here,
                             "naming",
                             format!("{an} names {}", name(here)),
@@ -410,8 +413,17 @@ pub fn report(
             }
         }
     }
+}
 
-    // Values.
+/// Values: columns whose values lie inside the anchor's (from the result
+/// of [`RelatedPlan::values_query`]).
+fn values_evidence(
+    snapshot: &Snapshot,
+    plan: &RelatedPlan,
+    values_json: Option<&str>,
+    found: &mut Found,
+) -> Result<(), DbError> {
+    let name = |c: ColumnRef| column_label(snapshot, c);
     if let (Some(source), Some(json)) = (plan.value_source, values_json) {
         let shared: Shared = serde_json::from_str(json)
             .map_err(|e| DbError::unreadable("shared values", e.to_string()))?;
@@ -435,11 +447,18 @@ pub fn report(
                 name(source),
                 shared.target
             );
-            add(&mut found, c, "values", detail, 0.9 * inside.max(holds));
+            add(found, c, "values", detail, 0.9 * inside.max(holds));
         }
     }
 
-    // Views over the related columns too (one hop, a little weaker).
+    Ok(())
+}
+
+/// Views over the related columns too (one hop, a little weaker).
+fn views_over_related(snapshot: &Snapshot, plan: &RelatedPlan, found: &mut Found) {
+    let name = |c: ColumnRef| column_label(snapshot, c);
+    let anchors: HashSet<ColumnRef> = plan.anchors.iter().copied().collect();
+    let sources = snapshot.view_sources();
     let strongest: HashMap<ColumnRef, f64> = found
         .iter()
         .map(|(&(relation, column), ev)| {
@@ -452,7 +471,7 @@ pub fn report(
         if let Some(&w) = strongest.get(&source) {
             if !anchors.contains(&source) && !strongest.contains_key(&view_col) {
                 add(
-                    &mut found,
+                    found,
                     view_col,
                     "view",
                     format!("{} is derived from {}", name(view_col), name(source)),
@@ -461,7 +480,22 @@ pub fn report(
             }
         }
     }
+}
 
+/// The related columns, strongest first, from the catalog and the result
+/// of [`RelatedPlan::values_query`] (`None` when it was not run).
+pub fn report(
+    snapshot: &Snapshot,
+    plan: &RelatedPlan,
+    values_json: Option<&str>,
+) -> Result<Vec<RelatedColumn>, DbError> {
+    let mut found = Found::new();
+    let anchors: HashSet<ColumnRef> = plan.anchors.iter().copied().collect();
+    keys_evidence(snapshot, plan, &mut found);
+    views_evidence(snapshot, plan, &mut found);
+    names_evidence(snapshot, plan, &mut found);
+    values_evidence(snapshot, plan, values_json, &mut found)?;
+    views_over_related(snapshot, plan, &mut found);
     let mut out: Vec<RelatedColumn> = found
         .into_iter()
         .filter(|((rel, col), _)| {

@@ -837,23 +837,7 @@ pub fn plan(
             .chain(references.iter().map(|r| r.table.clone()))
             .chain(implicit.values.iter().map(|i| i.table.clone())),
     );
-    let mut summary = vec![format!(
-        "plan: merge {} key(s) of {t} into {new} (row kept: {survivor}), one transaction",
-        ids.len()
-    )];
-    summary.extend(olds.iter().map(|old| format!("  {old} → {new}")));
-    summary.extend(references.iter().map(|r| {
-        format!(
-            "  references moved in {}.{} ({})",
-            r.table, r.column, r.constraint
-        )
-    }));
-    summary.push(format!(
-        "  parameters: new = {new}, olds = {{{}}}, survivor = {survivor}, priority = {{{}}}, reason = {}",
-        list_compact(&olds),
-        list_compact(&priority),
-        options.reason.as_deref().unwrap_or("NULL")
-    ));
+    let summary = summary(ids.len(), &t, &v, &references);
     let change = ChangePlan {
         operation: "merge".into(),
         summary,
@@ -885,6 +869,29 @@ pub fn plan(
         reason: options.reason.clone(),
         change,
     })
+}
+
+/// The plan's first lines: what becomes what, the references moved, and
+/// the values its statements bind.
+fn summary(count: usize, table: &str, v: &Values, references: &[Referencing]) -> Vec<String> {
+    let (new, survivor) = (v.new, v.survivor);
+    let mut summary = vec![format!(
+        "plan: merge {count} key(s) of {table} into {new} (row kept: {survivor}), one transaction"
+    )];
+    summary.extend(v.olds.iter().map(|old| format!("  {old} → {new}")));
+    summary.extend(references.iter().map(|r| {
+        format!(
+            "  references moved in {}.{} ({})",
+            r.table, r.column, r.constraint
+        )
+    }));
+    summary.push(format!(
+        "  parameters: new = {new}, olds = {{{}}}, survivor = {survivor}, priority = {{{}}}, reason = {}",
+        list_compact(&v.olds),
+        list_compact(&v.priority),
+        v.reason.as_deref().unwrap_or("NULL")
+    ));
+    summary
 }
 
 fn list_compact(ids: &[Uuid]) -> String {
