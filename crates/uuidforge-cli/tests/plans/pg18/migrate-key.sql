@@ -7,7 +7,8 @@
 --   new default: public.uuidv7() (the uuidforge extension)
 BEGIN;
 CREATE TEMP TABLE uuidforge_keymap (old text PRIMARY KEY, new uuid NOT NULL UNIQUE) ON COMMIT DROP;
--- COPY uuidforge_keymap (old, new): one row per key, computed by uuidforge
+-- new keys computed by uuidforge from: SELECT x."id"::text AS old_key, NULL::int8 AS unix_ms FROM "public"."customers" x ORDER BY x."id";
+-- COPY uuidforge_keymap (old, new): one row per key
 SET CONSTRAINTS ALL IMMEDIATE;
 SET LOCAL work_mem = '256MB';
 SET LOCAL maintenance_work_mem = '512MB';
@@ -66,8 +67,9 @@ ALTER TABLE "public"."Zeilen" ADD CONSTRAINT "Zeilen_pkey" PRIMARY KEY ("Kunde",
 CREATE VIEW "public"."order_customers" AS SELECT id,
     customer_id
    FROM orders o;
--- verify (every count 0, and the row counts as before the statements, else rollback):
+-- verify (every count 0, else rollback):
 SELECT json_build_object('rows without a new key', (SELECT count(*) FROM "public"."customers" WHERE "id" IS NULL), 'new keys not 1:1 with old keys', (SELECT count(*) - count(DISTINCT "id") + count("id_old") - count(DISTINCT "id_old") FROM "public"."customers"), 'rows without their old key', (SELECT count(*) FROM "public"."customers" WHERE "id_old" IS NULL), 'new keys not from the map', (SELECT count(*) FROM "public"."customers" x LEFT JOIN uuidforge_keymap m ON m.old = x."id_old"::text WHERE m.new IS DISTINCT FROM x."id"), 'rows out of order', (SELECT count(*) FROM (SELECT x."id" < lag(x."id") OVER (ORDER BY x."id_old") AS inverted FROM "public"."customers" x) o WHERE inverted), 'references of public.Zeilen.Kunde not rewritten', (SELECT count(*) FROM "public"."Zeilen" x LEFT JOIN "public"."customers" p ON p."id_old" = x."Kunde_old" WHERE p."id" IS DISTINCT FROM x."Kunde"), 'references of public.customers.parent_id not rewritten', (SELECT count(*) FROM "public"."customers" x LEFT JOIN "public"."customers" p ON p."id_old" = x."parent_id_old" WHERE p."id" IS DISTINCT FROM x."parent_id"), 'references of public.orders.customer_id not rewritten', (SELECT count(*) FROM "public"."orders" x LEFT JOIN "public"."customers" p ON p."id_old" = x."customer_id_old" WHERE p."id" IS DISTINCT FROM x."customer_id"), 'references of public.referrals.customer_id not rewritten', (SELECT count(*) FROM "public"."referrals" x LEFT JOIN "public"."customers" p ON p."id_old" = x."customer_id_old" WHERE p."id" IS DISTINCT FROM x."customer_id"), 'references of public.referrals.referred_by not rewritten', (SELECT count(*) FROM "public"."referrals" x LEFT JOIN "public"."customers" p ON p."id_old" = x."referred_by_old" WHERE p."id" IS DISTINCT FROM x."referred_by"), 'foreign keys not valid', (SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND NOT convalidated AND conname = ANY (ARRAY['Zeilen_Kunde_fkey', 'customers_parent_id_fkey', 'orders_customer_id_fkey', 'referrals_customer_id_fkey', 'referrals_referred_by_fkey']) AND conrelid::regclass::text = ANY (ARRAY['"public"."Zeilen"', '"public"."customers"', '"public"."orders"', '"public"."referrals"', '"public"."referrals"']::text[])))::text;
+-- verify: row counts the same before and after:
 SELECT json_build_object('"public"."customers"', (SELECT count(*) FROM "public"."customers"), '"public"."Zeilen"', (SELECT count(*) FROM "public"."Zeilen"), '"public"."orders"', (SELECT count(*) FROM "public"."orders"), '"public"."referrals"', (SELECT count(*) FROM "public"."referrals"))::text;
 COMMIT;
 
