@@ -54,10 +54,26 @@ pub(super) async fn run<O: Operation>(
     }
     let bar = steps_bar();
     let mut progress = show_progress(&bar);
+    let json = args.json;
+    let mut backed_up = |b: &uuidforge_db::backup::Backup| {
+        if !json {
+            // Before anything runs: the file is named even if the change
+            // then fails.
+            let mut out = crate::term::stdout();
+            let _ = writeln!(
+                out,
+                "\n-- backup: {} ({} entries, read back with pg_restore --list)",
+                one_line(&b.file.display().to_string()),
+                b.entries
+            );
+            let _ = out.flush();
+        }
+    };
     let ctx = Context {
         backup_file: args.backup.clone(),
         secret: report.secret,
         progress: &mut progress,
+        backed_up: &mut backed_up,
     };
     let done = runner::apply(config, op, &plan, &snapshot, ctx).await;
     bar.finish_and_clear();
@@ -67,14 +83,6 @@ pub(super) async fn run<O: Operation>(
     })?;
     if args.json {
         return print_json(&mut out, &(report.json)(&plan, Some(&done)));
-    }
-    if let Some(b) = &done.backup {
-        writeln!(
-            out,
-            "\n-- backup: {} ({} entries, read back with pg_restore --list)",
-            one_line(&b.file.display().to_string()),
-            b.entries
-        )?;
     }
     print_done(&mut out, &(report.applied)(&plan, &done), &done.checks)
 }

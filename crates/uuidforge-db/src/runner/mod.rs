@@ -52,6 +52,8 @@ pub struct Context<'a> {
     pub secret: &'a (dyn Fn() -> Result<Vec<u8>, DbError> + Sync),
     /// Progress of a change in steps.
     pub progress: &'a mut (dyn FnMut(Progress) + Send),
+    /// Told of the backup as soon as it is made (before anything runs).
+    pub backed_up: &'a mut (dyn FnMut(&BackupFile) + Send),
 }
 
 /// What a change did.
@@ -99,6 +101,7 @@ pub async fn apply<O: Operation>(
         change.backup.schema_only,
         &file,
     )?;
+    (ctx.backed_up)(&backup);
     let mut applied = Applied {
         backup: Some(backup),
         ..Applied::default()
