@@ -196,6 +196,36 @@ fn order_by_a_time_column() {
     );
 }
 
+/// Times below the millisecond: each key holds its row's millisecond
+/// truncated (a time at .0009 s is in millisecond 0, not 1), as
+/// `uuid_extract_timestamp` reads it back.
+#[test]
+fn order_by_truncates_to_the_millisecond() {
+    let db = fresh_database(
+        "migrate_truncate",
+        "CREATE TABLE events (id bigint PRIMARY KEY, at timestamptz NOT NULL);
+         INSERT INTO events SELECT g, timestamptz '2025-01-01 00:00:00+00' + g * interval '1.7 ms' + interval '0.9 ms'
+           FROM generate_series(1, 500) g;",
+    );
+    admin_sql(&db, "CREATE EXTENSION uuidforge");
+    let dir = scratch("truncate");
+    migrate(&db, &dir)
+        .args([
+            "events",
+            "--order-by",
+            "at",
+            "--apply",
+            "--backup",
+            "b.dump",
+        ])
+        .assert()
+        .success();
+    assert_eq!(
+        admin_sql(&db, "SELECT count(*) FROM events WHERE date_trunc('milliseconds', at) <> uuid_extract_timestamp(id)"),
+        "0"
+    );
+}
+
 #[test]
 fn a_killed_migration_changes_nothing() {
     let db = fixture("migrate_kill");

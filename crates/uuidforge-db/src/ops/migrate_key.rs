@@ -403,8 +403,8 @@ impl Target<'_> {
         // of that name, the key as text (1, 10, 100, 2, …).
         match &self.order_column {
             Some(o) => format!(
-                "SELECT x.{k}::text AS old_key, (extract(epoch FROM x.{o}) * 1000)::int8 AS unix_ms FROM {t} x{filter} ORDER BY x.{o}, x.{k}",
-                o = quote_ident(o)
+                "SELECT x.{k}::text AS old_key, {ms} AS unix_ms FROM {t} x{filter} ORDER BY x.{o}, x.{k}",
+                ms = unix_ms(o)
             ),
             None => format!(
                 "SELECT x.{k}::text AS old_key, NULL::int8 AS unix_ms FROM {t} x{filter} ORDER BY x.{k}"
@@ -450,12 +450,20 @@ impl Target<'_> {
         } else {
             String::new()
         };
+        if let Some(o) = &self.order_column {
+            // Each key holds its row's millisecond, truncated (read here
+            // through date_trunc, not the expression that made the keys).
+            checks.push(format!(
+                "'keys not at their row''s millisecond', (SELECT count(*) FROM {t} x{mapped} WHERE ('x' || substr(replace(x.{new}::text, '-', ''), 1, 12))::bit(48)::int8 <> (extract(epoch FROM date_trunc('milliseconds', x.{o})) * 1000)::int8)",
+                o = quote_ident(o)
+            ));
+        }
         checks.push(match &self.order_column {
             // The millisecond the key holds decides the order; rows of the
             // same millisecond may swap.
             Some(o) => format!(
                 "'rows out of order', (SELECT count(*) FROM (SELECT {ms} < lag({ms}) OVER (ORDER BY x.{new}) AS inverted FROM {t} x{mapped}) o WHERE inverted)",
-                ms = format!("(extract(epoch FROM x.{}) * 1000)::int8", quote_ident(o))
+                ms = unix_ms(o)
             ),
             None => format!(
                 "'rows out of order', (SELECT count(*) FROM (SELECT x.{new} < lag(x.{new}) OVER (ORDER BY x.{old}) AS inverted FROM {t} x{mapped}) o WHERE inverted)"
@@ -935,6 +943,16 @@ pub(crate) fn analyze<'a>(
         references,
         default_note,
     })
+}
+
+/// The Unix millisecond of the time in column `column` of row `x`,
+/// truncated as a UUIDv7 holds it (and as `uuid_extract_timestamp` reads
+/// it back): a cast would round half of the times up.
+fn unix_ms(column: &str) -> String {
+    format!(
+        "floor(extract(epoch FROM x.{}) * 1000)::int8",
+        quote_ident(column)
+    )
 }
 
 /// The name of the new column made for `column` while the migration runs.
