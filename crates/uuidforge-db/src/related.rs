@@ -342,6 +342,20 @@ fn views_evidence(snapshot: &Snapshot, plan: &RelatedPlan, found: &mut Found) {
     }
 }
 
+/// Whether column `num` is the key of `r` that a name like `customer_id`
+/// names: its primary key (of that one column); without a declared primary
+/// key, a column named `id` or `<table>_id`. A name ties a column to that
+/// key only, never to the table's other columns (`customer_id` does not
+/// name `customer.email`, unique or not).
+fn is_key(snapshot: &Snapshot, r: &Relation, num: i16) -> bool {
+    match snapshot.primary_key(r.oid) {
+        Some(pk) => pk.columns == [num],
+        None => r.column(num).is_some_and(|c| {
+            words(&c.name) == ["id"] || name_evidence(&c.name, &r.name, &c.name) >= 1.0
+        }),
+    }
+}
+
 /// Names: columns named like an anchor, or naming it (or named by it).
 fn names_evidence(snapshot: &Snapshot, plan: &RelatedPlan, found: &mut Found) {
     let name = |c: ColumnRef| column_label(snapshot, c);
@@ -369,7 +383,9 @@ fn names_evidence(snapshot: &Snapshot, plan: &RelatedPlan, found: &mut Found) {
                         format!("the name {wanted} written as {}", c.name)
                     };
                     add(found, here, "same_name", how, 0.5);
-                } else if name_evidence(wanted, &r.name, &c.name) >= 1.0 {
+                } else if is_key(snapshot, r, c.num)
+                    && name_evidence(wanted, &r.name, &c.name) >= 1.0
+                {
                     add(
                         found,
                         here,
@@ -392,7 +408,9 @@ fn names_evidence(snapshot: &Snapshot, plan: &RelatedPlan, found: &mut Found) {
                             format!("same name as {}", name(*a)),
                             0.5,
                         );
-                    } else if name_evidence(&c.name, &ar.name, an) >= 1.0 {
+                    } else if is_key(snapshot, ar, a.column)
+                        && name_evidence(&c.name, &ar.name, an) >= 1.0
+                    {
                         add(
                             found,
                             here,
@@ -400,7 +418,9 @@ fn names_evidence(snapshot: &Snapshot, plan: &RelatedPlan, found: &mut Found) {
                             format!("{} names {}", c.name, name(*a)),
                             0.6,
                         );
-                    } else if name_evidence(an, &r.name, &c.name) >= 1.0 {
+                    } else if is_key(snapshot, r, c.num)
+                        && name_evidence(an, &r.name, &c.name) >= 1.0
+                    {
                         add(
                             found,
                             here,

@@ -405,3 +405,39 @@ async fn planners_on_captured_catalogs() {
         );
     }
 }
+
+/// `db related`'s naming evidence ties a column only to the key its name
+/// names: `orders.customer_id` names `customers.id`, not the customers'
+/// other columns (their email is unique, and still not named by it).
+#[test]
+fn naming_ties_a_column_to_the_key_it_names() {
+    use uuidforge_db::related::{plan, report, Target};
+    for path in captured("shop") {
+        let (snapshot, _) = load(&path);
+        let target = Target::parse_column(&snapshot, "public.orders.customer_id").unwrap();
+        let related = report(&snapshot, &plan(&snapshot, target), None).unwrap();
+        let naming: Vec<String> = related
+            .iter()
+            .flat_map(|r| {
+                r.evidence
+                    .iter()
+                    .filter(|e| e.kind == "naming")
+                    .map(move |e| format!("{}.{}: {}", r.table, r.column, e.detail))
+            })
+            .collect();
+        assert!(
+            naming
+                .iter()
+                .all(|n| n.starts_with("customers.id:") || !n.starts_with("customers.")),
+            "{}: {naming:?}",
+            path.display()
+        );
+        let customers: Vec<&str> = related
+            .iter()
+            .filter(|r| r.table == "customers")
+            .map(|r| r.column.as_str())
+            .collect();
+        assert!(!customers.contains(&"email"), "{customers:?}");
+        assert!(!customers.contains(&"created_at"), "{customers:?}");
+    }
+}
