@@ -6,8 +6,8 @@
 --   index public.orders: orders_customer_id_idx → orders_client_id_idx (named after a renamed column)
 --   view column public.order_customers: customer_id → client_id (shows a renamed column)
 --   kept public.customers.id: public.orders.customer_id → public.customers.id (orders_customer_id_fkey); its name does not contain 'customer_id'
---   kept public.customers.parent_id: both reference public.customers.id (orders_customer_id_fkey, customers_parent_id_fkey); its name does not contain 'customer_id'
 --   kept public.Zeilen.Kunde: both reference public.customers.id (orders_customer_id_fkey, Zeilen_Kunde_fkey); its name does not contain 'customer_id'
+--   kept public.customers.parent_id: both reference public.customers.id (orders_customer_id_fkey, customers_parent_id_fkey); its name does not contain 'customer_id'
 --   kept public.referrals.referred_by: both reference public.customers.id (orders_customer_id_fkey, referrals_referred_by_fkey); its name does not contain 'customer_id'
 BEGIN;
 ALTER TABLE "public"."orders" RENAME COLUMN "customer_id" TO "client_id";
