@@ -190,6 +190,8 @@ mod tests {
                 key: set("<img src=x onerror=alert(1)>", "id"),
                 declared: false,
                 rows: 3,
+                other_primary_key: None,
+                partitioned: false,
             }],
             foreign_keys: vec![
                 ForeignKey {
@@ -199,6 +201,7 @@ mod tests {
                     declared: false,
                     inclusion: 1.0,
                     evidence: vec![],
+                    from_partitioned: false,
                 },
                 ForeignKey {
                     from: set("lines", "order\"id"),
@@ -207,6 +210,7 @@ mod tests {
                     declared: true,
                     inclusion: 1.0,
                     evidence: vec![],
+                    from_partitioned: false,
                 },
             ],
         }

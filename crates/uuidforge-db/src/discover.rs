@@ -81,6 +81,14 @@ pub struct PrimaryKey {
     pub declared: bool,
     /// Rows it identifies.
     pub rows: i64,
+    /// The table's declared primary key on other columns, if any (then the
+    /// proposal is a unique key: a table has one primary key).
+    #[serde(skip)]
+    pub other_primary_key: Option<String>,
+    /// Whether the table is partitioned (its keys must hold its partition
+    /// columns, which the proposal does not know).
+    #[serde(skip)]
+    pub partitioned: bool,
 }
 
 /// A proposed (or declared) foreign key.
@@ -98,6 +106,10 @@ pub struct ForeignKey {
     pub inclusion: f64,
     /// Why: `inclusion 100%`, `name customer_id`, `v7 times consistent`.
     pub evidence: Vec<String>,
+    /// Whether the referencing table is partitioned (PostgreSQL 15 makes
+    /// no `NOT VALID` foreign key on one).
+    #[serde(skip)]
+    pub from_partitioned: bool,
 }
 
 /// The result of discovery.
@@ -484,6 +496,9 @@ pub fn score(
             declared: false,
             inclusion,
             evidence,
+            from_partitioned: snapshot
+                .relation(dep.relation)
+                .is_some_and(|r| r.kind == RelKind::PartitionedTable),
         };
         let replace = match best.get(&d) {
             None => true,
@@ -515,6 +530,7 @@ pub fn score(
                 declared: true,
                 inclusion: f64::NAN,
                 evidence: vec!["declared".into()],
+                from_partitioned: false,
             });
         }
     }
@@ -529,10 +545,20 @@ pub fn score(
     });
     let primary_keys = keys
         .iter()
-        .map(|&(i, declared)| PrimaryKey {
-            key: candidates[i].set(),
-            declared,
-            rows: candidates[i].rows,
+        .map(|&(i, declared)| {
+            let relation = candidates[i].relation;
+            PrimaryKey {
+                key: candidates[i].set(),
+                declared,
+                rows: candidates[i].rows,
+                other_primary_key: snapshot
+                    .primary_key(relation)
+                    .filter(|_| !declared)
+                    .map(|pk| pk.name.clone()),
+                partitioned: snapshot
+                    .relation(relation)
+                    .is_some_and(|r| r.kind == RelKind::PartitionedTable),
+            }
         })
         .collect();
     Ok(Report {
@@ -541,32 +567,56 @@ pub fn score(
     })
 }
 
-/// The DDL that would adopt the proposals (never run by uuidforge):
-/// primary keys, and foreign keys `NOT VALID` so that adding them takes no
-/// long lock; `VALIDATE CONSTRAINT` later checks existing rows.
+/// The DDL that would adopt the proposals (never run by uuidforge), every
+/// statement one PostgreSQL accepts: primary keys (a unique key where the
+/// table has a primary key already; none on a partitioned table, whose
+/// keys must hold its partition columns — said in a comment, with the
+/// foreign keys to it), and foreign keys `NOT VALID` so that adding them
+/// takes no long lock (`VALIDATE CONSTRAINT` later checks existing rows),
+/// checked at once from a partitioned table, where PostgreSQL 15 makes no
+/// `NOT VALID` one.
 pub fn adoption_ddl(report: &Report) -> String {
     let mut out = String::from("-- Proposed by uuidforge db discover; review before running.\n");
+    let list = |columns: &[String]| {
+        columns
+            .iter()
+            .map(|c| quote_ident(c))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut unkeyed: Vec<&ColumnSet> = Vec::new();
     for pk in report.primary_keys.iter().filter(|p| !p.declared) {
-        out.push_str(&format!(
-            "ALTER TABLE {} ADD PRIMARY KEY ({});\n",
-            qualified(&pk.key.schema, &pk.key.table),
-            pk.key
-                .columns
-                .iter()
-                .map(|c| quote_ident(c))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+        let table = qualified(&pk.key.schema, &pk.key.table);
+        let columns = list(&pk.key.columns);
+        if pk.partitioned {
+            out.push_str(&format!(
+                "-- {table} ({columns}): a key of a partitioned table must hold its partition columns; not proposed, nor the foreign keys to it\n"
+            ));
+            unkeyed.push(&pk.key);
+        } else if let Some(existing) = &pk.other_primary_key {
+            out.push_str(&format!(
+                "ALTER TABLE {table} ADD UNIQUE ({columns}); -- its primary key is {}\n",
+                quote_ident(existing)
+            ));
+        } else {
+            out.push_str(&format!(
+                "ALTER TABLE {table} ADD PRIMARY KEY ({columns});\n"
+            ));
+        }
     }
     for fk in report.foreign_keys.iter().filter(|f| !f.declared) {
+        if unkeyed.contains(&&fk.to) {
+            continue;
+        }
         let name = format!("{}_{}_fkey", fk.from.table, fk.from.columns.join("_"));
         out.push_str(&format!(
-            "ALTER TABLE {} ADD CONSTRAINT {} FOREIGN KEY ({}) REFERENCES {} ({}) NOT VALID; -- score {:.3}\n",
+            "ALTER TABLE {} ADD CONSTRAINT {} FOREIGN KEY ({}) REFERENCES {} ({}){}; -- score {:.3}\n",
             qualified(&fk.from.schema, &fk.from.table),
             quote_ident(&name),
-            fk.from.columns.iter().map(|c| quote_ident(c)).collect::<Vec<_>>().join(", "),
+            list(&fk.from.columns),
             qualified(&fk.to.schema, &fk.to.table),
-            fk.to.columns.iter().map(|c| quote_ident(c)).collect::<Vec<_>>().join(", "),
+            list(&fk.to.columns),
+            if fk.from_partitioned { "" } else { " NOT VALID" },
             fk.score
         ));
     }

@@ -429,3 +429,61 @@ async fn keys_of_a_generated_schema_of_200_tables() {
         .all(|f| f.from.columns[0] != "stray" && f.from.columns[0] != "external_id"));
     db.drop_now().await;
 }
+
+/// Every statement `--ddl` proposes runs: a unique key where the table
+/// has a primary key on other columns already, no key on a partitioned
+/// table (it would need the partition columns) and no foreign key to one,
+/// and a foreign key from a partitioned table checked at once
+/// (PostgreSQL 15 makes no `NOT VALID` one there). The whole proposal is
+/// applied in a transaction that is rolled back.
+#[tokio::test]
+async fn every_proposed_statement_runs() {
+    let db = TestDb::create("discover_ddl").await;
+    let admin = db.admin().await;
+    admin
+        .batch_execute(
+            "CREATE TABLE accounts (n bigint PRIMARY KEY, uid uuid NOT NULL);
+             INSERT INTO accounts SELECT g, gen_random_uuid() FROM generate_series(1, 200) g;
+             CREATE TABLE sessions (id uuid PRIMARY KEY, account_uid uuid);
+             INSERT INTO sessions SELECT gen_random_uuid(), uid FROM accounts, generate_series(1, 2);
+             CREATE TABLE events (id uuid NOT NULL, at date NOT NULL, account_uid uuid) PARTITION BY RANGE (at);
+             CREATE TABLE events_2025 PARTITION OF events FOR VALUES FROM ('2025-01-01') TO ('2026-01-01');
+             INSERT INTO events SELECT gen_random_uuid(), date '2025-01-01' + (g % 300), (SELECT uid FROM accounts WHERE n = 1 + g % 200)
+               FROM generate_series(1, 600) g;
+             CREATE TABLE notes (id uuid PRIMARY KEY, event_id uuid);
+             INSERT INTO notes SELECT gen_random_uuid(), id FROM events;
+             ANALYZE;",
+        )
+        .await
+        .unwrap();
+    let (_, _, report) = discovered(&db).await;
+    let ddl = uuidforge_db::discover::adoption_ddl(&report);
+    assert!(
+        ddl.contains(r#"ALTER TABLE "public"."accounts" ADD UNIQUE ("uid"); -- its primary key is "accounts_pkey""#),
+        "{ddl}"
+    );
+    assert!(
+        !ddl.contains(r#"ALTER TABLE "public"."accounts" ADD PRIMARY KEY"#),
+        "{ddl}"
+    );
+    assert!(
+        !ddl.contains(r#"ALTER TABLE "public"."events" ADD PRIMARY KEY"#),
+        "{ddl}"
+    );
+    assert!(ddl.contains("a key of a partitioned table"), "{ddl}");
+    assert!(!ddl.contains(r#"REFERENCES "public"."events""#), "{ddl}");
+    let from_events = ddl
+        .lines()
+        .find(|l| l.starts_with(r#"ALTER TABLE "public"."events" ADD CONSTRAINT"#))
+        .unwrap_or_else(|| panic!("no foreign key from the partitioned table: {ddl}"));
+    assert!(!from_events.contains("NOT VALID"), "{from_events}");
+    assert!(
+        ddl.contains(r#"REFERENCES "public"."accounts" ("uid") NOT VALID"#),
+        "{ddl}"
+    );
+    admin
+        .batch_execute(&format!("BEGIN;\n{ddl}\nROLLBACK;"))
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{ddl}"));
+    db.drop_now().await;
+}
