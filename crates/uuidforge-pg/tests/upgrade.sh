@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ALTER EXTENSION uuidforge UPDATE from every earlier release, on the real
 # PostgreSQL 15 server, as a user meets it:
-#   1. the release's own build (git tag vX.Y.Z, built once with cargo pgrx
+#   1. the release's own build (its commit, listed in
+#      upgrade/released/RELEASES, built once with cargo pgrx
 #      package and kept under $UUIDFORGE_RELEASE_CACHE) is installed, a
 #      throwaway cluster starts with it preloaded, and a database gets
 #      tables using every type, domain, operator class, default and
@@ -28,13 +29,25 @@ pg_env 15
 fail() { echo "upgrade.sh: FAILED: $*" >&2; exit 1; }
 cache="${UUIDFORGE_RELEASE_CACHE:-/var/cache/uuidforge/releases}"
 current=$(sed -n 's/^version = "\(.*\)"/\1/p' "$root/Cargo.toml" | head -1)
-# Every release before this version: the tags vX.Y.Z, oldest first.
-releases=()
-for v in $(git -C "$root" tag -l 'v[0-9]*' | sed 's/^v//' | sort -V); do
-  [ "$(printf '%s\n%s\n' "$v" "$current" | sort -V | head -1)" = "$v" ] && [ "$v" != "$current" ] && releases+=("$v")
-done
-[ "${#releases[@]}" -gt 0 ] || fail "no release tags (v0.1.0, ...) in $root: git fetch --tags"
 recorded="$here/upgrade/released"
+# Every release before this version, oldest first, with its commit. The
+# list is committed (upgrade/released/RELEASES: "VERSION COMMIT" per line)
+# rather than read from tags: a clone does not always carry tags, and every
+# release commit is an ancestor of main, so any full clone has it.
+declare -A release_commit=()
+releases=()
+while read -r v c; do
+  [ -n "$v" ] && [ "${v:0:1}" != "#" ] || continue
+  release_commit[$v]=$c
+  [ "$(printf '%s\n%s\n' "$v" "$current" | sort -V | head -1)" = "$v" ] && [ "$v" != "$current" ] && releases+=("$v")
+done < "$recorded/RELEASES"
+[ "${#releases[@]}" -gt 0 ] || fail "no release before $current in $recorded/RELEASES"
+# A tag that exists must name the listed commit.
+for v in "${!release_commit[@]}"; do
+  t=$(git -C "$root" rev-parse -q --verify "v$v^{commit}" 2>/dev/null) || continue
+  [ "$t" = "${release_commit[$v]}" ] || fail "tag v$v is $t but $recorded/RELEASES says ${release_commit[$v]}"
+done
+mapfile -t releases < <(printf '%s\n' "${releases[@]}" | sort -V)
 lib="$("$PG_CONFIG" --pkglibdir)"
 ext="$("$PG_CONFIG" --sharedir)/extension"
 work="$(mktemp -d /tmp/uuidforge-upgrade.XXXXXX)"
@@ -69,18 +82,18 @@ put_library() {
 }
 
 # build_release VERSION: the directory holding that release's uuidforge.so
-# and uuidforge--VERSION.sql, built from its tag on first use.
+# and uuidforge--VERSION.sql, built from its commit on first use.
 build_release() {
-  local version="$1" commit dir src
-  commit=$(git -C "$root" rev-parse -q --verify "v$version^{commit}") ||
-    fail "no tag v$version in $root (a clone without tags? git fetch --tags)"
+  local version="$1" commit="${release_commit[$1]}" dir src
+  git -C "$root" cat-file -e "$commit^{commit}" 2>/dev/null ||
+    fail "release $version's commit $commit is not in $root (a shallow clone? git fetch --unshallow)"
   dir="$cache/$version-${commit:0:12}-pg15"
   if [ ! -f "$dir/uuidforge.so" ]; then
-    echo "-- building release $version (tag v$version, commit ${commit:0:12}) into $dir" >&2
+    echo "-- building release $version (commit ${commit:0:12}) into $dir" >&2
     src="$work/src-$version"
     mkdir -p "$src" "$cache"
-    git -C "$root" archive "v$version" | tar -x -C "$src"
-    # Those releases said 0.1.0 in Cargo.toml; the tag is the release.
+    git -C "$root" archive "$commit" | tar -x -C "$src"
+    # Those releases said 0.1.0 in Cargo.toml; the commit is the release.
     (cd "$src" && CARGO_TARGET_DIR="$cache/target" cargo pgrx package -p uuidforge-pg \
       --pg-config "$PG_CONFIG" --debug --out-dir "$src/out") >"$work/build-$version.log" 2>&1 ||
       { tail -30 "$work/build-$version.log" >&2; fail "building release $version"; }
