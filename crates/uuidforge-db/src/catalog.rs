@@ -220,6 +220,58 @@ impl Relation {
     pub fn display_name(&self) -> String {
         format!("{}.{}", self.schema, self.name)
     }
+
+    /// `schema.name` as a user types it to mean this relation (parts quoted
+    /// only where psql needs them: `public."Order"`).
+    pub fn typed_name(&self) -> String {
+        format!("{}.{}", crate::ident::as_typed(&self.schema), crate::ident::as_typed(&self.name))
+    }
+
+    /// The column a user named (`Name` folds to `name`, `"Name"` keeps its
+    /// case), or an error naming what there is.
+    pub fn find_column(&self, context: &str, text: &str) -> Result<&Column, crate::error::DbError> {
+        use crate::error::DbError;
+        match &crate::ident::parse_name(text).map_err(|e| DbError::invalid(context, e))?[..] {
+            [part] => self.column_from_part(context, text, part),
+            _ => Err(DbError::invalid(
+                context,
+                format!("'{text}' is not one column name (quote a name that holds a dot: \"a.b\")"),
+            )),
+        }
+    }
+
+    /// [`Relation::find_column`] on a name already parsed.
+    pub fn column_from_part(
+        &self,
+        context: &str,
+        text: &str,
+        part: &crate::ident::NamePart,
+    ) -> Result<&Column, crate::error::DbError> {
+        use crate::error::DbError;
+        if let Some(column) = self.column_named(&part.name) {
+            return Ok(column);
+        }
+        let similar: Vec<&Column> = if part.quoted {
+            Vec::new()
+        } else {
+            self.columns.iter().filter(|c| c.name.to_lowercase() == part.name).collect()
+        };
+        let hint = match similar.first() {
+            Some(c) => format!(
+                "; unquoted names fold to lower case: did you mean {}?",
+                crate::ident::quote_ident(&c.name)
+            ),
+            None => String::new(),
+        };
+        Err(DbError::not_found(
+            context,
+            format!(
+                "{} has no column '{text}'{hint} (it has: {})",
+                self.display_name(),
+                self.columns.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+        ))
+    }
 }
 
 /// A type (`pg_type`), enough to see through domains and arrays.
@@ -403,42 +455,79 @@ impl Snapshot {
         self.by_oid.get(&oid).map(|&i| &self.relations[i])
     }
 
-    /// The relation named `schema.name`, or `name` alone when it is unique
-    /// among the schemas (like an unqualified name on a search path that
-    /// holds every schema).
-    pub fn find_relation(&self, name: &str) -> Result<&Relation, crate::error::DbError> {
-        let exact: Vec<&Relation> = self
-            .relations
-            .iter()
-            .filter(|r| r.kind != RelKind::CompositeType)
-            .filter(|r| r.display_name() == name)
-            .collect();
-        if let [one] = exact[..] {
-            return Ok(one);
+    /// The relation a user named, read as psql and pg_dump read names
+    /// ([`crate::ident::parse_name`]): `schema.name`, or `name` alone when
+    /// it is unique among the schemas (like an unqualified name on a search
+    /// path that holds every schema). Unquoted parts fold to lower case; when
+    /// they then match nothing but a table differing only in case, the error
+    /// says how to quote it.
+    pub fn find_relation(&self, text: &str) -> Result<&Relation, crate::error::DbError> {
+        use crate::error::DbError;
+        let parts = crate::ident::parse_name(text).map_err(|e| DbError::invalid("table", e))?;
+        self.relation_from_parts(text, &parts)
+    }
+
+    /// [`Snapshot::find_relation`] on a name already parsed; `text` is how
+    /// the user wrote it, for errors.
+    pub fn relation_from_parts(
+        &self,
+        text: &str,
+        parts: &[crate::ident::NamePart],
+    ) -> Result<&Relation, crate::error::DbError> {
+        use crate::error::DbError;
+        let (schema, name) = match parts {
+            [name] => (None, name),
+            [schema, name] => (Some(schema), name),
+            _ => {
+                return Err(DbError::invalid(
+                    "table",
+                    format!("'{text}' has {} parts (expected table or schema.table)", parts.len()),
+                ))
+            }
+        };
+        let candidates = |fold: bool| -> Vec<&Relation> {
+            let same = |part: &crate::ident::NamePart, actual: &str| {
+                part.name == actual || (fold && !part.quoted && part.name == actual.to_lowercase())
+            };
+            self.relations
+                .iter()
+                .filter(|r| r.kind != RelKind::CompositeType && same(name, &r.name))
+                .filter(|r| schema.is_none_or(|s| same(s, &r.schema)))
+                .collect()
+        };
+        match candidates(false)[..] {
+            [one] => return Ok(one),
+            [] => {}
+            ref several => {
+                return Err(DbError::invalid(
+                    "table",
+                    format!(
+                        "'{text}' is in several schemas ({}): write schema.table",
+                        several.iter().map(|r| r.schema.as_str()).collect::<Vec<_>>().join(", ")
+                    ),
+                ))
+            }
         }
-        let by_name: Vec<&Relation> = self
-            .relations
+        let hint = match &candidates(true)[..] {
+            [] => String::new(),
+            similar => format!(
+                "; unquoted names fold to lower case: did you mean {}? (in a shell: '{}')",
+                similar.iter().map(|r| r.typed_name()).collect::<Vec<_>>().join(" or "),
+                similar[0].typed_name()
+            ),
+        };
+        Err(DbError::not_found(
+            "table",
+            format!("no table or view named '{text}'{hint} (expected schema.table or a table name)"),
+        ))
+    }
+
+    /// The relation `schema`.`name`, exactly (names from a catalog or a
+    /// plan, not typed by a user).
+    pub fn relation_named(&self, schema: &str, name: &str) -> Option<&Relation> {
+        self.relations
             .iter()
-            .filter(|r| r.kind != RelKind::CompositeType && r.name == name)
-            .collect();
-        match by_name[..] {
-            [one] => Ok(one),
-            [] => Err(crate::error::DbError::not_found(
-                "table",
-                format!("no table or view named '{name}' (expected schema.table or a table name)"),
-            )),
-            _ => Err(crate::error::DbError::invalid(
-                "table",
-                format!(
-                    "'{name}' is in several schemas ({}): write schema.table",
-                    by_name
-                        .iter()
-                        .map(|r| r.schema.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            )),
-        }
+            .find(|r| r.kind != RelKind::CompositeType && r.schema == schema && r.name == name)
     }
 
     /// The type with this oid.

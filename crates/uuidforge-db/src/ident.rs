@@ -47,6 +47,93 @@ pub fn quote_literal(text: &str) -> String {
     format!("'{}'", text.replace('\'', "''"))
 }
 
+/// One part of a name as a user wrote it (`Order`, `"Order"`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamePart {
+    /// The identifier: an unquoted part folded to lower case, a quoted part
+    /// exactly as written (with `""` read as `"`).
+    pub name: String,
+    /// Whether it was quoted.
+    pub quoted: bool,
+}
+
+/// Reads a dotted name the way psql and pg_dump read one (`public."Order"`,
+/// `"a.b".c`): dots split parts only outside double quotes, a quoted part
+/// keeps its case, dots and spaces (`""` is one `"`), an unquoted part folds
+/// ASCII letters to lower case as PostgreSQL does.
+///
+/// ```
+/// use uuidforge_db::ident::parse_name;
+/// let parts = parse_name("public.\"Order\"").unwrap();
+/// assert_eq!(parts.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["public", "Order"]);
+/// assert_eq!(parse_name("Order").unwrap()[0].name, "order");
+/// assert_eq!(parse_name("\"a.b\".c").unwrap().len(), 2);
+/// assert!(parse_name("\"open").is_err());
+/// ```
+pub fn parse_name(text: &str) -> Result<Vec<NamePart>, String> {
+    let mut parts = Vec::new();
+    let mut chars = text.trim().chars().peekable();
+    loop {
+        let mut name = String::new();
+        let quoted = chars.peek() == Some(&'"');
+        if quoted {
+            chars.next();
+            loop {
+                match chars.next() {
+                    None => return Err(format!("'{text}' has an unterminated quoted name (expected a closing \")")),
+                    Some('"') if chars.peek() == Some(&'"') => {
+                        chars.next();
+                        name.push('"');
+                    }
+                    Some('"') => break,
+                    Some(c) => name.push(c),
+                }
+            }
+        } else {
+            while let Some(&c) = chars.peek() {
+                if c == '.' {
+                    break;
+                }
+                if !(c.is_alphanumeric() || c == '_' || c == '$') {
+                    return Err(format!(
+                        "'{text}' has '{c}' outside quotes (expected letters, digits, _ or $; quote a name that holds others: \"my name\")"
+                    ));
+                }
+                name.push(c.to_ascii_lowercase());
+                chars.next();
+            }
+        }
+        if name.is_empty() {
+            return Err(format!("'{text}' has an empty name part (expected name or schema.name)"));
+        }
+        parts.push(NamePart { name, quoted });
+        match chars.next() {
+            None => return Ok(parts),
+            Some('.') => {}
+            Some(c) => {
+                return Err(format!(
+                    "'{text}' has '{c}' after a quoted name (expected a dot or the end)"
+                ))
+            }
+        }
+    }
+}
+
+/// `name` as psql would want it typed: bare when it reads back as itself
+/// unquoted, else quoted.
+///
+/// ```
+/// use uuidforge_db::ident::as_typed;
+/// assert_eq!(as_typed("orders"), "orders");
+/// assert_eq!(as_typed("Order"), "\"Order\"");
+/// ```
+pub fn as_typed(name: &str) -> String {
+    match parse_name(name).as_deref() {
+        Ok([one]) if one.name == name => name.to_string(),
+        _ => quote_ident(name),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,6 +157,31 @@ mod tests {
         #[test]
         fn any_name_reads_back_as_itself(name in "\\PC{0,40}") {
             prop_assert_eq!(unquote(&quote_ident(&name)), Some(name));
+        }
+
+        #[test]
+        fn a_qualified_quoted_name_parses_back(schema in "\\PC{1,20}", name in "\\PC{1,20}") {
+            let parts = parse_name(&qualified(&schema, &name)).unwrap();
+            prop_assert_eq!(parts.iter().map(|p| p.name.clone()).collect::<Vec<_>>(), vec![schema, name]);
+        }
+
+        #[test]
+        fn as_typed_reads_back_as_itself(name in "\\PC{1,20}") {
+            let parts = parse_name(&as_typed(&name)).unwrap();
+            prop_assert_eq!(parts.len(), 1);
+            prop_assert_eq!(&parts[0].name, &name);
+        }
+    }
+
+    #[test]
+    fn unquoted_parts_fold_and_quoted_parts_keep_case_and_dots() {
+        let names = |t: &str| -> Vec<(String, bool)> {
+            parse_name(t).unwrap().into_iter().map(|p| (p.name, p.quoted)).collect()
+        };
+        assert_eq!(names("Public.Order"), [("public".into(), false), ("order".into(), false)]);
+        assert_eq!(names("\"My.Schema\".\"Or\"\"der\""), [("My.Schema".into(), true), ("Or\"der".into(), true)]);
+        for bad in ["", "a..b", "a.", "\"a\"b", "my table", "\"unclosed"] {
+            assert!(parse_name(bad).is_err(), "{bad}");
         }
     }
 }

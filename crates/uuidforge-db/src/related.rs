@@ -45,28 +45,20 @@ impl Target {
     /// assert!(err.message.contains("TABLE.COLUMN"));
     /// ```
     pub fn parse_column(snapshot: &Snapshot, spec: &str) -> Result<Target, DbError> {
-        let Some((table, column)) = spec.rsplit_once('.') else {
+        let parts = crate::ident::parse_name(spec).map_err(|e| DbError::invalid("column", e))?;
+        let Some((column, table)) = parts.split_last().filter(|(_, t)| !t.is_empty()) else {
             return Err(DbError::invalid(
                 "column",
                 format!("'{spec}' names no column (expected TABLE.COLUMN or SCHEMA.TABLE.COLUMN)"),
             ));
         };
-        let relation = snapshot.find_relation(table)?;
-        let col = relation.column_named(column).ok_or_else(|| {
-            DbError::not_found(
-                "column",
-                format!(
-                    "{} has no column '{column}' (it has: {})",
-                    relation.display_name(),
-                    relation
-                        .columns
-                        .iter()
-                        .map(|c| c.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            )
-        })?;
+        let table_text = table
+            .iter()
+            .map(|p| if p.quoted { crate::ident::quote_ident(&p.name) } else { p.name.clone() })
+            .collect::<Vec<_>>()
+            .join(".");
+        let relation = snapshot.relation_from_parts(&table_text, table)?;
+        let col = relation.column_from_part("column", spec, column)?;
         Ok(Target::Column(ColumnRef {
             relation: relation.oid,
             column: col.num,

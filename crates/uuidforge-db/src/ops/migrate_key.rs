@@ -587,8 +587,7 @@ fn key_column<'a>(
         .collect();
     let key_num = match (&pk.columns[..], &options.column) {
         ([only], None) => *only,
-        (_, Some(name)) => relation
-            .column_named(name)
+        (_, Some(name)) => Some(relation.find_column("column", name)?)
             .filter(|c| pk.columns.contains(&c.num))
             .map(|c| c.num)
             .ok_or_else(|| {
@@ -656,25 +655,21 @@ fn names_of(
     key: &Column,
     options: &MigrateOptions,
 ) -> Result<(String, Option<String>), DbError> {
-    let old_name = options
-        .keep_old
-        .clone()
-        .unwrap_or_else(|| format!("{}_old", key.name));
+    // A name the user gives reads as psql reads it (unquoted folds).
+    let old_name = match &options.keep_old {
+        Some(text) => match &crate::ident::parse_name(text).map_err(|e| DbError::invalid("keep-old", e))?[..] {
+            [one] => one.name.clone(),
+            _ => return Err(DbError::invalid("keep-old", format!("'{text}' is not one column name"))),
+        },
+        None => format!("{}_old", key.name),
+    };
     if old_name.is_empty() || old_name.len() > 63 || relation.column_named(&old_name).is_some() {
         return Err(DbError::invalid("keep-old", format!("'{old_name}' is taken or not a column name (expected a free name of 1 to 63 bytes)"
         )));
     }
     let order_column = match &options.order_by {
         Some(name) => {
-            let c = relation.column_named(name).ok_or_else(|| {
-                DbError::invalid(
-                    "order-by",
-                    format!(
-                        "{} has no column '{name}' (expected a timestamp or date column)",
-                        relation.display_name()
-                    ),
-                )
-            })?;
+            let c = relation.find_column("order-by", name)?;
             if !(c.type_name.starts_with("timestamp") || c.type_name == "date") {
                 return Err(DbError::invalid(
                     "order-by",

@@ -195,6 +195,17 @@ fn choose_columns(
     new_name: &str,
     options: &RenameOptions,
 ) -> Result<(Columns, Vec<Kept>, String), DbError> {
+    // The new name reads as in ALTER TABLE ... RENAME COLUMN: unquoted
+    // folds to lower case, quoted keeps its case.
+    let new_name = &match &crate::ident::parse_name(new_name).map_err(|e| DbError::invalid("new name", e))?[..] {
+        [one] => one.name.clone(),
+        _ => {
+            return Err(DbError::invalid(
+                "new name",
+                format!("'{new_name}' is not one column name (quote a name that holds a dot: \"a.b\")"),
+            ))
+        }
+    };
     if new_name.is_empty() || new_name.len() > MAX_IDENTIFIER {
         return Err(DbError::invalid(
             "new name",
@@ -257,7 +268,9 @@ fn related_columns(
         else {
             continue;
         };
-        let relation = snapshot.find_relation(&format!("{}.{}", r.schema, r.table))?;
+        let relation = snapshot.relation_named(&r.schema, &r.table).ok_or_else(|| {
+            DbError::not_found("table", format!("{}.{} is gone", r.schema, r.table))
+        })?;
         if !matches!(
             relation.kind,
             RelKind::Table | RelKind::PartitionedTable | RelKind::ForeignTable
@@ -666,7 +679,7 @@ pub fn verify(after: &Snapshot, renamed: &[Renamed]) -> (Vec<String>, Vec<String
     let mut checks = Vec::new();
     let mut failed = Vec::new();
     for r in renamed {
-        let Ok(relation) = after.find_relation(&format!("{}.{}", r.schema, r.table)) else {
+        let Some(relation) = after.relation_named(&r.schema, &r.table) else {
             failed.push(format!(
                 "{}.{}: gone after the statements",
                 r.schema, r.table

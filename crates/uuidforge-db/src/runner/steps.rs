@@ -67,11 +67,9 @@ pub struct StepsOutcome {
 pub async fn batched_state(config: &Config, table: &str) -> Result<Option<BatchedState>, DbError> {
     let change = Change::begin(config).await?;
     let snapshot = change.snapshot().await?;
-    // As the user wrote it, or quoted and qualified as a plan names it.
-    let relation = match snapshot.relations.iter().find(|r| r.sql_name() == table) {
-        Some(r) => r,
-        None => snapshot.find_relation(table)?,
-    };
+    // As the user wrote it, or quoted and qualified as a plan names it:
+    // both read the same as psql reads names.
+    let relation = snapshot.find_relation(table)?;
     let state_table = crate::ident::qualified(&relation.schema, STATE_TABLE);
     let exists: Option<String> = change
         .client()
