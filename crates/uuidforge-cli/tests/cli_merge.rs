@@ -329,3 +329,77 @@ fn quoted_names_are_merged_and_unmerged() {
         .success();
     assert_eq!(admin_sql(&name, digest), before);
 }
+
+/// The application's triggers do not see a merge's writes nor an
+/// unmerge's: a `BEFORE UPDATE` trigger stamping every row of people and
+/// memberships leaves the survivor and the moved references unstamped, so
+/// unmerge finds the survivor as the merge left it and restores every row
+/// identical; the triggers fire on the application's writes after.
+#[test]
+fn merge_and_unmerge_fire_no_user_trigger() {
+    let name = fresh_database("merge_triggers", SCHEMA);
+    admin_sql(
+        &name,
+        "ALTER TABLE people ADD COLUMN touched timestamptz NOT NULL DEFAULT '2020-01-01';
+         ALTER TABLE memberships ADD COLUMN touched timestamptz NOT NULL DEFAULT '2020-01-01';
+         CREATE FUNCTION touch() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.touched := now(); RETURN NEW; END $$;
+         CREATE TRIGGER touched BEFORE UPDATE ON people FOR EACH ROW EXECUTE FUNCTION touch();
+         CREATE TRIGGER touched BEFORE UPDATE ON memberships FOR EACH ROW EXECUTE FUNCTION touch();
+         ALTER TABLE memberships ENABLE REPLICA TRIGGER touched;",
+    );
+    let all = "SELECT md5(string_agg(x, '|' ORDER BY x)) FROM (SELECT to_jsonb(p)::text x FROM people p UNION ALL SELECT to_jsonb(m)::text FROM memberships m) s";
+    let stamped = "SELECT (SELECT count(*) FROM people WHERE touched <> '2020-01-01') + (SELECT count(*) FROM memberships WHERE touched <> '2020-01-01')";
+    let states = "SELECT string_agg(tgrelid::regclass || '=' || tgenabled::text, ' ' ORDER BY tgrelid::regclass::text) FROM pg_trigger WHERE tgname = 'touched'";
+    let before = admin_sql(&name, all);
+    let dir = scratch("triggers");
+    // Ann B. merged into a new key: the survivor's key changes (an UPDATE).
+    let new = "01890a5d-ac96-774b-bcce-b302099a80ff";
+    let plan = String::from_utf8(
+        db(&name, &dir)
+            .args(["merge", ANN, ANN_B, "--into", new])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert!(
+        plan.contains(r#"ALTER TABLE "public"."people" DISABLE TRIGGER "touched""#)
+            && plan
+                .contains(r#"ALTER TABLE "public"."memberships" ENABLE REPLICA TRIGGER "touched""#),
+        "{plan}"
+    );
+    db(&name, &dir)
+        .args([
+            "merge",
+            ANN,
+            ANN_B,
+            "--into",
+            new,
+            "--on-conflict",
+            "delete-duplicate",
+            "--apply",
+        ])
+        .assert()
+        .success();
+    assert_eq!(
+        admin_sql(
+            &name,
+            "SELECT count(*) FROM people WHERE id = '01890a5d-ac96-774b-bcce-b302099a80ff'"
+        ),
+        "1"
+    );
+    assert_eq!(admin_sql(&name, stamped), "0");
+    assert_eq!(admin_sql(&name, states), "memberships=R people=O");
+    db(&name, &dir)
+        .args(["unmerge", new, "--apply"])
+        .assert()
+        .success();
+    assert_eq!(admin_sql(&name, stamped), "0");
+    assert_eq!(
+        admin_sql(&name, all),
+        before,
+        "every row identical after unmerge"
+    );
+    admin_sql(&name, "UPDATE people SET name = name WHERE name = 'Bob'");
+    assert_eq!(admin_sql(&name, stamped), "1");
+}

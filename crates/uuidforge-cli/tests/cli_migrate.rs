@@ -351,11 +351,10 @@ fn names_as_postgresql_users_write_them() {
     let dir = scratch("names");
     let hint = r#"did you mean public."Order"? (in a shell: 'public."Order"')"#;
     for unquoted in ["Order", "public.Order", "order"] {
-        migrate(&db, &dir)
-            .args([unquoted])
-            .assert()
-            .code(2)
-            .stderr(predicate::str::contains(format!("no table or view named '{unquoted}'")).and(predicate::str::contains(hint)));
+        migrate(&db, &dir).args([unquoted]).assert().code(2).stderr(
+            predicate::str::contains(format!("no table or view named '{unquoted}'"))
+                .and(predicate::str::contains(hint)),
+        );
     }
     for quoted in [r#""Order""#, r#"public."Order""#, r#""public"."Order""#] {
         migrate(&db, &dir)
@@ -374,7 +373,10 @@ fn names_as_postgresql_users_write_them() {
         .assert()
         .success();
     assert_eq!(
-        admin_sql(&db, r#"SELECT count(*) FROM "Sales.EU"."Line" WHERE uuid_extract_version(id) = 7 AND id_old = n"#),
+        admin_sql(
+            &db,
+            r#"SELECT count(*) FROM "Sales.EU"."Line" WHERE uuid_extract_version(id) = 7 AND id_old = n"#
+        ),
         "5"
     );
     // Not closed, empty parts, too many parts: refused, saying why.
@@ -591,16 +593,48 @@ fn dependent_views_are_made_again_over_the_new_columns() {
             "batched: {batched}"
         );
     }
-    let db = fixture("matview");
-    admin_sql(
-        &db,
-        "SET ROLE uuidforge; CREATE MATERIALIZED VIEW m AS SELECT customer_id FROM orders",
-    );
-    migrate(&db, &scratch("matview"))
-        .args(["customers", "--apply"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("materialized view public.m"));
+    // Materialized views, over the reference and over each other, are
+    // made again with their indexes, options, comment and privileges, and
+    // refreshed (one left unpopulated stays so), in one transaction and in
+    // batches; they hold the same rows, by the old keys.
+    let matviews = "SET ROLE uuidforge;
+        CREATE MATERIALIZED VIEW m WITH (fillfactor = 70) AS SELECT o.id, o.customer_id, c.id AS cid FROM orders o JOIN customers c ON c.id = o.customer_id;
+        CREATE UNIQUE INDEX m_id ON m (id);
+        CREATE INDEX m_customer ON m (customer_id) WHERE customer_id IS NOT NULL;
+        COMMENT ON MATERIALIZED VIEW m IS 'orders by customer';
+        GRANT SELECT ON m TO PUBLIC;
+        CREATE MATERIALIZED VIEW m_counts AS SELECT customer_id, count(*) AS n FROM m GROUP BY customer_id;
+        CREATE MATERIALIZED VIEW m_empty AS SELECT customer_id FROM orders WITH NO DATA;";
+    let matview_checks = "SELECT concat_ws(' ',
+        (SELECT pg_typeof(customer_id)::text FROM m LIMIT 1),
+        (SELECT count(*) FROM m x JOIN orders o ON o.id = x.id AND o.customer_id = x.customer_id AND x.cid = x.customer_id),
+        (SELECT sum(n) FROM m_counts),
+        (SELECT count(*) FROM m_counts x JOIN customers c ON c.id = x.customer_id),
+        (SELECT string_agg(indexname, ',' ORDER BY indexname) FROM pg_indexes WHERE tablename = 'm'),
+        (SELECT reloptions::text FROM pg_class WHERE oid = 'm'::regclass),
+        obj_description('m'::regclass, 'pg_class'),
+        has_table_privilege('public', 'm', 'SELECT'),
+        (SELECT relispopulated FROM pg_class WHERE oid = 'm_empty'::regclass))";
+    for batched in [false, true] {
+        let tag = if batched { "matview_b" } else { "matview" };
+        let db = fixture(tag);
+        admin_sql(&db, matviews);
+        let batch: &[&str] = if batched {
+            &["--batch-size", "100"]
+        } else {
+            &[]
+        };
+        migrate(&db, &scratch(tag))
+            .args(["customers", "--apply"])
+            .args(batch)
+            .assert()
+            .success();
+        assert_eq!(
+            admin_sql(&db, matview_checks),
+            "uuid 900 900 300 m_customer,m_id {fillfactor=70} orders by customer t f",
+            "batched: {batched}"
+        );
+    }
 }
 
 /// A partitioned table keyed by (id, created_at), referenced by a composite
@@ -837,5 +871,115 @@ fn generated_columns_over_a_reference_keep_their_values() {
     assert_eq!(
         admin_sql(&db, "SELECT count(*) FROM child c JOIN parent p ON p.id = c.parent_id WHERE c.label <> 'p' || p.id_old"),
         "0"
+    );
+}
+
+/// The application's triggers do not see the migration's own writes: a
+/// `BEFORE UPDATE` trigger stamping `last_update = now()` on the table, on
+/// a partitioned referencing table (cloned to its partitions, one of them
+/// disabled there) and an `ENABLE ALWAYS` audit trigger leave every
+/// non-key column byte-identical, in one transaction and in batches; every
+/// trigger is back in its state after, and fires on the application's
+/// writes again. The digest check in the plan tells a changed column.
+#[test]
+fn the_tool_writes_fire_no_user_trigger() {
+    const TRIGGERS: &str = "SET ROLE uuidforge;
+        CREATE TABLE staff (id int PRIMARY KEY, name text, last_update timestamptz NOT NULL DEFAULT '2020-01-01');
+        CREATE TABLE payment (id int, staff_id int NOT NULL REFERENCES staff, paid date NOT NULL,
+                              last_update timestamptz NOT NULL DEFAULT '2020-01-01', PRIMARY KEY (id, paid)) PARTITION BY RANGE (paid);
+        CREATE TABLE payment_2022 PARTITION OF payment FOR VALUES FROM ('2022-01-01') TO ('2023-01-01');
+        CREATE TABLE payment_2023 PARTITION OF payment FOR VALUES FROM ('2023-01-01') TO ('2024-01-01');
+        CREATE TABLE audit (at text, what text);
+        CREATE FUNCTION stamp() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.last_update := now(); RETURN NEW; END $$;
+        CREATE FUNCTION audit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO audit VALUES (TG_TABLE_NAME, TG_OP); RETURN NULL; END $$;
+        CREATE TRIGGER last_updated BEFORE UPDATE ON staff FOR EACH ROW EXECUTE FUNCTION stamp();
+        CREATE TRIGGER last_updated BEFORE UPDATE ON payment FOR EACH ROW EXECUTE FUNCTION stamp();
+        CREATE TRIGGER audited AFTER UPDATE ON staff FOR EACH STATEMENT EXECUTE FUNCTION audit();
+        ALTER TABLE staff ENABLE ALWAYS TRIGGER audited;
+        ALTER TABLE payment_2023 DISABLE TRIGGER last_updated;
+        INSERT INTO staff (id, name) SELECT g, 's' || g FROM generate_series(1, 300) g;
+        INSERT INTO payment (id, staff_id, paid) SELECT g, 1 + g % 300, date '2022-01-01' + g % 700 FROM generate_series(1, 1500) g;";
+    let states = "SELECT string_agg(c.relname || '.' || t.tgname || '=' || t.tgenabled::text, ' ' ORDER BY c.relname, t.tgname)
+                  FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE NOT t.tgisinternal AND t.tgname <> 'uuidforge_migrate'";
+    let stamps = "SELECT concat_ws(' ', (SELECT count(*) FROM staff WHERE last_update <> '2020-01-01'),
+                                      (SELECT count(*) FROM payment WHERE last_update <> '2020-01-01'),
+                                      (SELECT count(*) FROM audit))";
+    for batched in [false, true] {
+        let tag = if batched { "triggers_b" } else { "triggers" };
+        let db = fixture(tag);
+        admin_sql(&db, TRIGGERS);
+        let before = admin_sql(&db, states);
+        assert_eq!(
+            before,
+            "payment.last_updated=O payment_2022.last_updated=O payment_2023.last_updated=D staff.audited=A staff.last_updated=O"
+        );
+        let dir = scratch(tag);
+        let batch: &[&str] = if batched {
+            &["--batch-size", "100"]
+        } else {
+            &[]
+        };
+        let plan = migrate(&db, &dir)
+            .args(["staff"])
+            .args(batch)
+            .output()
+            .unwrap();
+        let plan = String::from_utf8(plan.stdout).unwrap();
+        assert!(
+            plan.contains(r#"ALTER TABLE "public"."staff" DISABLE TRIGGER "last_updated""#)
+                && plan.contains(r#"ALTER TABLE "public"."payment_2022" DISABLE TRIGGER "last_updated""#)
+                // Put back as it was (one transaction: after the parent's
+                // ENABLE reached it); never touched in batches.
+                && plan.contains(r#"ALTER TABLE "public"."payment_2023" DISABLE TRIGGER "last_updated""#) != batched
+                && plan.contains(r#"ALTER TABLE "public"."staff" ENABLE ALWAYS TRIGGER "audited""#),
+            "{plan}"
+        );
+        migrate(&db, &dir)
+            .args(["staff", "--apply"])
+            .args(batch)
+            .assert()
+            .success()
+            .stdout(predicate::str::contains(if batched {
+                "other columns changed by the backfill"
+            } else {
+                "other columns changed: 0"
+            }));
+        assert_eq!(admin_sql(&db, stamps), "0 0 0", "batched: {batched}");
+        assert_eq!(admin_sql(&db, states), before, "batched: {batched}");
+        assert_eq!(
+            admin_sql(&db, "SELECT count(*) FROM payment p JOIN staff s ON s.id = p.staff_id AND s.id_old = p.staff_id_old"),
+            "1500"
+        );
+        // The application's own writes fire them as before.
+        admin_sql(&db, "UPDATE payment SET paid = paid WHERE id IN (1, 366); UPDATE staff SET name = name WHERE id_old = 1");
+        assert_eq!(admin_sql(&db, stamps), "1 1 1", "batched: {batched}");
+    }
+    // The check: the digest the plan reads before and after differs when
+    // a non-key column does.
+    let db = fixture("triggers_digest");
+    admin_sql(&db, TRIGGERS);
+    let plan = migrate(&db, &scratch("triggers_digest"))
+        .args(["staff"])
+        .output()
+        .unwrap();
+    let plan = String::from_utf8(plan.stdout).unwrap();
+    let digest = plan
+        .lines()
+        .skip_while(|l| !l.contains("other columns the same before and after"))
+        .nth(1)
+        .expect("the plan prints the digest")
+        .trim_end_matches(';')
+        .to_string();
+    let first = admin_sql(&db, &digest);
+    assert_eq!(admin_sql(&db, &digest), first);
+    admin_sql(
+        &db,
+        "UPDATE payment SET last_update = '2020-01-01 00:00:00.000001' WHERE id = 7",
+    );
+    let second = admin_sql(&db, &digest);
+    assert_ne!(second, first);
+    assert!(
+        first.contains(r#"\"public\".\"payment\""#) && first.contains(r#"\"public\".\"staff\""#),
+        "{first}"
     );
 }

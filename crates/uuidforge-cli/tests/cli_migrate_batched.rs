@@ -514,7 +514,7 @@ fn quoted_names_in_batches() {
          INSERT INTO \"s\"\"q; x\".\"Kind\" (\"ref\"\"s\") SELECT 1 + g % 500 FROM generate_series(1, 1000) g;",
     );
     let dir = scratch("quoted");
-    migrate_table(&db, &dir, r#"s"q; x.we"ird; --"#)
+    migrate_table(&db, &dir, r#""s""q; x"."we""ird; --""#)
         .args(["--batch-size", "50", "--apply"])
         .assert()
         .success();

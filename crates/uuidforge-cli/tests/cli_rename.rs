@@ -307,11 +307,17 @@ fn bad_input_is_refused_with_the_field_and_value() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("new name"));
-    // Quoted, mixed-case and unicode identifiers are renamed as they are.
+    // Quoted, mixed-case and unicode identifiers are renamed as they are,
+    // written as psql reads them.
+    rename(&db)
+        .args([r#"Ünï "Code".Select.Kunden Id"#, "x"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("outside quotes"));
     rename(&db)
         .args([
-            r#"Ünï "Code".Select.Kunden Id"#,
-            "Kunden Schlüssel",
+            r#""Ünï ""Code"""."Select"."Kunden Id""#,
+            r#""Kunden Schlüssel""#,
             "--apply",
             "--json",
             "--backup",

@@ -224,7 +224,11 @@ impl Relation {
     /// `schema.name` as a user types it to mean this relation (parts quoted
     /// only where psql needs them: `public."Order"`).
     pub fn typed_name(&self) -> String {
-        format!("{}.{}", crate::ident::as_typed(&self.schema), crate::ident::as_typed(&self.name))
+        format!(
+            "{}.{}",
+            crate::ident::as_typed(&self.schema),
+            crate::ident::as_typed(&self.name)
+        )
     }
 
     /// The column a user named (`Name` folds to `name`, `"Name"` keeps its
@@ -254,7 +258,10 @@ impl Relation {
         let similar: Vec<&Column> = if part.quoted {
             Vec::new()
         } else {
-            self.columns.iter().filter(|c| c.name.to_lowercase() == part.name).collect()
+            self.columns
+                .iter()
+                .filter(|c| c.name.to_lowercase() == part.name)
+                .collect()
         };
         let hint = match similar.first() {
             Some(c) => format!(
@@ -268,7 +275,11 @@ impl Relation {
             format!(
                 "{} has no column '{text}'{hint} (it has: {})",
                 self.display_name(),
-                self.columns.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
+                self.columns
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         ))
     }
@@ -481,7 +492,10 @@ impl Snapshot {
             _ => {
                 return Err(DbError::invalid(
                     "table",
-                    format!("'{text}' has {} parts (expected table or schema.table)", parts.len()),
+                    format!(
+                        "'{text}' has {} parts (expected table or schema.table)",
+                        parts.len()
+                    ),
                 ))
             }
         };
@@ -503,7 +517,11 @@ impl Snapshot {
                     "table",
                     format!(
                         "'{text}' is in several schemas ({}): write schema.table",
-                        several.iter().map(|r| r.schema.as_str()).collect::<Vec<_>>().join(", ")
+                        several
+                            .iter()
+                            .map(|r| r.schema.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ),
                 ))
             }
@@ -512,13 +530,19 @@ impl Snapshot {
             [] => String::new(),
             similar => format!(
                 "; unquoted names fold to lower case: did you mean {}? (in a shell: '{}')",
-                similar.iter().map(|r| r.typed_name()).collect::<Vec<_>>().join(" or "),
+                similar
+                    .iter()
+                    .map(|r| r.typed_name())
+                    .collect::<Vec<_>>()
+                    .join(" or "),
                 similar[0].typed_name()
             ),
         };
         Err(DbError::not_found(
             "table",
-            format!("no table or view named '{text}'{hint} (expected schema.table or a table name)"),
+            format!(
+                "no table or view named '{text}'{hint} (expected schema.table or a table name)"
+            ),
         ))
     }
 

@@ -80,7 +80,11 @@ pub fn parse_name(text: &str) -> Result<Vec<NamePart>, String> {
             chars.next();
             loop {
                 match chars.next() {
-                    None => return Err(format!("'{text}' has an unterminated quoted name (expected a closing \")")),
+                    None => {
+                        return Err(format!(
+                            "'{text}' has an unterminated quoted name (expected a closing \")"
+                        ))
+                    }
                     Some('"') if chars.peek() == Some(&'"') => {
                         chars.next();
                         name.push('"');
@@ -104,7 +108,9 @@ pub fn parse_name(text: &str) -> Result<Vec<NamePart>, String> {
             }
         }
         if name.is_empty() {
-            return Err(format!("'{text}' has an empty name part (expected name or schema.name)"));
+            return Err(format!(
+                "'{text}' has an empty name part (expected name or schema.name)"
+            ));
         }
         parts.push(NamePart { name, quoted });
         match chars.next() {
@@ -176,10 +182,20 @@ mod tests {
     #[test]
     fn unquoted_parts_fold_and_quoted_parts_keep_case_and_dots() {
         let names = |t: &str| -> Vec<(String, bool)> {
-            parse_name(t).unwrap().into_iter().map(|p| (p.name, p.quoted)).collect()
+            parse_name(t)
+                .unwrap()
+                .into_iter()
+                .map(|p| (p.name, p.quoted))
+                .collect()
         };
-        assert_eq!(names("Public.Order"), [("public".into(), false), ("order".into(), false)]);
-        assert_eq!(names("\"My.Schema\".\"Or\"\"der\""), [("My.Schema".into(), true), ("Or\"der".into(), true)]);
+        assert_eq!(
+            names("Public.Order"),
+            [("public".into(), false), ("order".into(), false)]
+        );
+        assert_eq!(
+            names("\"My.Schema\".\"Or\"\"der\""),
+            [("My.Schema".into(), true), ("Or\"der".into(), true)]
+        );
         for bad in ["", "a..b", "a.", "\"a\"b", "my table", "\"unclosed"] {
             assert!(parse_name(bad).is_err(), "{bad}");
         }

@@ -33,6 +33,28 @@ pub struct ViewDefinition {
     pub comment: Option<String>,
     /// Its privileges.
     pub grants: Option<Vec<ViewGrant>>,
+    /// A materialized view's indexes (`pg_get_indexdef`).
+    #[serde(default)]
+    pub indexes: Option<Vec<String>>,
+    /// Whether a materialized view holds data (`relispopulated`): made
+    /// again, it is refreshed only then.
+    #[serde(default)]
+    pub populated: bool,
+}
+
+impl ViewDefinition {
+    fn materialized(&self) -> bool {
+        self.kind == "m"
+    }
+
+    /// `VIEW` or `MATERIALIZED VIEW`, as its DDL names it.
+    fn what(&self) -> &'static str {
+        if self.materialized() {
+            "MATERIALIZED VIEW"
+        } else {
+            "VIEW"
+        }
+    }
 }
 
 /// One privilege on a view.
@@ -61,7 +83,9 @@ SELECT coalesce(json_agg(json_build_object('oid', c.oid::int8, 'schema', n.nspna
   'level', v.level, 'definition', pg_get_viewdef(c.oid), 'options', c.reloptions, \
   'owner', pg_get_userbyid(c.relowner), 'comment', obj_description(c.oid, 'pg_class'), \
   'grants', (SELECT json_agg(json_build_object('grantee', CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE pg_get_userbyid(a.grantee) END, \
-     'privilege', a.privilege_type, 'grantable', a.is_grantable)) FROM aclexplode(c.relacl) a WHERE a.grantee <> c.relowner)) \
+     'privilege', a.privilege_type, 'grantable', a.is_grantable)) FROM aclexplode(c.relacl) a WHERE a.grantee <> c.relowner), \
+  'indexes', (SELECT json_agg(pg_get_indexdef(i.indexrelid) ORDER BY i.indexrelid) FROM pg_index i WHERE i.indrelid = c.oid), \
+  'populated', c.relispopulated) \
   ORDER BY v.level, c.oid), '[]')::text \
 FROM (SELECT view, max(level) AS level FROM dep GROUP BY view) v JOIN pg_class c ON c.oid = v.view JOIN pg_namespace n ON n.oid = c.relnamespace";
 
@@ -177,18 +201,125 @@ pub fn parse_partitions(json: &str) -> Result<Vec<Partition>, DbError> {
     serde_json::from_str(json).map_err(|e| DbError::unreadable("partitions", e.to_string()))
 }
 
+/// A user trigger (not a constraint's internal one) on a table a change
+/// writes: the change's own updates must not fire it, so it is disabled
+/// around them and put back exactly as it was.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct UserTrigger {
+    /// Its table's oid.
+    pub table: u32,
+    /// Its table's schema.
+    pub schema: String,
+    /// Its table's name.
+    pub table_name: String,
+    /// The trigger's name.
+    pub name: String,
+    /// `pg_trigger.tgenabled`: `O` (fires), `D` (disabled), `R` (replica
+    /// only), `A` (always).
+    pub enabled: String,
+    /// How deep its table is in a partition tree (0: not a partition):
+    /// a state set on a partitioned table reaches its partitions, so
+    /// states are put back parents first.
+    pub depth: i32,
+}
+
+impl UserTrigger {
+    fn table_sql(&self) -> String {
+        crate::ident::qualified(&self.schema, &self.table_name)
+    }
+
+    /// The statement disabling it, when it fires now.
+    pub fn disable(&self) -> Option<String> {
+        (self.enabled != "D").then(|| {
+            format!(
+                "ALTER TABLE {} DISABLE TRIGGER {}",
+                self.table_sql(),
+                crate::ident::quote_ident(&self.name)
+            )
+        })
+    }
+
+    /// The statement putting back its state.
+    pub fn restore(&self) -> String {
+        let how = match self.enabled.as_str() {
+            "D" => "DISABLE",
+            "R" => "ENABLE REPLICA",
+            "A" => "ENABLE ALWAYS",
+            _ => "ENABLE",
+        };
+        format!(
+            "ALTER TABLE {} {how} TRIGGER {}",
+            self.table_sql(),
+            crate::ident::quote_ident(&self.name)
+        )
+    }
+}
+
+/// The user triggers of tables (`$1`: their oids as `text[]`) and of all
+/// their partitions, except the batched migration's own
+/// (`uuidforge_migrate`): one row of JSON text, an array of
+/// [`UserTrigger`], parents first.
+pub const USER_TRIGGERS_SQL: &str = "SELECT coalesce(json_agg(x ORDER BY x.depth, x.table, x.name), '[]')::text FROM ( \
+  SELECT t.tgrelid::int8 AS table, n.nspname AS schema, c.relname AS table_name, t.tgname AS name, \
+    t.tgenabled::text AS enabled, (SELECT count(*) FROM pg_partition_ancestors(t.tgrelid))::int4 - 1 AS depth \
+  FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
+  WHERE NOT t.tgisinternal AND t.tgname <> 'uuidforge_migrate' AND t.tgrelid IN ( \
+    SELECT u.o::oid FROM unnest($1::text[]) u(o) \
+    UNION SELECT p.relid FROM unnest($1::text[]) u(o), pg_partition_tree(u.o::oid) p)) x";
+
+/// The query reading the user triggers of `tables` and their partitions.
+pub fn user_triggers_query(tables: &[u32]) -> crate::plan::Query {
+    crate::plan::Query {
+        sql: USER_TRIGGERS_SQL.to_string(),
+        params: vec![crate::plan::Param::TextArray(
+            tables.iter().map(u32::to_string).collect(),
+        )],
+    }
+}
+
+/// Reads the JSON of [`USER_TRIGGERS_SQL`].
+pub fn parse_triggers(json: &str) -> Result<Vec<UserTrigger>, DbError> {
+    serde_json::from_str(json).map_err(|e| DbError::unreadable("triggers", e.to_string()))
+}
+
+/// The statements that keep a change's own writes from firing `triggers`
+/// (every one that fires now) and those that put every one back as it was,
+/// parents first: `ALTER TABLE ... DISABLE TRIGGER` is transactional, so
+/// others never see the triggers off, and they wait on the table's lock
+/// meanwhile.
+pub fn quiet_triggers(triggers: &[UserTrigger]) -> (Vec<String>, Vec<String>) {
+    let mut ordered: Vec<&UserTrigger> = triggers.iter().collect();
+    ordered.sort_by_key(|t| t.depth);
+    let disable = ordered
+        .iter()
+        .filter_map(|t| t.disable())
+        .collect::<Vec<_>>();
+    if disable.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    (disable, ordered.iter().map(|t| t.restore()).collect())
+}
+
 /// Drops `views`, dependents first.
 pub fn drop_views(views: &[ViewDefinition]) -> Vec<String> {
     let mut ordered: Vec<&ViewDefinition> = views.iter().collect();
     ordered.sort_by_key(|v| std::cmp::Reverse(v.level));
     ordered
         .iter()
-        .map(|v| format!("DROP VIEW {}", crate::ident::qualified(&v.schema, &v.name)))
+        .map(|v| {
+            format!(
+                "DROP {} {}",
+                v.what(),
+                crate::ident::qualified(&v.schema, &v.name)
+            )
+        })
         .collect()
 }
 
 /// Makes `views` again as they were defined (options, owner, comment,
-/// privileges), the views they use first.
+/// privileges; a materialized view's indexes), the views they use first;
+/// then refreshes each materialized view that held data, in the same
+/// order.
 pub fn create_views(views: &[ViewDefinition], user: &str) -> Vec<String> {
     let mut ordered: Vec<&ViewDefinition> = views.iter().collect();
     ordered.sort_by_key(|v| v.level);
@@ -200,19 +331,28 @@ pub fn create_views(views: &[ViewDefinition], user: &str) -> Vec<String> {
             _ => String::new(),
         };
         let definition = v.definition.trim().trim_end_matches(';');
-        s.push(format!("CREATE VIEW {name}{with} AS {definition}"));
+        let what = v.what();
+        let no_data = if v.materialized() {
+            " WITH NO DATA"
+        } else {
+            ""
+        };
+        s.push(format!(
+            "CREATE {what} {name}{with} AS {definition}{no_data}"
+        ));
         if v.owner != user {
             s.push(format!(
-                "ALTER VIEW {name} OWNER TO {}",
+                "ALTER {what} {name} OWNER TO {}",
                 quote_ident(&v.owner)
             ));
         }
         if let Some(comment) = &v.comment {
             s.push(format!(
-                "COMMENT ON VIEW {name} IS {}",
+                "COMMENT ON {what} {name} IS {}",
                 quote_literal(comment)
             ));
         }
+        s.extend(v.indexes.iter().flatten().cloned());
         for g in v.grants.iter().flatten() {
             let grantee = if g.grantee == "PUBLIC" {
                 "PUBLIC".to_string()
@@ -230,5 +370,17 @@ pub fn create_views(views: &[ViewDefinition], user: &str) -> Vec<String> {
             ));
         }
     }
+    // Filled once all exist, those they read first (by level).
+    let mut refresh: Vec<&ViewDefinition> = views
+        .iter()
+        .filter(|v| v.materialized() && v.populated)
+        .collect();
+    refresh.sort_by_key(|v| v.level);
+    s.extend(refresh.iter().map(|v| {
+        format!(
+            "REFRESH MATERIALIZED VIEW {}",
+            crate::ident::qualified(&v.schema, &v.name)
+        )
+    }));
     s
 }

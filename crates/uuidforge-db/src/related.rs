@@ -52,13 +52,16 @@ impl Target {
                 format!("'{spec}' names no column (expected TABLE.COLUMN or SCHEMA.TABLE.COLUMN)"),
             ));
         };
-        let table_text = table
-            .iter()
-            .map(|p| if p.quoted { crate::ident::quote_ident(&p.name) } else { p.name.clone() })
-            .collect::<Vec<_>>()
-            .join(".");
+        let as_written = |p: &crate::ident::NamePart| {
+            if p.quoted {
+                crate::ident::quote_ident(&p.name)
+            } else {
+                p.name.clone()
+            }
+        };
+        let table_text = table.iter().map(as_written).collect::<Vec<_>>().join(".");
         let relation = snapshot.relation_from_parts(&table_text, table)?;
-        let col = relation.column_from_part("column", spec, column)?;
+        let col = relation.column_from_part("column", &as_written(column), column)?;
         Ok(Target::Column(ColumnRef {
             relation: relation.oid,
             column: col.num,

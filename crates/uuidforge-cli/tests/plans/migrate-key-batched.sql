@@ -31,28 +31,34 @@ COMMIT;
 -- COPY "public"."uuidforge_keymap_<oid>" (old, new): one row per key
 
 -- step 3: fill public.customers.id_uuidforge_new, one transaction per range of pages
--- $1 the first page of a range, $2 the page after its last:
-UPDATE "public"."customers" AS x SET "id_uuidforge_new" = m.new FROM "public"."uuidforge_keymap_<oid>" m WHERE x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND x."id_uuidforge_new" IS NULL AND m.old = x."id"::text;
+-- each range of pages, one transaction:
+SELECT x.ctid::text, md5(ROW(x."name", x."created_at")::text) FROM "public"."customers" AS x, "public"."uuidforge_keymap_<oid>" m WHERE x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND x."id_uuidforge_new" IS NULL AND m.old = x."id"::text FOR UPDATE OF x;  -- $1 its first page, $2 the page after its last: the rows to fill, locked, and their other columns
+UPDATE "public"."customers" AS x SET "id_uuidforge_new" = m.new FROM "public"."uuidforge_keymap_<oid>" m WHERE x.ctid = ANY ($1::text[]::tid[]) AND x."id_uuidforge_new" IS NULL AND m.old = x."id"::text RETURNING md5(ROW(x."name", x."created_at")::text);  -- $1 those rows: their other columns again, equal or rollback
 
 -- step 4: fill public.Zeilen.Kunde_uuidforge_new, one transaction per range of pages
--- $1 the first page of a range, $2 the page after its last:
-UPDATE "public"."Zeilen" AS x SET "Kunde_uuidforge_new" = p."id_uuidforge_new" FROM "public"."customers" p WHERE x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND p."id" = x."Kunde" AND x."Kunde_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new";
+-- each range of pages, one transaction:
+SELECT x.ctid::text, md5(ROW(x."n")::text) FROM "public"."Zeilen" AS x, "public"."customers" p WHERE x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND p."id" = x."Kunde" AND x."Kunde_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new" FOR UPDATE OF x;  -- $1 its first page, $2 the page after its last: the rows to fill, locked, and their other columns
+UPDATE "public"."Zeilen" AS x SET "Kunde_uuidforge_new" = p."id_uuidforge_new" FROM "public"."customers" p WHERE x.ctid = ANY ($1::text[]::tid[]) AND p."id" = x."Kunde" AND x."Kunde_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new" RETURNING md5(ROW(x."n")::text);  -- $1 those rows: their other columns again, equal or rollback
 
 -- step 5: fill public.customers.parent_id_uuidforge_new, one transaction per range of pages
--- $1 the first page of a range, $2 the page after its last:
-UPDATE "public"."customers" AS x SET "parent_id_uuidforge_new" = p."id_uuidforge_new" FROM "public"."customers" p WHERE x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND p."id" = x."parent_id" AND x."parent_id_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new";
+-- each range of pages, one transaction:
+SELECT x.ctid::text, md5(ROW(x."name", x."created_at")::text) FROM "public"."customers" AS x, "public"."customers" p WHERE x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND p."id" = x."parent_id" AND x."parent_id_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new" FOR UPDATE OF x;  -- $1 its first page, $2 the page after its last: the rows to fill, locked, and their other columns
+UPDATE "public"."customers" AS x SET "parent_id_uuidforge_new" = p."id_uuidforge_new" FROM "public"."customers" p WHERE x.ctid = ANY ($1::text[]::tid[]) AND p."id" = x."parent_id" AND x."parent_id_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new" RETURNING md5(ROW(x."name", x."created_at")::text);  -- $1 those rows: their other columns again, equal or rollback
 
 -- step 6: fill public.orders.customer_id_uuidforge_new, one transaction per range of pages
--- $1 the first page of a range, $2 the page after its last:
-UPDATE "public"."orders" AS x SET "customer_id_uuidforge_new" = p."id_uuidforge_new" FROM "public"."customers" p WHERE x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND p."id" = x."customer_id" AND x."customer_id_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new";
+-- each range of pages, one transaction:
+SELECT x.ctid::text, md5(ROW(x."id")::text) FROM "public"."orders" AS x, "public"."customers" p WHERE x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND p."id" = x."customer_id" AND x."customer_id_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new" FOR UPDATE OF x;  -- $1 its first page, $2 the page after its last: the rows to fill, locked, and their other columns
+UPDATE "public"."orders" AS x SET "customer_id_uuidforge_new" = p."id_uuidforge_new" FROM "public"."customers" p WHERE x.ctid = ANY ($1::text[]::tid[]) AND p."id" = x."customer_id" AND x."customer_id_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new" RETURNING md5(ROW(x."id")::text);  -- $1 those rows: their other columns again, equal or rollback
 
 -- step 7: fill public.referrals.customer_id_uuidforge_new, one transaction per range of pages
--- $1 the first page of a range, $2 the page after its last:
-UPDATE "public"."referrals" AS x SET "customer_id_uuidforge_new" = p."id_uuidforge_new" FROM "public"."customers" p WHERE x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND p."id" = x."customer_id" AND x."customer_id_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new";
+-- each range of pages, one transaction:
+SELECT x.ctid::text, md5(ROW(x."id")::text) FROM "public"."referrals" AS x, "public"."customers" p WHERE x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND p."id" = x."customer_id" AND x."customer_id_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new" FOR UPDATE OF x;  -- $1 its first page, $2 the page after its last: the rows to fill, locked, and their other columns
+UPDATE "public"."referrals" AS x SET "customer_id_uuidforge_new" = p."id_uuidforge_new" FROM "public"."customers" p WHERE x.ctid = ANY ($1::text[]::tid[]) AND p."id" = x."customer_id" AND x."customer_id_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new" RETURNING md5(ROW(x."id")::text);  -- $1 those rows: their other columns again, equal or rollback
 
 -- step 8: fill public.referrals.referred_by_uuidforge_new, one transaction per range of pages
--- $1 the first page of a range, $2 the page after its last:
-UPDATE "public"."referrals" AS x SET "referred_by_uuidforge_new" = p."id_uuidforge_new" FROM "public"."customers" p WHERE x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND p."id" = x."referred_by" AND x."referred_by_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new";
+-- each range of pages, one transaction:
+SELECT x.ctid::text, md5(ROW(x."id")::text) FROM "public"."referrals" AS x, "public"."customers" p WHERE x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND p."id" = x."referred_by" AND x."referred_by_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new" FOR UPDATE OF x;  -- $1 its first page, $2 the page after its last: the rows to fill, locked, and their other columns
+UPDATE "public"."referrals" AS x SET "referred_by_uuidforge_new" = p."id_uuidforge_new" FROM "public"."customers" p WHERE x.ctid = ANY ($1::text[]::tid[]) AND p."id" = x."referred_by" AND x."referred_by_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new" RETURNING md5(ROW(x."id")::text);  -- $1 those rows: their other columns again, equal or rollback
 
 -- step 9: index the new key (no transaction; writers go on)
 DROP INDEX CONCURRENTLY IF EXISTS "public"."customers_id_uuidforge_new";

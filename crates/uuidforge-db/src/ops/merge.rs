@@ -199,26 +199,40 @@ impl Operation for Merge {
                 })
                 .collect());
         }
-        if answers.len() > tables.len() || self.ids.contains(&self.new) {
+        if answers.len() > tables.len() {
             return Ok(Vec::new());
         }
         let table = locate(&tables, answers, &self.ids)?;
         let (relation, sql) = &tables[table];
-        let _ = relation;
-        Ok(vec![Read {
-            what: "check --into".into(),
-            query: Query {
-                sql: format!("SELECT n::text FROM ({sql}) c(n)"),
-                params: vec![Param::UuidArray(vec![self.new])],
-            },
-        }])
+        // Then, in one pass: whether --into is taken (when it is not one of
+        // the merged keys), and the triggers of the tables written (last).
+        let mut reads = Vec::new();
+        if !self.ids.contains(&self.new) {
+            reads.push(Read {
+                what: "check --into".into(),
+                query: Query {
+                    sql: format!("SELECT n::text FROM ({sql}) c(n)"),
+                    params: vec![Param::UuidArray(vec![self.new])],
+                },
+            });
+        }
+        reads.push(Read {
+            what: "read the triggers of the tables written".into(),
+            query: crate::introspect::user_triggers_query(&written_tables(snapshot, relation)?),
+        });
+        Ok(reads)
     }
 
     fn plan(&self, snapshot: &Snapshot, answers: &[String]) -> Result<MergePlan, DbError> {
         let tables = key_tables(snapshot);
         let table = locate(&tables, answers, &self.ids)?;
         let relation = tables[table].0;
-        if answers.get(tables.len()).is_some_and(|n| n != "0") {
+        let into_taken = if self.ids.contains(&self.new) {
+            None
+        } else {
+            answers.get(tables.len())
+        };
+        if into_taken.is_some_and(|n| n != "0") {
             return Err(DbError::invalid(
                 "into",
                 format!(
@@ -228,6 +242,12 @@ impl Operation for Merge {
                 ),
             ));
         }
+        let triggers = match answers.get(tables.len()..) {
+            Some(rest) if !rest.is_empty() => {
+                crate::introspect::parse_triggers(rest.last().map_or("[]", String::as_str))?
+            }
+            _ => Vec::new(),
+        };
         plan(
             snapshot,
             relation.oid,
@@ -235,8 +255,22 @@ impl Operation for Merge {
             self.new,
             &self.options,
             &self.implicit,
+            &triggers,
         )
     }
+}
+
+/// The tables a merge into `relation` writes: it, and the tables whose
+/// foreign keys reference its key.
+fn written_tables(snapshot: &Snapshot, relation: &Relation) -> Result<Vec<u32>, DbError> {
+    let key = key_of(snapshot, relation)?;
+    let mut tables = vec![relation.oid];
+    for (child, _, _) in references_of(snapshot, relation, key)? {
+        if !tables.contains(&child.oid) {
+            tables.push(child.oid);
+        }
+    }
+    Ok(tables)
 }
 
 /// Which of `tables` holds all of `ids` (the only one), from the counts
@@ -754,6 +788,7 @@ pub fn plan(
     new: Uuid,
     options: &MergeOptions,
     hits: &[Hit],
+    triggers: &[crate::introspect::UserTrigger],
 ) -> Result<MergePlan, DbError> {
     let relation = snapshot
         .relation(table_oid)
@@ -777,6 +812,11 @@ pub fn plan(
     // Checked at commit: the new key exists only once the survivor has it.
     steps.extend(deferrable(fks.iter().map(|(c, fk, _)| (*c, *fk)), true));
     steps.push(Step::run(Statement::sql("SET CONSTRAINTS ALL DEFERRED")));
+    // The application's triggers do not see the merge's own writes (a
+    // `last_update = now()` would stamp the survivor, and unmerge would
+    // then find it changed).
+    let (quiet, restore) = crate::introspect::quiet_triggers(triggers);
+    steps.extend(quiet.into_iter().map(|s| Step::run(Statement::sql(s))));
     steps.extend(collision_steps(
         snapshot,
         &log,
@@ -809,6 +849,9 @@ pub fn plan(
     }
     steps.push(Step::run(Statement::sql("SET CONSTRAINTS ALL IMMEDIATE")));
     steps.extend(deferrable(fks.iter().map(|(c, fk, _)| (*c, *fk)), false));
+    // After the deferred checks ran: a table with pending trigger events
+    // cannot be altered.
+    steps.extend(restore.into_iter().map(|s| Step::run(Statement::sql(s))));
     let mut checks = vec![format!(
         "'rows left with an old key', (SELECT count(*) FROM {t} WHERE {k} = ANY ($1::uuid[]))"
     )];

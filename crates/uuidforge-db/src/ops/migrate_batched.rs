@@ -398,26 +398,58 @@ fn keys_and_backfills(ctx: &Ctx) -> Vec<Step> {
     }];
     let range =
         "x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid";
-    for (piece, shown) in ctx.pieces(relation) {
-        steps.push(Step::Backfill {
-            what: format!("fill {shown}.{}", new_column(&target.key.name)),
-            table: piece.clone(),
+    let backfill = |piece: &str,
+                    shown: &str,
+                    column: &str,
+                    table: &Relation,
+                    set: String,
+                    from: String,
+                    cond: String| {
+        let hash = crate::ops::migrate_key::row_hash(table, &target.changed_columns(table));
+        let triggers: Vec<_> = target
+            .triggers
+            .iter()
+            .filter(|t| crate::ident::qualified(&t.schema, &t.table_name) == piece)
+            .cloned()
+            .collect();
+        let (quiet, restore) = crate::introspect::quiet_triggers(&triggers);
+        Step::Backfill {
+            what: format!("fill {shown}.{}", new_column(column)),
+            table: piece.to_string(),
             update_sql: format!(
-                "UPDATE {piece} AS x SET {kn} = m.new FROM {map} m WHERE {range} AND x.{kn} IS NULL AND m.old = x.{k}::text"
+                "UPDATE {piece} AS x SET {set} FROM {from} WHERE x.ctid = ANY ($1::text[]::tid[]) AND {cond} RETURNING {hash}"
             ),
-        });
+            before_sql: Some(format!(
+                "SELECT x.ctid::text, {hash} FROM {piece} AS x, {from} WHERE {range} AND {cond} FOR UPDATE OF x"
+            )),
+            quiet,
+            restore,
+        }
+    };
+    for (piece, shown) in ctx.pieces(relation) {
+        steps.push(backfill(
+            &piece,
+            &shown,
+            &target.key.name,
+            relation,
+            format!("{kn} = m.new"),
+            format!("{map} m"),
+            format!("x.{kn} IS NULL AND m.old = x.{k}::text"),
+        ));
     }
     for (child, fk, column) in &target.children {
         let (c, cn) = (q(column), q(&new_column(column)));
         let others = target.other_join(child, fk, "x", "p");
         for (piece, shown) in ctx.pieces(child) {
-            steps.push(Step::Backfill {
-                what: format!("fill {shown}.{}", new_column(column)),
-                table: piece.clone(),
-                update_sql: format!(
-                    "UPDATE {piece} AS x SET {cn} = p.{kn} FROM {t} p WHERE {range} AND p.{k} = x.{c}{others} AND x.{cn} IS DISTINCT FROM p.{kn}"
-                ),
-            });
+            steps.push(backfill(
+                &piece,
+                &shown,
+                column,
+                child,
+                format!("{cn} = p.{kn}"),
+                format!("{t} p"),
+                format!("p.{k} = x.{c}{others} AND x.{cn} IS DISTINCT FROM p.{kn}"),
+            ));
         }
     }
 
@@ -1014,6 +1046,9 @@ mod tests {
             what: "fill".into(),
             table: "\"t\"".into(),
             update_sql: "UPDATE".into(),
+            before_sql: Some("SELECT".into()),
+            quiet: vec!["ALTER TABLE".into()],
+            restore: vec!["ALTER TABLE".into()],
         };
         let json = serde_json::to_string(&step).unwrap();
         assert!(json.contains("\"kind\":\"backfill\""), "{json}");

@@ -25,7 +25,8 @@ use crate::error::DbError;
 use crate::ident::{quote_ident, quote_literal};
 use crate::introspect::{
     create_views, dependent_views_query, drop_views, parse_indexes, parse_partitions, parse_views,
-    partitions_query, reference_indexes_query, IndexDefinition, Partition, ViewDefinition,
+    partitions_query, reference_indexes_query, IndexDefinition, Partition, UserTrigger,
+    ViewDefinition,
 };
 use crate::ops::{Backup, ChangePlan, Check, Mode, Operation, Planned, Read, Statement, Step};
 use serde::Serialize;
@@ -81,6 +82,9 @@ pub struct MigratePlan {
     /// Row counts per table (JSON text), read before and after the
     /// statements: they must be equal.
     pub counts_sql: String,
+    /// Per table, a digest of every column but the key and its references
+    /// (JSON text), read before and after: they must be equal.
+    pub digest_sql: String,
     /// What the key's default becomes, for the report.
     pub default_note: String,
     /// Relations to back up (quoted qualified names).
@@ -137,6 +141,8 @@ pub fn inputs_reads(
     }
     let watched = watched_columns(snapshot, table, options)?;
     let parted = partitioned_tables(snapshot, table, options)?;
+    let mut written: Vec<u32> = watched.iter().map(|(t, _)| *t).collect();
+    written.dedup();
     Ok(vec![
         Read {
             what: "read the dependent views".into(),
@@ -150,6 +156,10 @@ pub fn inputs_reads(
             what: "read the partitions".into(),
             query: partitions_query(&parted),
         },
+        Read {
+            what: "read the triggers of the tables written".into(),
+            query: crate::introspect::user_triggers_query(&written),
+        },
     ])
 }
 
@@ -160,6 +170,7 @@ pub fn inputs_from(answers: &[String]) -> Result<PlanInputs, DbError> {
         views: parse_views(answer(0))?,
         indexes: parse_indexes(answer(1))?,
         partitions: parse_partitions(answer(2))?,
+        triggers: crate::introspect::parse_triggers(answer(3))?,
     })
 }
 
@@ -231,6 +242,10 @@ fn change(plan: &MigratePlan, options: &MigrateOptions) -> ChangePlan {
                 what: "row counts".into(),
                 statement: Statement::sql(plan.counts_sql.clone()),
             },
+            Check::Unchanged {
+                what: "other columns".into(),
+                statement: Statement::sql(plan.digest_sql.clone()),
+            },
         ],
         epilogue: Vec::new(),
     }
@@ -296,6 +311,9 @@ pub(crate) struct Target<'a> {
     pub views: Vec<ViewDefinition>,
     /// Indexes over the references, made again from their definitions.
     pub indexes: Vec<IndexDefinition>,
+    /// User triggers of the tables written, kept from firing on the
+    /// change's own updates.
+    pub triggers: Vec<UserTrigger>,
     pub relation: &'a Relation,
     pub key: &'a Column,
     pub pk: &'a Constraint,
@@ -524,6 +542,75 @@ impl Target<'_> {
             .collect();
         format!("SELECT json_build_object({})::text", counts.join(", "))
     }
+
+    /// The tables written, each once: the table, then its referencing
+    /// tables.
+    pub fn written(&self) -> Vec<&Relation> {
+        let mut tables = vec![self.relation];
+        for (child, _, _) in &self.children {
+            if !tables.iter().any(|t| t.oid == child.oid) {
+                tables.push(child);
+            }
+        }
+        tables
+    }
+
+    /// The columns of `table` the migration changes: the key, the
+    /// references to it.
+    pub fn changed_columns(&self, table: &Relation) -> Vec<i16> {
+        let mut changed: Vec<i16> = self
+            .children
+            .iter()
+            .filter(|(c, _, _)| c.oid == table.oid)
+            .map(|(_, fk, _)| self.reference_num(fk))
+            .collect();
+        if table.oid == self.relation.oid {
+            changed.push(self.key_num);
+        }
+        changed
+    }
+
+    /// One row of JSON text: per table written, an MD5 over every row's
+    /// other columns (order-free: of the sorted row hashes). Read before
+    /// the change and after, it proves that nothing but the key and its
+    /// references changed: no trigger stamped a row, no value moved.
+    pub fn digest_sql(&self) -> String {
+        let digests: Vec<String> = self
+            .written()
+            .iter()
+            .map(|table| {
+                let changed = self.changed_columns(table);
+                format!(
+                    "{}, {}",
+                    quote_literal(&table.sql_name()),
+                    row_digest(table, &changed)
+                )
+            })
+            .collect();
+        format!("SELECT json_build_object({})::text", digests.join(", "))
+    }
+}
+
+/// The MD5 of row `x` of `table` without the columns `except`.
+pub(crate) fn row_hash(table: &Relation, except: &[i16]) -> String {
+    let columns: Vec<String> = table
+        .columns
+        .iter()
+        .filter(|c| !except.contains(&c.num))
+        .map(|c| format!("x.{}", quote_ident(&c.name)))
+        .collect();
+    format!("md5(ROW({})::text)", columns.join(", "))
+}
+
+/// `(SELECT md5 ...)` over the rows of `table` without the columns
+/// `except`: the MD5 of the sorted [`row_hash`]es, so row order does not
+/// matter.
+pub(crate) fn row_digest(table: &Relation, except: &[i16]) -> String {
+    format!(
+        "(SELECT md5(coalesce(string_agg(h, '' ORDER BY h), '')) FROM (SELECT {} AS h FROM {} x) d)",
+        row_hash(table, except),
+        table.sql_name()
+    )
 }
 
 /// The key and reference columns whose dependent views a plan needs
@@ -545,6 +632,9 @@ pub struct PlanInputs {
     pub partitions: Vec<Partition>,
     /// Indexes over the references ([`REFERENCE_INDEXES_SQL`]).
     pub indexes: Vec<IndexDefinition>,
+    /// User triggers of the tables written and their partitions
+    /// ([`crate::introspect::USER_TRIGGERS_SQL`]).
+    pub triggers: Vec<UserTrigger>,
 }
 
 /// The partitioned tables among the migrated table and its referencing
@@ -657,9 +747,16 @@ fn names_of(
 ) -> Result<(String, Option<String>), DbError> {
     // A name the user gives reads as psql reads it (unquoted folds).
     let old_name = match &options.keep_old {
-        Some(text) => match &crate::ident::parse_name(text).map_err(|e| DbError::invalid("keep-old", e))?[..] {
+        Some(text) => match &crate::ident::parse_name(text)
+            .map_err(|e| DbError::invalid("keep-old", e))?[..]
+        {
             [one] => one.name.clone(),
-            _ => return Err(DbError::invalid("keep-old", format!("'{text}' is not one column name"))),
+            _ => {
+                return Err(DbError::invalid(
+                    "keep-old",
+                    format!("'{text}' is not one column name"),
+                ))
+            }
         },
         None => format!("{}_old", key.name),
     };
@@ -789,11 +886,6 @@ fn check_views(
                 unread.join(", ")
             ),
         ));
-    }
-    if let Some(m) = views.iter().find(|v| v.kind != "v") {
-        return Err(DbError::refused("table", format!("materialized view {}.{} depends on the key or its references (drop it first and make it again after: materialized views are not recreated)",
-            m.schema, m.name
-        )));
     }
     Ok(())
 }
@@ -927,6 +1019,7 @@ pub(crate) fn analyze<'a>(
         watched,
         views: views.map(<[ViewDefinition]>::to_vec).unwrap_or_default(),
         indexes: inputs.map(|i| i.indexes.clone()).unwrap_or_default(),
+        triggers: inputs.map(|i| i.triggers.clone()).unwrap_or_default(),
         relation,
         key,
         pk,
@@ -1051,6 +1144,10 @@ fn fill_statements(target: &Target) -> Vec<String> {
         "ALTER TABLE {t} DROP CONSTRAINT {}",
         quote_ident(&pk.name)
     ));
+    // The application's triggers are not to see the migration's own
+    // writes (a `last_update = now()` would stamp every row).
+    let (quiet, restore) = crate::introspect::quiet_triggers(&target.triggers);
+    s.extend(quiet);
     // With no key or reference index left to maintain, each row is
     // written once.
     s.push(format!(
@@ -1067,6 +1164,7 @@ fn fill_statements(target: &Target) -> Vec<String> {
             others = target.other_join(child, fk, "x", "p")
         ));
     }
+    s.extend(restore);
     s
 }
 
@@ -1203,6 +1301,7 @@ pub fn plan(
         statements: s,
         verify_sql,
         counts_sql: target.counts_sql(),
+        digest_sql: target.digest_sql(),
         default_note: target.default_note.clone(),
         backup: target.backup(),
         ordered: options.order_by.is_some(),
@@ -1260,8 +1359,9 @@ pub fn new_keys(
         .collect()
 }
 
-/// The tables whose row counts differ between two [`Target::counts_sql`]
-/// rows, as `table: before → after`.
+/// The tables whose value differs between two rows of
+/// [`Target::counts_sql`] or [`Target::digest_sql`], as
+/// `table: before, after`.
 pub fn count_changes(before: &str, after: &str) -> Vec<String> {
     let read = |json: &str| -> serde_json::Map<String, serde_json::Value> {
         serde_json::from_str(json).unwrap_or_default()
@@ -1272,7 +1372,7 @@ pub fn count_changes(before: &str, after: &str) -> Vec<String> {
         .filter(|(table, n)| after.get(*table) != Some(n))
         .map(|(table, n)| {
             format!(
-                "{table}: {n} rows before, {} after",
+                "{table}: {n} before, {} after",
                 after.get(table).cloned().unwrap_or_default()
             )
         })
@@ -1335,7 +1435,7 @@ mod tests {
         assert!(count_changes(r#"{"t": 3, "c": 5}"#, r#"{"t": 3, "c": 5}"#).is_empty());
         assert_eq!(
             count_changes(r#"{"t": 3, "c": 5}"#, r#"{"t": 3, "c": 4}"#),
-            vec!["c: 5 rows before, 4 after"]
+            vec!["c: 5 before, 4 after"]
         );
     }
 

@@ -169,15 +169,32 @@ pub enum Step {
         /// Whether writers wait while it runs.
         exclusive: bool,
     },
-    /// (in batches) `update_sql` for each range of pages (`$1` first
-    /// block, `$2` the block after the last), one transaction each.
+    /// (in batches) for each range of pages (`$1` first block, `$2` the
+    /// block after the last), one transaction: `quiet` (the table's
+    /// triggers kept from firing on the tool's own update), `before_sql`
+    /// locks the range's rows to fill and reads an MD5 of each one's other
+    /// columns, `update_sql` fills exactly those rows (`$1` their ctids)
+    /// returning the same MD5, which must be equal; `restore` after. (A
+    /// plan recorded before `before_sql` existed runs `update_sql` on the
+    /// range, unchecked.)
     Backfill {
         /// What the step does.
         what: String,
         /// The table.
         table: String,
-        /// The update of one range.
+        /// The update of the rows `before_sql` locked, returning an MD5 of
+        /// each one's other columns.
         update_sql: String,
+        /// Locks the rows of a range the update will change: each one's
+        /// ctid and the same MD5.
+        #[serde(default)]
+        before_sql: Option<String>,
+        /// Disables the table's user triggers.
+        #[serde(default)]
+        quiet: Vec<String>,
+        /// Puts them back.
+        #[serde(default)]
+        restore: Vec<String>,
     },
     /// (in batches) `cleanup` then `statement`, outside any transaction
     /// (an index built `CONCURRENTLY`).
@@ -397,9 +414,24 @@ fn print_step(step: &Step) -> Vec<String> {
             lines.push("COMMIT;".into());
             lines
         }
-        Step::Backfill { update_sql, .. } => vec![format!(
-            "-- $1 the first page of a range, $2 the page after its last:\n{update_sql};"
-        )],
+        Step::Backfill {
+            update_sql,
+            before_sql,
+            quiet,
+            restore,
+            ..
+        } => {
+            let mut out = vec!["-- each range of pages, one transaction:".to_string()];
+            out.extend(quiet.iter().map(|s| format!("{s};")));
+            if let Some(before) = before_sql {
+                out.push(format!("{before};  -- $1 its first page, $2 the page after its last: the rows to fill, locked, and their other columns"));
+            }
+            out.push(format!(
+                "{update_sql};  -- $1 those rows: their other columns again, equal or rollback"
+            ));
+            out.extend(restore.iter().map(|s| format!("{s};")));
+            out
+        }
         Step::Concurrently {
             cleanup, statement, ..
         } => vec![format!("{cleanup};"), format!("{statement};")],

@@ -197,12 +197,16 @@ fn choose_columns(
 ) -> Result<(Columns, Vec<Kept>, String), DbError> {
     // The new name reads as in ALTER TABLE ... RENAME COLUMN: unquoted
     // folds to lower case, quoted keeps its case.
-    let new_name = &match &crate::ident::parse_name(new_name).map_err(|e| DbError::invalid("new name", e))?[..] {
+    let new_name = &match &crate::ident::parse_name(new_name)
+        .map_err(|e| DbError::invalid("new name", e))?[..]
+    {
         [one] => one.name.clone(),
         _ => {
             return Err(DbError::invalid(
                 "new name",
-                format!("'{new_name}' is not one column name (quote a name that holds a dot: \"a.b\")"),
+                format!(
+                    "'{new_name}' is not one column name (quote a name that holds a dot: \"a.b\")"
+                ),
             ))
         }
     };
@@ -268,9 +272,11 @@ fn related_columns(
         else {
             continue;
         };
-        let relation = snapshot.relation_named(&r.schema, &r.table).ok_or_else(|| {
-            DbError::not_found("table", format!("{}.{} is gone", r.schema, r.table))
-        })?;
+        let relation = snapshot
+            .relation_named(&r.schema, &r.table)
+            .ok_or_else(|| {
+                DbError::not_found("table", format!("{}.{} is gone", r.schema, r.table))
+            })?;
         if !matches!(
             relation.kind,
             RelKind::Table | RelKind::PartitionedTable | RelKind::ForeignTable

@@ -144,6 +144,14 @@ impl Operation for Unmerge {
                 })
                 .collect());
         }
+        if answers.len() == logs.len() + 1 {
+            // Last: the triggers of the tables the unmerge writes.
+            let entries = read_entries(&answers[logs.len()])?;
+            return Ok(vec![Read {
+                what: "read the triggers of the tables written".into(),
+                query: crate::introspect::user_triggers_query(&written_tables(snapshot, &entries)),
+            }]);
+        }
         if answers.len() > logs.len() {
             return Ok(Vec::new());
         }
@@ -162,11 +170,40 @@ impl Operation for Unmerge {
     fn plan(&self, snapshot: &Snapshot, answers: &[String]) -> Result<UnmergePlan, DbError> {
         let logs = logs(snapshot);
         let (log, merge_id) = self.latest(&logs, answers)?;
-        let entries: Vec<Entry> =
-            serde_json::from_str(answers.get(logs.len()).map_or("[]", String::as_str))
-                .map_err(|e| DbError::unreadable("read the merge log", e.to_string()))?;
-        plan(snapshot, self.new, &log, merge_id, &entries)
+        let entries = read_entries(answers.get(logs.len()).map_or("[]", String::as_str))?;
+        let triggers = match answers.get(logs.len() + 1) {
+            Some(json) => crate::introspect::parse_triggers(json)?,
+            None => Vec::new(),
+        };
+        plan(snapshot, self.new, &log, merge_id, &entries, &triggers)
     }
+}
+
+fn read_entries(json: &str) -> Result<Vec<Entry>, DbError> {
+    serde_json::from_str(json).map_err(|e| DbError::unreadable("read the merge log", e.to_string()))
+}
+
+/// The tables an unmerge of `entries` writes: the merged table and every
+/// table whose foreign keys reference it.
+fn written_tables(snapshot: &Snapshot, entries: &[Entry]) -> Vec<u32> {
+    let Some(relation) = entries.first().and_then(|e| {
+        snapshot
+            .relations
+            .iter()
+            .find(|r| r.sql_name() == e.table_name)
+    }) else {
+        return Vec::new();
+    };
+    let mut tables = vec![relation.oid];
+    for f in snapshot
+        .foreign_keys()
+        .filter(|f| f.ref_table == relation.oid)
+    {
+        if !tables.contains(&f.table) {
+            tables.push(f.table);
+        }
+    }
+    tables
 }
 
 impl Unmerge {
@@ -200,6 +237,7 @@ pub fn plan(
     log: &str,
     merge_id: i64,
     entries: &[Entry],
+    triggers: &[crate::introspect::UserTrigger],
 ) -> Result<UnmergePlan, DbError> {
     let table_name = entries
         .first()
@@ -239,6 +277,10 @@ pub fn plan(
     }
     steps.extend(deferrable(fks.iter().map(|(c, fk, _)| (*c, *fk)), true));
     steps.push(Step::run(Statement::sql("SET CONSTRAINTS ALL DEFERRED")));
+    // The application's triggers do not see the unmerge's own writes: the
+    // rows come back as they were.
+    let (quiet, restore) = crate::introspect::quiet_triggers(triggers);
+    steps.extend(quiet.into_iter().map(|s| Step::run(Statement::sql(s))));
     if let Some(s) = survivor {
         steps.extend(survivor_back(relation, &key, new, s, entries, &fks));
     }
@@ -246,6 +288,9 @@ pub fn plan(
     steps.extend(rows_back(relation, new, entries));
     steps.push(Step::run(Statement::sql("SET CONSTRAINTS ALL IMMEDIATE")));
     steps.extend(deferrable(fks.iter().map(|(c, fk, _)| (*c, *fk)), false));
+    // After the deferred checks ran: a table with pending trigger events
+    // cannot be altered.
+    steps.extend(restore.into_iter().map(|s| Step::run(Statement::sql(s))));
     steps.push(Step::run(Statement::with(
         format!("DELETE FROM {log} WHERE merge_id = $1::text::int8"),
         &[("merge_id", Value::Text(Some(merge_id.to_string())))],

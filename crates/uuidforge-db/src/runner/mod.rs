@@ -270,7 +270,8 @@ async fn check_one(
             let before = unchanged.next().unwrap_or_default();
             let after = bind::one_text(client, statement, outputs, what).await?;
             let changed = crate::ops::migrate_key::count_changes(&before, &after);
-            (vec![format!("{what} changed: {}", changed.len())], changed)
+            let failed = changed.iter().map(|c| format!("{what}: {c}")).collect();
+            (vec![format!("{what} changed: {}", changed.len())], failed)
         }
         Check::Present { what, statements } => {
             let mut missing = Vec::new();
