@@ -983,3 +983,76 @@ fn the_tool_writes_fire_no_user_trigger() {
         "{first}"
     );
 }
+
+/// Foreign keys declared on each partition of a partitioned referencing
+/// table (as real schemas do), one table also referencing on the parent,
+/// indexes of its own on each partition over the reference: in one
+/// transaction every partition's foreign key is made again over the new
+/// column, every index is made again on it (the index sets before and
+/// after are equal, definition by definition), each reference points at
+/// the same row; in batches it is refused before anything runs, naming
+/// the partition.
+#[test]
+fn foreign_keys_and_indexes_declared_on_partitions() {
+    const PARTITIONS: &str = "SET ROLE uuidforge;
+        CREATE TABLE customer (customer_id serial PRIMARY KEY, name text NOT NULL);
+        CREATE TABLE payment (payment_id int NOT NULL, customer_id int NOT NULL, amount numeric(5,2),
+                              payment_date timestamptz NOT NULL, PRIMARY KEY (payment_date, payment_id)) PARTITION BY RANGE (payment_date);
+        CREATE TABLE payment_p2022_01 PARTITION OF payment FOR VALUES FROM ('2022-01-01') TO ('2022-02-01');
+        CREATE TABLE payment_p2022_02 PARTITION OF payment FOR VALUES FROM ('2022-02-01') TO ('2022-03-01');
+        ALTER TABLE payment_p2022_01 ADD CONSTRAINT payment_p2022_01_customer_id_fkey FOREIGN KEY (customer_id) REFERENCES customer;
+        ALTER TABLE payment_p2022_02 ADD CONSTRAINT payment_p2022_02_customer_id_fkey FOREIGN KEY (customer_id) REFERENCES customer ON DELETE CASCADE;
+        CREATE INDEX payment_p2022_01_customer_id_idx ON payment_p2022_01 (customer_id);
+        CREATE INDEX payment_p2022_02_customer_id_idx ON payment_p2022_02 (customer_id, amount);
+        CREATE TABLE rental (rental_id int, customer_id int NOT NULL REFERENCES customer, at date NOT NULL,
+                             PRIMARY KEY (rental_id, at)) PARTITION BY RANGE (at);
+        CREATE TABLE rental_2022 PARTITION OF rental FOR VALUES FROM ('2022-01-01') TO ('2023-01-01');
+        ALTER TABLE rental_2022 ADD CONSTRAINT rental_2022_customer_fkey FOREIGN KEY (customer_id) REFERENCES customer;
+        CREATE INDEX rental_customer_idx ON rental (customer_id);
+        INSERT INTO customer (name) SELECT 'c' || g FROM generate_series(1, 200) g;
+        INSERT INTO payment SELECT g, 1 + g % 200, g % 100, timestamptz '2022-01-01' + (g % 59) * interval '1 day' FROM generate_series(1, 1000) g;
+        INSERT INTO rental SELECT g, 1 + (g * 7) % 200, date '2022-01-01' + g % 365 FROM generate_series(1, 500) g;";
+    // Independent of the tool: each reference on the same row as before.
+    let same_rows = "SELECT concat_ws(' ',
+        (SELECT count(*) FROM payment p JOIN customer c ON c.customer_id = p.customer_id AND c.customer_id_old = p.customer_id_old),
+        (SELECT count(*) FROM rental r JOIN customer c ON c.customer_id = r.customer_id AND c.customer_id_old = r.customer_id_old),
+        (SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND confrelid = 'customer'::regclass AND conparentid = 0 AND convalidated),
+        (SELECT string_agg(format('%s:%s', conrelid::regclass, pg_get_constraintdef(oid)), ' ' ORDER BY conrelid::regclass::text, conname)
+           FROM pg_constraint WHERE contype = 'f' AND confrelid = 'customer'::regclass AND conparentid = 0))";
+    let index_set = "SELECT string_agg(indexdef, E'\\n' ORDER BY indexname) FROM pg_indexes WHERE tablename ~ '^(payment|rental)'";
+    let types = "SELECT string_agg(format('%s.%s %s', c.relname, a.attname, format_type(a.atttypid, a.atttypmod)), ' ' ORDER BY c.relname)
+                 FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid WHERE a.attname = 'customer_id' AND c.relkind IN ('r', 'p') AND c.relname ~ '^(payment|rental)'";
+    let db = fixture("partition_fks");
+    admin_sql(&db, PARTITIONS);
+    let indexes_before = admin_sql(&db, index_set);
+    let dir = scratch("partition_fks");
+    migrate(&db, &dir)
+        .args(["customer", "--batch-size", "100", "--apply"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("payment_p2022_01"));
+    assert_eq!(
+        admin_sql(
+            &db,
+            "SELECT count(*) FROM pg_attribute WHERE attname LIKE '%uuidforge%'"
+        ),
+        "0"
+    );
+    migrate(&db, &dir)
+        .args(["customer", "--apply"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("indexes changed: 0"));
+    assert_eq!(
+        admin_sql(&db, same_rows),
+        "1000 500 4 payment_p2022_01:FOREIGN KEY (customer_id) REFERENCES customer(customer_id) \
+payment_p2022_02:FOREIGN KEY (customer_id) REFERENCES customer(customer_id) ON DELETE CASCADE \
+rental:FOREIGN KEY (customer_id) REFERENCES customer(customer_id) \
+rental_2022:FOREIGN KEY (customer_id) REFERENCES customer(customer_id)"
+    );
+    assert_eq!(admin_sql(&db, index_set), indexes_before);
+    assert_eq!(
+        admin_sql(&db, types),
+        "payment.customer_id uuid payment_p2022_01.customer_id uuid payment_p2022_02.customer_id uuid rental.customer_id uuid rental_2022.customer_id uuid"
+    );
+}

@@ -450,7 +450,9 @@ fn writers_run_throughout_a_batched_migration() {
     )
     .unwrap();
     let pgbench = std::process::Command::new("pgbench")
-        .args(["-n", "-c", "4", "-j", "2", "-T", "15", "-f"])
+        // Long enough for the migration to end while they write, on a busy
+        // 2-core machine too.
+        .args(["-n", "-c", "4", "-j", "2", "-T", "30", "-f"])
         .arg(&script)
         .args([
             "-h",

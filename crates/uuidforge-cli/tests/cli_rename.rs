@@ -327,3 +327,42 @@ fn bad_input_is_refused_with_the_field_and_value() {
         .success();
     assert!(admin_sql(&db, NAMES).contains(r#"Ünï "Code".Select.Kunden Schlüssel"#));
 }
+
+/// `--related` reaches partitioned tables and the columns of partitions
+/// that declare their own foreign keys: each column is renamed on its
+/// partitioned table (a partition's column is its table's), so every
+/// partition has the new name.
+#[test]
+fn related_columns_of_partitioned_tables_and_partitions() {
+    let db = fresh_database(
+        "rename_partitions",
+        "CREATE TABLE customers (id uuid PRIMARY KEY, name text);
+         CREATE TABLE payments (customer_id uuid NOT NULL REFERENCES customers (id), at date NOT NULL) PARTITION BY RANGE (at);
+         CREATE TABLE payments_2024 PARTITION OF payments FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');
+         CREATE TABLE rentals (customer_id uuid NOT NULL, at date NOT NULL) PARTITION BY RANGE (at);
+         CREATE TABLE rentals_2024 PARTITION OF rentals FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');
+         CREATE TABLE rentals_2025 PARTITION OF rentals FOR VALUES FROM ('2025-01-01') TO ('2026-01-01');
+         ALTER TABLE rentals_2024 ADD FOREIGN KEY (customer_id) REFERENCES customers (id);
+         ALTER TABLE rentals_2025 ADD FOREIGN KEY (customer_id) REFERENCES customers (id);",
+    );
+    rename(&db)
+        .args([
+            "payments.customer_id",
+            "client_id",
+            "--related",
+            "--apply",
+            "--backup",
+        ])
+        .arg(scratch("partitions").join("p.dump"))
+        .assert()
+        .success();
+    assert_eq!(
+        admin_sql(
+            &db,
+            "SELECT string_agg(attrelid::regclass || '.' || attname, ' ' ORDER BY attrelid::regclass::text)
+               FROM pg_attribute WHERE attname IN ('customer_id', 'client_id')
+                AND attrelid IN (SELECT oid FROM pg_class WHERE relkind IN ('r', 'p'))"
+        ),
+        "payments.client_id payments_2024.client_id rentals.client_id rentals_2024.client_id rentals_2025.client_id"
+    );
+}

@@ -35,6 +35,7 @@ pub static SNAPSHOT_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(
   'relations', (SELECT coalesce(json_agg(r ORDER BY r.schema, r.name), '[]') FROM (
      SELECT c.oid::int8 AS oid, n.nspname AS schema, c.relname AS name, c.relkind::text AS kind,
             c.relispartition AS is_partition,
+            coalesce((SELECT i.inhparent::int8 FROM pg_inherits i WHERE i.inhrelid = c.oid AND c.relispartition), 0) AS partition_of,
             (c.relkind IN ('r', 'm') AND NOT c.relrowsecurity
              AND c.relam = (SELECT oid FROM pg_am WHERE amname = 'heap')) AS heap_pages,
             CASE WHEN c.relkind = 'c' THEN true ELSE has_table_privilege(c.oid, 'SELECT') END AS can_select,
@@ -186,6 +187,9 @@ pub struct Relation {
     pub kind: RelKind,
     /// A partition of a partitioned table.
     pub is_partition: bool,
+    /// A partition's partitioned table (its oid), else 0.
+    #[serde(default)]
+    pub partition_of: u32,
     /// A table or materialized view stored as heap pages, without
     /// row-level security: the extension may read its pages.
     #[serde(default)]
@@ -544,6 +548,19 @@ impl Snapshot {
                 "no table or view named '{text}'{hint} (expected schema.table or a table name)"
             ),
         ))
+    }
+
+    /// The partitioned table at the top of `oid`'s partition tree (itself
+    /// when it is no partition).
+    pub fn partition_root(&self, oid: u32) -> Option<&Relation> {
+        let mut r = self.relation(oid)?;
+        for _ in 0..64 {
+            match self.relation(r.partition_of) {
+                Some(parent) if r.is_partition => r = parent,
+                _ => break,
+            }
+        }
+        Some(r)
     }
 
     /// The relation `schema`.`name`, exactly (names from a catalog or a

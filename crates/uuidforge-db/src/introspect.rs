@@ -151,10 +151,16 @@ pub struct IndexDefinition {
 }
 
 /// The indexes over columns (`$1` tables' oids, `$2` column numbers, both
-/// `text[]`) that no constraint owns: one row of JSON text, an array of
-/// [`IndexDefinition`]. A partitioned table's index is defined `ON ONLY`
-/// the table; without `ONLY` its definition makes the partitions' too.
-pub const REFERENCE_INDEXES_SQL: &str = "SELECT coalesce(json_agg(x ORDER BY x.oid), '[]')::text FROM ( \
+/// `text[]`) and over the same-named columns of their partitions, that no
+/// constraint owns: one row of JSON text, an array of [`IndexDefinition`].
+/// A partitioned table's index is defined `ON ONLY` the table; without
+/// `ONLY` its definition makes the partitions' too, so an index attached
+/// to a partitioned table's is left out; a partition's own index is in.
+pub const REFERENCE_INDEXES_SQL: &str = "WITH given AS (SELECT a::oid AS rel, b::int2 AS num FROM unnest($1::text[], $2::text[]) u(a, b)), \
+  watched AS (SELECT rel, num FROM given UNION \
+    SELECT pa.attrelid, pa.attnum FROM given g JOIN pg_attribute ga ON ga.attrelid = g.rel AND ga.attnum = g.num \
+    CROSS JOIN LATERAL pg_partition_tree(g.rel) t JOIN pg_attribute pa ON pa.attrelid = t.relid AND pa.attname = ga.attname) \
+  SELECT coalesce(json_agg(x ORDER BY x.oid), '[]')::text FROM ( \
   SELECT DISTINCT ON (i.indexrelid) i.indexrelid::int8 AS oid, i.indrelid::int8 AS \"table\", n.nspname AS schema, \
     c.relname AS name, \
     CASE WHEN starts_with(pg_get_indexdef(i.indexrelid), p.on || 'ONLY ') \
@@ -165,9 +171,24 @@ pub const REFERENCE_INDEXES_SQL: &str = "SELECT coalesce(json_agg(x ORDER BY x.o
   CROSS JOIN LATERAL (SELECT 'CREATE ' || CASE WHEN i.indisunique THEN 'UNIQUE ' ELSE '' END || 'INDEX ' \
     || quote_ident(c.relname) || ' ON ' AS on) p \
   WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass \
-    AND (d.refobjid, d.refobjsubid) IN (SELECT a::oid, b::int2 FROM unnest($1::text[], $2::text[]) u(a, b)) \
+    AND (d.refobjid, d.refobjsubid) IN (SELECT rel, num FROM watched) \
     AND NOT EXISTS (SELECT FROM pg_constraint k WHERE k.conindid = i.indexrelid AND k.conrelid = i.indrelid) \
+    AND NOT EXISTS (SELECT FROM pg_inherits h WHERE h.inhrelid = i.indexrelid) \
   ORDER BY i.indexrelid) x";
+
+/// Every index of `tables` (quoted, qualified names) and of their
+/// partitions, one row of JSON text: `{"index": "definition"}`. Read
+/// before a key migration and after, it must be the same: no index lost,
+/// none left on an old column (a definition names its columns).
+pub fn index_set_sql(tables: &[String]) -> String {
+    let tables: Vec<String> = tables.iter().map(|t| quote_literal(t)).collect();
+    format!(
+        "SELECT coalesce(json_object_agg(i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid) ORDER BY i.indexrelid::regclass::text), '{{}}')::text \
+         FROM pg_index i WHERE i.indrelid IN (SELECT t.relid FROM unnest(ARRAY[{}]::regclass[]) u(r), pg_partition_tree(u.r) t UNION SELECT u.r FROM unnest(ARRAY[{}]::regclass[]) u(r))",
+        tables.join(", "),
+        tables.join(", ")
+    )
+}
 
 /// The query reading the indexes over reference columns.
 pub fn reference_indexes_query(columns: &[(u32, i16)]) -> crate::plan::Query {

@@ -308,7 +308,8 @@ fn check_shop(snapshot: &Snapshot, answers: &BTreeMap<String, Vec<String>>) {
     );
     assert!(matches!(
         &m.checks[..],
-        [Check::Zero { .. }, Check::Unchanged { .. }, Check::Unchanged { what, .. }] if what == "other columns"
+        [Check::Zero { .. }, Check::Unchanged { .. }, Check::Unchanged { what: other, .. }, Check::Unchanged { what: indexes, .. }]
+            if other == "other columns" && indexes == "indexes"
     ));
     // The application's trigger is off around the migration's updates and
     // back on after them.

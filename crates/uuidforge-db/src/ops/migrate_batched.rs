@@ -256,6 +256,16 @@ fn refuse_unsupported(
     inputs: &PlanInputs,
 ) -> Result<(), DbError> {
     let relation = target.relation;
+    if let Some((partition, fk)) = target.partition_fks.first() {
+        return Err(DbError::refused(
+            "batch-size",
+            format!(
+                "foreign key {} is declared on partition {} (in batches only foreign keys declared on a table are moved; without --batch-size the migration moves it in one transaction)",
+                fk.name,
+                partition.display_name()
+            ),
+        ));
+    }
     // Only plain b-tree indexes on columns (no order, operator class,
     // collation or INCLUDE) are built concurrently on the new column.
     if let Some(index) = target.indexes.iter().find(|d| {

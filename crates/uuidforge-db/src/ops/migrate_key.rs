@@ -85,6 +85,9 @@ pub struct MigratePlan {
     /// Per table, a digest of every column but the key and its references
     /// (JSON text), read before and after: they must be equal.
     pub digest_sql: String,
+    /// The index definitions of the tables written and their partitions
+    /// (JSON text), read before and after: none lost or changed.
+    pub index_set_sql: String,
     /// What the key's default becomes, for the report.
     pub default_note: String,
     /// Relations to back up (quoted qualified names).
@@ -246,6 +249,10 @@ fn change(plan: &MigratePlan, options: &MigrateOptions) -> ChangePlan {
                 what: "other columns".into(),
                 statement: Statement::sql(plan.digest_sql.clone()),
             },
+            Check::Unchanged {
+                what: "indexes".into(),
+                statement: Statement::sql(plan.index_set_sql.clone()),
+            },
         ],
         epilogue: Vec::new(),
     }
@@ -319,8 +326,13 @@ pub(crate) struct Target<'a> {
     pub pk: &'a Constraint,
     pub old_name: String,
     pub order_column: Option<String>,
-    /// Referencing tables, their foreign key and column.
+    /// Referencing tables, their foreign key and column, one per column.
+    /// The foreign key may be declared on a partition of the table
+    /// (`fk.table` is then not the table's oid): it stands for the column.
     pub children: Vec<(&'a Relation, &'a Constraint, String)>,
+    /// Foreign keys declared on partitions, each dropped and made again
+    /// on its partition.
+    pub partition_fks: Vec<(&'a Relation, &'a Constraint)>,
     /// A referencing table's primary key or unique constraints over the
     /// reference (they move to the new column).
     pub child_keys: Vec<(&'a Relation, &'a Constraint)>,
@@ -331,7 +343,7 @@ pub(crate) struct Target<'a> {
     pub default_note: String,
 }
 
-impl Target<'_> {
+impl<'a> Target<'a> {
     /// The table (quoted, qualified), its key and the key's new column
     /// (quoted), as the statements name them.
     pub fn quoted(&self) -> (String, String, String) {
@@ -385,6 +397,20 @@ impl Target<'_> {
             .filter_map(|&n| self.relation.column(n).map(|c| c.name.clone()))
             .collect();
         fk_clause(fk, &columns, &self.relation.sql_name(), &keys)
+    }
+
+    /// Every foreign key over the references as declared, with the table
+    /// declaring it: the referencing tables' own, then those declared on
+    /// partitions.
+    pub fn declared_fks(&self) -> Vec<(&'a Relation, &'a Constraint)> {
+        let mut fks: Vec<(&Relation, &Constraint)> = self
+            .children
+            .iter()
+            .filter(|(c, fk, _)| fk.table == c.oid)
+            .map(|(c, fk, _)| (*c, *fk))
+            .collect();
+        fks.extend(self.partition_fks.iter().copied());
+        fks
     }
 
     /// The primary key's columns with `key` in the key's place.
@@ -506,15 +532,14 @@ impl Target<'_> {
         }
         // Foreign keys made again are validated (in batches, after the
         // swap, by their own step).
-        let fk_names: Vec<String> = self
-            .children
+        let declared = self.declared_fks();
+        let fk_names: Vec<String> = declared
             .iter()
-            .map(|(_, fk, _)| quote_literal(&fk.name))
+            .map(|(_, fk)| quote_literal(&fk.name))
             .collect();
-        let fk_tables: Vec<String> = self
-            .children
+        let fk_tables: Vec<String> = declared
             .iter()
-            .map(|(child, _, _)| quote_literal(&child.sql_name()))
+            .map(|(table, _)| quote_literal(&table.sql_name()))
             .collect();
         if !fk_names.is_empty() {
             checks.push(format!(
@@ -789,18 +814,29 @@ fn names_of(
 type Child<'a> = (&'a Relation, &'a Constraint, String);
 
 /// The foreign keys referencing the key: each referencing table, its
-/// constraint and column (and the references for the report).
+/// constraint and column, one per column (a foreign key declared on a
+/// partition stands for its partitioned table's column); the references
+/// for the report; the foreign keys declared on partitions.
+#[allow(clippy::type_complexity)]
 fn children_of<'a>(
     snapshot: &'a Snapshot,
     relation: &'a Relation,
     key: &Column,
     key_num: i16,
-) -> Result<(Vec<Child<'a>>, Vec<Reference>), DbError> {
+) -> Result<
+    (
+        Vec<Child<'a>>,
+        Vec<Reference>,
+        Vec<(&'a Relation, &'a Constraint)>,
+    ),
+    DbError,
+> {
     let is_table = |r: &Relation| {
         matches!(r.kind, RelKind::Table | RelKind::PartitionedTable) && !r.is_partition
     };
     let mut references = Vec::new();
     let mut children: Vec<(&Relation, &Constraint, String)> = Vec::new();
+    let mut partition_fks: Vec<(&Relation, &Constraint)> = Vec::new();
     for fk in snapshot
         .foreign_keys()
         .filter(|fk| fk.ref_table == relation.oid)
@@ -817,6 +853,43 @@ fn children_of<'a>(
                 key.name
             )));
         };
+        // Declared on a partition: the column belongs to the partitioned
+        // table at the top, which the migration changes (a partition's
+        // columns are its table's); the constraint stays the partition's,
+        // dropped and made again there.
+        let declared_on = child;
+        let child = if child.is_partition {
+            let root = snapshot
+                .partition_root(child.oid)
+                .filter(|r| !r.is_partition)
+                .ok_or_else(|| {
+                    DbError::refused(
+                        "table",
+                        format!(
+                            "{} referencing it is a partition whose partitioned table is not in the catalog read",
+                            child.display_name()
+                        ),
+                    )
+                })?;
+            for &n in &fk.columns {
+                let same = child.column(n).map(|c| &c.name) == root.column(n).map(|c| &c.name);
+                if !same {
+                    return Err(DbError::refused(
+                        "table",
+                        format!(
+                            "foreign key {} of partition {} numbers its columns unlike {} (a table attached with its columns in another order; not supported: declare the foreign key on {})",
+                            fk.name,
+                            child.display_name(),
+                            root.display_name(),
+                            root.display_name()
+                        ),
+                    ));
+                }
+            }
+            root
+        } else {
+            child
+        };
         if !is_table(child) {
             return Err(DbError::refused(
                 "table",
@@ -832,6 +905,21 @@ fn children_of<'a>(
             .ok_or_else(|| DbError::unreadable("foreign key", "column not found"))?
             .name
             .clone();
+        references.push(Reference {
+            table: declared_on.sql_name(),
+            column: column.clone(),
+            constraint: fk.name.clone(),
+        });
+        if declared_on.oid != child.oid {
+            partition_fks.push((declared_on, fk));
+            // One entry per column of the partitioned table.
+            if children
+                .iter()
+                .any(|(c, _, col)| c.oid == child.oid && *col == column)
+            {
+                continue;
+            }
+        }
         let kept = format!("{column}_old");
         if child.column_named(&kept).is_some() {
             return Err(DbError::refused(
@@ -842,14 +930,17 @@ fn children_of<'a>(
                 ),
             ));
         }
-        references.push(Reference {
-            table: child.sql_name(),
-            column: column.clone(),
-            constraint: fk.name.clone(),
-        });
         children.push((child, fk, column));
     }
-    Ok((children, references))
+    // A partitioned table's own foreign key over a column comes first:
+    // its entry stands for the column.
+    let own: Vec<(u32, String)> = children
+        .iter()
+        .filter(|(c, fk, _)| fk.table == c.oid)
+        .map(|(c, _, col)| (c.oid, col.clone()))
+        .collect();
+    children.retain(|(c, fk, col)| fk.table == c.oid || !own.contains(&(c.oid, col.clone())));
+    Ok((children, references, partition_fks))
 }
 
 /// The column of `fk` that references the key `key_num`.
@@ -994,7 +1085,7 @@ pub(crate) fn analyze<'a>(
     }
     let (pk, key_num, key, pk_columns) = key_column(snapshot, relation, options)?;
     let (old_name, order_column) = names_of(relation, key, options)?;
-    let (children, references) = children_of(snapshot, relation, key, key_num)?;
+    let (children, references, partition_fks) = children_of(snapshot, relation, key, key_num)?;
     // Views over the columns would go on showing the old values: they are
     // made again over the new columns, from definitions the caller read
     // (`DEPENDENT_VIEWS_SQL`) for exactly these columns.
@@ -1026,6 +1117,7 @@ pub(crate) fn analyze<'a>(
         old_name,
         order_column,
         children,
+        partition_fks,
         child_keys,
         reference_indexes,
         references,
@@ -1115,10 +1207,10 @@ fn fill_statements(target: &Target) -> Vec<String> {
             new_col(column)
         ));
     }
-    for (child, fk, _) in children.iter() {
+    for (table, fk) in target.declared_fks() {
         s.push(format!(
             "ALTER TABLE {} DROP CONSTRAINT {}",
-            child.sql_name(),
+            table.sql_name(),
             quote_ident(&fk.name)
         ));
     }
@@ -1235,10 +1327,13 @@ fn swap_statements(snapshot: &Snapshot, target: &Target) -> Vec<String> {
                 "ALTER TABLE {ct} ALTER COLUMN {cold} DROP NOT NULL"
             ));
         }
+    }
+    for (table, fk) in target.declared_fks() {
         s.push(format!(
-            "ALTER TABLE {ct} ADD CONSTRAINT {} {}",
+            "ALTER TABLE {} ADD CONSTRAINT {} {}",
+            table.sql_name(),
             quote_ident(&fk.name),
-            target.fk_clause(child, fk)
+            target.fk_clause(table, fk)
         ));
     }
     // Their definitions name the columns: after every rename they name the
@@ -1302,6 +1397,13 @@ pub fn plan(
         verify_sql,
         counts_sql: target.counts_sql(),
         digest_sql: target.digest_sql(),
+        index_set_sql: crate::introspect::index_set_sql(
+            &target
+                .written()
+                .iter()
+                .map(|r| r.sql_name())
+                .collect::<Vec<_>>(),
+        ),
         default_note: target.default_note.clone(),
         backup: target.backup(),
         ordered: options.order_by.is_some(),

@@ -277,12 +277,18 @@ fn related_columns(
             .ok_or_else(|| {
                 DbError::not_found("table", format!("{}.{} is gone", r.schema, r.table))
             })?;
+        // A partition's column is its partitioned table's: renamed there
+        // (which renames it in every partition), as when the foreign key
+        // is declared on each partition only.
+        let relation = match snapshot.partition_root(relation.oid) {
+            Some(root) if relation.is_partition && !root.is_partition => root,
+            _ => relation,
+        };
         if !matches!(
             relation.kind,
             RelKind::Table | RelKind::PartitionedTable | RelKind::ForeignTable
         ) || relation.is_partition
         {
-            // A partition's column follows its parent's.
             continue;
         }
         let Some(col) = relation.column_named(&r.column) else {

@@ -47,20 +47,20 @@ ALTER TABLE "public"."Zeilen" RENAME COLUMN "Kunde" TO "Kunde_old";
 ALTER TABLE "public"."Zeilen" RENAME COLUMN "Kunde_uuidforge_new" TO "Kunde";
 ALTER TABLE "public"."Zeilen" ALTER COLUMN "Kunde" SET NOT NULL;
 ALTER TABLE "public"."Zeilen" ALTER COLUMN "Kunde_old" DROP NOT NULL;
-ALTER TABLE "public"."Zeilen" ADD CONSTRAINT "Zeilen_Kunde_fkey" FOREIGN KEY ("Kunde") REFERENCES "public"."customers" ("id") ON UPDATE NO ACTION ON DELETE NO ACTION;
 ALTER TABLE "public"."customers" RENAME COLUMN "parent_id" TO "parent_id_old";
 ALTER TABLE "public"."customers" RENAME COLUMN "parent_id_uuidforge_new" TO "parent_id";
-ALTER TABLE "public"."customers" ADD CONSTRAINT "customers_parent_id_fkey" FOREIGN KEY ("parent_id") REFERENCES "public"."customers" ("id") ON UPDATE NO ACTION ON DELETE NO ACTION;
 ALTER TABLE "public"."orders" RENAME COLUMN "customer_id" TO "customer_id_old";
 ALTER TABLE "public"."orders" RENAME COLUMN "customer_id_uuidforge_new" TO "customer_id";
 ALTER TABLE "public"."orders" ALTER COLUMN "customer_id" SET NOT NULL;
 ALTER TABLE "public"."orders" ALTER COLUMN "customer_id_old" DROP NOT NULL;
-ALTER TABLE "public"."orders" ADD CONSTRAINT "orders_customer_id_fkey" FOREIGN KEY ("customer_id") REFERENCES "public"."customers" ("id") ON UPDATE NO ACTION ON DELETE CASCADE;
 ALTER TABLE "public"."referrals" RENAME COLUMN "customer_id" TO "customer_id_old";
 ALTER TABLE "public"."referrals" RENAME COLUMN "customer_id_uuidforge_new" TO "customer_id";
-ALTER TABLE "public"."referrals" ADD CONSTRAINT "referrals_customer_id_fkey" FOREIGN KEY ("customer_id") REFERENCES "public"."customers" ("id") ON UPDATE NO ACTION ON DELETE NO ACTION DEFERRABLE INITIALLY DEFERRED;
 ALTER TABLE "public"."referrals" RENAME COLUMN "referred_by" TO "referred_by_old";
 ALTER TABLE "public"."referrals" RENAME COLUMN "referred_by_uuidforge_new" TO "referred_by";
+ALTER TABLE "public"."Zeilen" ADD CONSTRAINT "Zeilen_Kunde_fkey" FOREIGN KEY ("Kunde") REFERENCES "public"."customers" ("id") ON UPDATE NO ACTION ON DELETE NO ACTION;
+ALTER TABLE "public"."customers" ADD CONSTRAINT "customers_parent_id_fkey" FOREIGN KEY ("parent_id") REFERENCES "public"."customers" ("id") ON UPDATE NO ACTION ON DELETE NO ACTION;
+ALTER TABLE "public"."orders" ADD CONSTRAINT "orders_customer_id_fkey" FOREIGN KEY ("customer_id") REFERENCES "public"."customers" ("id") ON UPDATE NO ACTION ON DELETE CASCADE;
+ALTER TABLE "public"."referrals" ADD CONSTRAINT "referrals_customer_id_fkey" FOREIGN KEY ("customer_id") REFERENCES "public"."customers" ("id") ON UPDATE NO ACTION ON DELETE NO ACTION DEFERRABLE INITIALLY DEFERRED;
 ALTER TABLE "public"."referrals" ADD CONSTRAINT "referrals_referred_by_fkey" FOREIGN KEY ("referred_by") REFERENCES "public"."customers" ("id") ON UPDATE RESTRICT ON DELETE SET NULL;
 CREATE INDEX orders_customer_id_idx ON public.orders USING btree (customer_id);
 ALTER TABLE "public"."Zeilen" ADD CONSTRAINT "Zeilen_pkey" PRIMARY KEY ("Kunde", "n");
@@ -73,6 +73,8 @@ SELECT json_build_object('rows without a new key', (SELECT count(*) FROM "public
 SELECT json_build_object('"public"."customers"', (SELECT count(*) FROM "public"."customers"), '"public"."Zeilen"', (SELECT count(*) FROM "public"."Zeilen"), '"public"."orders"', (SELECT count(*) FROM "public"."orders"), '"public"."referrals"', (SELECT count(*) FROM "public"."referrals"))::text;
 -- verify: other columns the same before and after:
 SELECT json_build_object('"public"."customers"', (SELECT md5(coalesce(string_agg(h, '' ORDER BY h), '')) FROM (SELECT md5(ROW(x."name", x."created_at")::text) AS h FROM "public"."customers" x) d), '"public"."Zeilen"', (SELECT md5(coalesce(string_agg(h, '' ORDER BY h), '')) FROM (SELECT md5(ROW(x."n")::text) AS h FROM "public"."Zeilen" x) d), '"public"."orders"', (SELECT md5(coalesce(string_agg(h, '' ORDER BY h), '')) FROM (SELECT md5(ROW(x."id")::text) AS h FROM "public"."orders" x) d), '"public"."referrals"', (SELECT md5(coalesce(string_agg(h, '' ORDER BY h), '')) FROM (SELECT md5(ROW(x."id")::text) AS h FROM "public"."referrals" x) d))::text;
+-- verify: indexes the same before and after:
+SELECT coalesce(json_object_agg(i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid) ORDER BY i.indexrelid::regclass::text), '{}')::text FROM pg_index i WHERE i.indrelid IN (SELECT t.relid FROM unnest(ARRAY['"public"."customers"', '"public"."Zeilen"', '"public"."orders"', '"public"."referrals"']::regclass[]) u(r), pg_partition_tree(u.r) t UNION SELECT u.r FROM unnest(ARRAY['"public"."customers"', '"public"."Zeilen"', '"public"."orders"', '"public"."referrals"']::regclass[]) u(r));
 COMMIT;
 
 -- nothing was changed: run again with --apply
