@@ -1056,3 +1056,42 @@ rental_2022:FOREIGN KEY (customer_id) REFERENCES customer(customer_id)"
         "payment.customer_id uuid payment_p2022_01.customer_id uuid payment_p2022_02.customer_id uuid rental.customer_id uuid rental_2022.customer_id uuid"
     );
 }
+
+/// The plan lists every function and procedure whose definition uses a
+/// migrated column of the tables it changes, with what to review: one
+/// taking the old key type, one whose body only uses it, a `BEGIN ATOMIC`
+/// one (which follows the column to its `_old` name), a procedure; not an
+/// unrelated function, nor one naming the column of another table.
+#[test]
+fn functions_using_the_columns_are_listed() {
+    let db = fixture("functions");
+    admin_sql(
+        &db,
+        "SET ROLE uuidforge;
+         CREATE FUNCTION customer_orders(p_customer integer) RETURNS bigint LANGUAGE plpgsql AS $$
+           BEGIN RETURN (SELECT count(*) FROM orders WHERE customer_id = p_customer); END $$;
+         CREATE FUNCTION busiest() RETURNS text LANGUAGE sql AS $$ SELECT customer_id::text FROM orders GROUP BY 1 ORDER BY count(*) DESC LIMIT 1 $$;
+         CREATE FUNCTION names_of(n bigint) RETURNS SETOF text LANGUAGE sql BEGIN ATOMIC SELECT name FROM customers WHERE id = n; END;
+         CREATE PROCEDURE forget(n bigint) LANGUAGE sql AS $$ DELETE FROM referrals WHERE referred_by = n $$;
+         CREATE FUNCTION unrelated() RETURNS int LANGUAGE sql AS $$ SELECT 1 $$;
+         CREATE TABLE other (customer_id int);
+         CREATE FUNCTION other_table() RETURNS bigint LANGUAGE sql AS $$ SELECT count(customer_id) FROM other $$;",
+    );
+    let out = migrate(&db, &scratch("functions"))
+        .args(["customers"])
+        .output()
+        .unwrap();
+    let plan = String::from_utf8(out.stdout).unwrap();
+    let reviews: Vec<&str> = plan.lines().filter(|l| l.contains("review ")).collect();
+    assert_eq!(
+        reviews,
+        [
+            "--   review function public.busiest(): its body uses customer_id, which becomes uuid: review it",
+            // It returns a count (bigint, as the key was): listed for review.
+            "--   review function public.customer_orders(p_customer integer): takes or returns bigint and uses customer_id, which becomes uuid: review its signature and body",
+            "--   review procedure public.forget(IN n bigint): takes or returns bigint and uses referred_by, which becomes uuid: review its signature and body",
+            "--   review function public.names_of(n bigint): its body (BEGIN ATOMIC) follows the column by number, to id_old: make it again over the new column",
+        ],
+        "{plan}"
+    );
+}

@@ -202,6 +202,8 @@ mod tests {
                     inclusion: 1.0,
                     evidence: vec![],
                     from_partitioned: false,
+                    older: 0,
+                    matched: 0,
                 },
                 ForeignKey {
                     from: set("lines", "order\"id"),
@@ -211,6 +213,8 @@ mod tests {
                     inclusion: 1.0,
                     evidence: vec![],
                     from_partitioned: false,
+                    older: 0,
+                    matched: 0,
                 },
             ],
         }

@@ -110,6 +110,13 @@ pub struct ForeignKey {
     /// no `NOT VALID` foreign key on one).
     #[serde(skip)]
     pub from_partitioned: bool,
+    /// Matched values whose row's own v7 key is older than the key they
+    /// match (a child older than its parent), of `matched`.
+    #[serde(skip)]
+    pub older: i64,
+    /// Values matched.
+    #[serde(skip)]
+    pub matched: i64,
 }
 
 /// The result of discovery.
@@ -499,6 +506,8 @@ pub fn score(
             from_partitioned: snapshot
                 .relation(dep.relation)
                 .is_some_and(|r| r.kind == RelKind::PartitionedTable),
+            older,
+            matched,
         };
         let replace = match best.get(&d) {
             None => true,
@@ -516,6 +525,7 @@ pub fn score(
         }
     }
     let mut foreign_keys: Vec<ForeignKey> = best.into_values().collect();
+    one_direction(&mut foreign_keys, &declared_fks);
     for fk in &mut foreign_keys {
         fk.declared = declared_fks
             .iter()
@@ -531,6 +541,8 @@ pub fn score(
                 inclusion: f64::NAN,
                 evidence: vec!["declared".into()],
                 from_partitioned: false,
+                older: 0,
+                matched: 0,
             });
         }
     }
@@ -565,6 +577,114 @@ pub fn score(
         primary_keys,
         foreign_keys,
     })
+}
+
+/// Where two keys include each other (a one-to-one link: each key's values
+/// are the other's), keeps one direction, decided by the evidence in this
+/// order: the v7 times (a child row is not older than its parent); the
+/// names (columns named for one of the two tables: `film_id` names `film`,
+/// not `film_text`); the declared references to each; else the table whose
+/// name the other's starts with (`film` before `film_text`). Columns that
+/// matched the child of the pair (their values are in both keys) then
+/// reference the parent. The reason joins the kept link's evidence.
+pub fn one_direction(fks: &mut Vec<ForeignKey>, declared: &[(ColumnSet, ColumnSet)]) {
+    let mut decisions = Vec::new();
+    for i in 0..fks.len() {
+        for j in i + 1..fks.len() {
+            let (a, b) = (&fks[i], &fks[j]);
+            if a.from != b.to || a.to != b.from {
+                continue;
+            }
+            let (keep_a, why) = choose_direction(fks, declared, a, b);
+            let (winner, loser) = if keep_a { (i, j) } else { (j, i) };
+            decisions.push((winner, loser, why));
+        }
+    }
+    let mut losers: Vec<usize> = Vec::new();
+    for (winner, loser, why) in decisions {
+        let (child, parent) = (fks[winner].from.clone(), fks[winner].to.clone());
+        let l = &fks[loser];
+        let reason = format!(
+            "one-to-one: this direction, not {}.{} → {}.{} ({why})",
+            l.from.table,
+            l.from.columns.join(","),
+            l.to.table,
+            l.to.columns.join(",")
+        );
+        fks[winner].evidence.push(reason);
+        losers.push(loser);
+        for (k, f) in fks.iter_mut().enumerate() {
+            if k != winner && k != loser && f.to == child {
+                f.to = parent.clone();
+                f.evidence.push(format!(
+                    "its values are in {} too, whose key {}.{} shares",
+                    parent.table,
+                    child.table,
+                    child.columns.join(",")
+                ));
+            }
+        }
+    }
+    losers.sort_unstable();
+    losers.dedup();
+    for loser in losers.into_iter().rev() {
+        fks.remove(loser);
+    }
+}
+
+/// Whether a column of `from` names `table` (`film_id` names `film`).
+fn names_table(from: &ColumnSet, table: &str) -> bool {
+    let table: Vec<String> = words(table).iter().map(|w| singular(w)).collect();
+    from.columns.iter().any(|c| {
+        let from: Vec<String> = words(c).iter().map(|w| singular(w)).collect();
+        from.starts_with(&table) && from.len() == table.len() + 1
+    })
+}
+
+/// Whether `a` (rather than `b`, its reverse) is the foreign key, and why.
+fn choose_direction(
+    fks: &[ForeignKey],
+    declared: &[(ColumnSet, ColumnSet)],
+    a: &ForeignKey,
+    b: &ForeignKey,
+) -> (bool, String) {
+    let older = |f: &ForeignKey| f.older as f64 / f.matched.max(1) as f64;
+    if (older(a) == 0.0) != (older(b) == 0.0) {
+        return (
+            older(a) == 0.0,
+            "the v7 times: no child older than its parent this way".into(),
+        );
+    }
+    // Every column pointing at either of the two keys, by its name.
+    let naming = |table: &str| {
+        fks.iter()
+            .filter(|f| f.to == a.to || f.to == b.to)
+            .filter(|f| names_table(&f.from, table))
+            .count()
+    };
+    let (named_a, named_b) = (naming(&a.to.table), naming(&b.to.table));
+    if named_a != named_b {
+        let (more, fewer) = if named_a > named_b { (a, b) } else { (b, a) };
+        return (
+            named_a > named_b,
+            format!(
+                "the names: {} columns name {}, {} name {}",
+                named_a.max(named_b),
+                more.to.table,
+                named_a.min(named_b),
+                fewer.to.table
+            ),
+        );
+    }
+    let referenced = |t: &ColumnSet| declared.iter().filter(|(_, to)| to == t).count();
+    let (to_a, to_b) = (referenced(&a.to), referenced(&b.to));
+    if to_a != to_b {
+        return (to_a > to_b, "the declared references".into());
+    }
+    let (ta, tb) = (&a.to.table, &b.to.table);
+    let a_first = tb.starts_with(ta.as_str())
+        || (!ta.starts_with(tb.as_str()) && (ta.len(), ta) < (tb.len(), tb));
+    (a_first, "the table names".into())
 }
 
 /// The DDL that would adopt the proposals (never run by uuidforge), every
@@ -626,6 +746,92 @@ pub fn adoption_ddl(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn link(from: (&str, &str), to: (&str, &str), older: i64) -> ForeignKey {
+        let set = |(t, c): (&str, &str)| ColumnSet {
+            schema: "public".into(),
+            table: t.into(),
+            columns: vec![c.into()],
+        };
+        ForeignKey {
+            from: set(from),
+            to: set(to),
+            score: 1.0,
+            declared: false,
+            inclusion: 1.0,
+            evidence: Vec::new(),
+            from_partitioned: false,
+            older,
+            matched: 100,
+        }
+    }
+
+    fn kept(fks: &[ForeignKey]) -> Vec<String> {
+        fks.iter()
+            .map(|f| format!("{}.{}->{}", f.from.table, f.from.columns[0], f.to.table))
+            .collect()
+    }
+
+    #[test]
+    fn a_one_to_one_link_is_proposed_one_way() {
+        // Sakila's film_text shares film's key: both include each other.
+        let both = || {
+            vec![
+                link(("film", "film_id"), ("film_text", "film_id"), 0),
+                link(("film_text", "film_id"), ("film", "film_id"), 0),
+            ]
+        };
+        // By the table names alone.
+        let mut fks = both();
+        one_direction(&mut fks, &[]);
+        assert_eq!(kept(&fks), ["film_text.film_id->film"]);
+        // By the names: inventory.film_id names film, whichever key its
+        // values were matched with (both hold them), and then points at it.
+        let mut fks = both();
+        fks.push(link(("inventory", "film_id"), ("film_text", "film_id"), 0));
+        one_direction(&mut fks, &[]);
+        assert_eq!(
+            kept(&fks),
+            ["film_text.film_id->film", "inventory.film_id->film"]
+        );
+        assert!(
+            fks[0].evidence[0].contains("the names"),
+            "{:?}",
+            fks[0].evidence
+        );
+        // The v7 times decide first: film rows older than film_text's.
+        let mut fks = vec![
+            link(("film", "film_id"), ("film_text", "film_id"), 0),
+            link(("film_text", "film_id"), ("film", "film_id"), 40),
+        ];
+        fks.push(link(("inventory", "film_id"), ("film", "film_id"), 0));
+        one_direction(&mut fks, &[]);
+        // film is the child there, so what referenced it references its
+        // parent, which holds the same values.
+        assert_eq!(
+            kept(&fks),
+            ["film.film_id->film_text", "inventory.film_id->film_text"]
+        );
+        assert!(
+            fks[0].evidence[0].contains("v7 times"),
+            "{:?}",
+            fks[0].evidence
+        );
+        // By the name: account_id names account, not profile.
+        let mut fks = vec![
+            link(("profile", "account_id"), ("account", "account_id"), 0),
+            link(("account", "account_id"), ("profile", "account_id"), 0),
+        ];
+        one_direction(&mut fks, &[]);
+        assert_eq!(kept(&fks), ["profile.account_id->account"]);
+        // Links that are not each other's reverse all stay.
+        let mut fks = vec![
+            link(("store", "manager_staff_id"), ("staff", "staff_id"), 0),
+            link(("staff", "store_id"), ("store", "store_id"), 0),
+        ];
+        one_direction(&mut fks, &[]);
+        assert_eq!(fks.len(), 2);
+    }
 
     #[test]
     fn names_point_at_tables() {

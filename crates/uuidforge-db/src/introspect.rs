@@ -321,6 +321,51 @@ pub fn quiet_triggers(triggers: &[UserTrigger]) -> (Vec<String>, Vec<String>) {
     (disable, ordered.iter().map(|t| t.restore()).collect())
 }
 
+/// The functions and procedures (not an extension's) whose definition
+/// uses one of the columns (`$1` their names) of the tables (`$2` their
+/// names), as a word, and so may stop working when the columns change
+/// type: one row of JSON text, an array of [`crate::ops::rename::Mention`],
+/// with what to review (`$3` the columns' type before, by oid).
+pub const FUNCTIONS_USING_SQL: &str = r#"SELECT coalesce(json_agg(m ORDER BY m.name, m.mentions), '[]')::text FROM (
+  SELECT CASE p.prokind WHEN 'p' THEN 'procedure' ELSE 'function' END AS kind,
+         format('%s.%s(%s)', n.nspname, p.proname, pg_get_function_identity_arguments(p.oid)) AS name,
+         w.word AS mentions,
+         CASE WHEN p.prosqlbody IS NOT NULL
+                THEN 'its body (BEGIN ATOMIC) follows the column by number, to ' || w.word || '_old: make it again over the new column'
+              WHEN p.prorettype = $3::text::oid OR $3::text::oid = ANY (p.proargtypes)
+                THEN 'takes or returns ' || format_type($3::text::oid, NULL) || ' and uses ' || w.word || ', which becomes uuid: review its signature and body'
+              ELSE 'its body uses ' || w.word || ', which becomes uuid: review it' END AS action
+    FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+    CROSS JOIN unnest($1::text[]) AS w(word)
+   WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND p.prokind IN ('f', 'p')
+     AND NOT EXISTS (SELECT FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
+     AND pg_get_functiondef(p.oid) ~* ('\m' || regexp_replace(w.word, '([.*+?^${}()|\[\]\\])', '\\\1', 'g') || '\M')
+     AND EXISTS (SELECT FROM unnest($2::text[]) AS t(name)
+                  WHERE pg_get_functiondef(p.oid) ~* ('\m' || regexp_replace(t.name, '([.*+?^${}()|\[\]\\])', '\\\1', 'g') || '\M'))
+) m"#;
+
+/// The query listing the functions that use `columns` of `tables`, whose
+/// type was `type_oid`.
+pub fn functions_using_query(
+    columns: &[String],
+    tables: &[String],
+    type_oid: u32,
+) -> crate::plan::Query {
+    crate::plan::Query {
+        sql: FUNCTIONS_USING_SQL.to_string(),
+        params: vec![
+            crate::plan::Param::TextArray(columns.to_vec()),
+            crate::plan::Param::TextArray(tables.to_vec()),
+            crate::plan::Param::Text(type_oid.to_string()),
+        ],
+    }
+}
+
+/// Reads the JSON of [`FUNCTIONS_USING_SQL`].
+pub fn parse_functions(json: &str) -> Result<Vec<crate::ops::rename::Mention>, DbError> {
+    serde_json::from_str(json).map_err(|e| DbError::unreadable("functions", e.to_string()))
+}
+
 /// Drops `views`, dependents first.
 pub fn drop_views(views: &[ViewDefinition]) -> Vec<String> {
     let mut ordered: Vec<&ViewDefinition> = views.iter().collect();

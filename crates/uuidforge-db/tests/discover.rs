@@ -487,3 +487,54 @@ async fn every_proposed_statement_runs() {
         .unwrap_or_else(|e| panic!("{e:?}\n{ddl}"));
     db.drop_now().await;
 }
+
+/// A one-to-one link (film_text shares film's key, as in Sakila's schema)
+/// is proposed one way: each key includes the other, and the evidence
+/// (film is referenced by inventory too) decides the direction.
+#[tokio::test]
+async fn a_one_to_one_link_is_proposed_one_way() {
+    let db = TestDb::create("discover_one_to_one").await;
+    let admin = db.admin().await;
+    admin
+        .batch_execute(
+            "CREATE TABLE film (film_id uuid PRIMARY KEY, title text);
+             INSERT INTO film SELECT uuid_send_v7(g), 'f' || g FROM generate_series(1, 300) g;
+             CREATE TABLE film_text (film_id uuid PRIMARY KEY, description text);
+             INSERT INTO film_text SELECT film_id, 'about ' || title FROM film;
+             CREATE TABLE inventory (inventory_id uuid PRIMARY KEY, film_id uuid NOT NULL);
+             INSERT INTO inventory SELECT uuid_send_v7(1000 + g), (SELECT film_id FROM film ORDER BY film_id OFFSET g % 300 LIMIT 1)
+               FROM generate_series(1, 900) g;
+             ANALYZE;"
+                .replace(
+                    "uuid_send_v7(g)",
+                    "(lpad(to_hex(1700000000000 + g), 12, '0') || '7' || substr(md5(g::text), 1, 3) || '8' || substr(md5(g::text), 4, 15))::uuid",
+                )
+                .replace(
+                    "uuid_send_v7(1000 + g)",
+                    "(lpad(to_hex(1700000001000 + g), 12, '0') || '7' || substr(md5('i' || g), 1, 3) || '8' || substr(md5('i' || g), 4, 15))::uuid",
+                )
+                .as_str(),
+        )
+        .await
+        .unwrap();
+    let (fks, _, report) = discovered(&db).await;
+    let expected: BTreeSet<Edge> = [
+        ("film_text", "film_id", "film", "film_id"),
+        ("inventory", "film_id", "film", "film_id"),
+    ]
+    .into_iter()
+    .map(|(a, b, c, d)| (a.into(), b.into(), c.into(), d.into()))
+    .collect();
+    assert_eq!(fks, expected, "{report:#?}");
+    let kept = report
+        .foreign_keys
+        .iter()
+        .find(|f| f.from.table == "film_text")
+        .unwrap();
+    assert!(
+        kept.evidence.iter().any(|e| e.starts_with("one-to-one")),
+        "{:?}",
+        kept.evidence
+    );
+    db.drop_now().await;
+}

@@ -908,6 +908,7 @@ pub fn plan(
     lines.push(format!(
         "  progress: {state_table} (a killed run goes on with --resume)"
     ));
+    lines.extend(crate::ops::migrate_key::review_lines(&inputs.functions));
     let change = ChangePlan {
         operation: "migrate-key".into(),
         summary: lines,

@@ -94,6 +94,8 @@ pub struct MigratePlan {
     pub backup: Vec<String>,
     /// Whether `--order-by` times the keys.
     pub ordered: bool,
+    /// Functions and procedures using the changed columns, to review.
+    pub functions: Vec<crate::ops::rename::Mention>,
     /// The change the runner runs.
     pub change: ChangePlan,
 }
@@ -142,7 +144,9 @@ pub fn inputs_reads(
     if !answers.is_empty() {
         return Ok(Vec::new());
     }
-    let watched = watched_columns(snapshot, table, options)?;
+    let target = analyze(snapshot, table, options, None)?;
+    let (columns, tables) = target.names_used();
+    let watched = target.watched.clone();
     let parted = partitioned_tables(snapshot, table, options)?;
     let mut written: Vec<u32> = watched.iter().map(|(t, _)| *t).collect();
     written.dedup();
@@ -163,6 +167,10 @@ pub fn inputs_reads(
             what: "read the triggers of the tables written".into(),
             query: crate::introspect::user_triggers_query(&written),
         },
+        Read {
+            what: "list the functions using the columns".into(),
+            query: crate::introspect::functions_using_query(&columns, &tables, target.key.type_oid),
+        },
     ])
 }
 
@@ -174,6 +182,7 @@ pub fn inputs_from(answers: &[String]) -> Result<PlanInputs, DbError> {
         indexes: parse_indexes(answer(1))?,
         partitions: parse_partitions(answer(2))?,
         triggers: crate::introspect::parse_triggers(answer(3))?,
+        functions: crate::introspect::parse_functions(answer(4))?,
     })
 }
 
@@ -205,6 +214,21 @@ pub fn summary(
     lines
 }
 
+/// The plan's lines for the functions and procedures to review.
+pub fn review_lines(functions: &[crate::ops::rename::Mention]) -> Vec<String> {
+    functions
+        .iter()
+        .map(|f| {
+            format!(
+                "  review {} {}: {}",
+                f.kind,
+                crate::ops::one_line(&f.name),
+                crate::ops::one_line(&f.action)
+            )
+        })
+        .collect()
+}
+
 /// The change: the key map made and filled, the statements, the checks
 /// (every count zero, row counts unchanged), in one transaction.
 fn change(plan: &MigratePlan, options: &MigrateOptions) -> ChangePlan {
@@ -229,7 +253,10 @@ fn change(plan: &MigratePlan, options: &MigrateOptions) -> ChangePlan {
             &plan.default_note,
             options.order_by.as_deref(),
             "",
-        ),
+        )
+        .into_iter()
+        .chain(review_lines(&plan.functions))
+        .collect(),
         backup: Backup {
             relations: plan.backup.clone(),
             schema_only: false,
@@ -397,6 +424,24 @@ impl<'a> Target<'a> {
             .filter_map(|&n| self.relation.column(n).map(|c| c.name.clone()))
             .collect();
         fk_clause(fk, &columns, &self.relation.sql_name(), &keys)
+    }
+
+    /// The names of the columns the migration changes (the key, the
+    /// references) and of the tables holding them (partitions declaring a
+    /// reference included): what a function using them would name.
+    pub fn names_used(&self) -> (Vec<String>, Vec<String>) {
+        let mut columns = vec![self.key.name.clone()];
+        let mut tables = vec![self.relation.name.clone()];
+        for (child, _, column) in &self.children {
+            columns.push(column.clone());
+            tables.push(child.name.clone());
+        }
+        tables.extend(self.partition_fks.iter().map(|(p, _)| p.name.clone()));
+        columns.sort();
+        columns.dedup();
+        tables.sort();
+        tables.dedup();
+        (columns, tables)
     }
 
     /// Every foreign key over the references as declared, with the table
@@ -660,6 +705,9 @@ pub struct PlanInputs {
     /// User triggers of the tables written and their partitions
     /// ([`crate::introspect::USER_TRIGGERS_SQL`]).
     pub triggers: Vec<UserTrigger>,
+    /// Functions and procedures using the changed columns
+    /// ([`crate::introspect::FUNCTIONS_USING_SQL`]), listed for review.
+    pub functions: Vec<crate::ops::rename::Mention>,
 }
 
 /// The partitioned tables among the migrated table and its referencing
@@ -1407,6 +1455,7 @@ pub fn plan(
         default_note: target.default_note.clone(),
         backup: target.backup(),
         ordered: options.order_by.is_some(),
+        functions: inputs.functions.clone(),
         change: ChangePlan::default(),
     };
     plan.change = change(&plan, options);
