@@ -1095,3 +1095,77 @@ fn functions_using_the_columns_are_listed() {
         "{plan}"
     );
 }
+
+/// A view joining the key with a column no foreign key ties to it (a
+/// reference left undeclared) is found in the view's query tree and the
+/// migration is refused before anything runs, naming the view and both
+/// columns; through a join alias and a subquery too.
+#[test]
+fn a_view_over_an_undeclared_reference_is_refused_before_anything_runs() {
+    let db = fixture("undeclared");
+    admin_sql(
+        &db,
+        "SET ROLE uuidforge;
+         CREATE TABLE store (id int PRIMARY KEY, manager bigint);
+         INSERT INTO store SELECT g, g FROM generate_series(1, 10) g;
+         CREATE VIEW store_managers AS SELECT s.id, c.name FROM store s JOIN customers c ON c.id = s.manager;
+         CREATE VIEW busy AS SELECT name FROM customers c WHERE EXISTS (SELECT FROM store s WHERE s.manager = c.id);",
+    );
+    let dir = scratch("undeclared");
+    let before = admin_sql(&db, "SELECT count(*) FROM pg_attribute WHERE attrelid = 'customers'::regclass AND attnum > 0 AND NOT attisdropped");
+    migrate(&db, &dir)
+        .args(["customers", "--apply"])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("compares public.customers.id with public.store.manager")
+                .and(predicate::str::contains("view public.")),
+        );
+    assert_eq!(
+        admin_sql(&db, "SELECT count(*) FROM pg_attribute WHERE attrelid = 'customers'::regclass AND attnum > 0 AND NOT attisdropped"),
+        before
+    );
+    // The refusal says how: --also migrates it as a reference (not in
+    // batches), with no foreign key made; both views are made again.
+    migrate(&db, &dir)
+        .args([
+            "customers",
+            "--also",
+            "public.store.manager",
+            "--batch-size",
+            "100",
+            "--apply",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "public.store.manager has no foreign key",
+        ));
+    migrate(&db, &dir)
+        .args(["customers", "--also", "store.price"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("has no column 'price'"));
+    admin_sql(
+        &db,
+        "SET ROLE uuidforge; ALTER TABLE store ADD COLUMN label text",
+    );
+    migrate(&db, &dir)
+        .args(["customers", "--also", "store.label"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "public.store.label is text (expected bigint",
+        ));
+    migrate(&db, &dir)
+        .args(["customers", "--also", "public.store.manager", "--apply"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("no foreign key: --also"));
+    assert_eq!(
+        admin_sql(&db, "SELECT concat_ws(' ', (SELECT count(*) FROM store_managers), (SELECT count(*) FROM busy), pg_typeof((SELECT manager FROM store LIMIT 1)),
+            (SELECT count(*) FROM store s JOIN customers c ON c.id = s.manager AND c.id_old = s.manager_old),
+            (SELECT count(*) FROM pg_constraint WHERE conrelid = 'store'::regclass AND contype = 'f'))"),
+        "10 10 uuid 10 0"
+    );
+}

@@ -364,6 +364,11 @@ pub struct Constraint {
     /// A copy made for a partition (the parent's constraint is the one to
     /// report).
     pub inherited: bool,
+    /// Not in the catalog: a reference the user named (`migrate-key
+    /// --also`), which a change treats as a foreign key it neither drops
+    /// nor makes.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub undeclared: bool,
 }
 
 impl Constraint {

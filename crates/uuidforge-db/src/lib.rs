@@ -52,6 +52,7 @@ pub mod find;
 pub mod ident;
 pub mod introspect;
 pub mod lab;
+pub mod nodes;
 pub mod ops;
 pub mod pages;
 pub mod plan;

@@ -28,6 +28,11 @@ pub(super) struct MigrateKeyArgs {
     /// or uuid column).
     #[arg(long, value_name = "COLUMN")]
     column: Option<String>,
+    /// A column holding the key's values without a foreign key (a view
+    /// joins them): migrated as a reference too, no foreign key made
+    /// (repeatable; TABLE.COLUMN or SCHEMA.TABLE.COLUMN).
+    #[arg(long, value_name = "TABLE.COLUMN")]
+    also: Vec<String>,
     /// The secret of the new keys (32 bytes): the same file gives the same
     /// keys on the same data. Created (0600) when it does not exist;
     /// default uuidforge-migrate-DATABASE-TABLE.key.
@@ -40,7 +45,7 @@ pub(super) struct MigrateKeyArgs {
     batch_size: Option<i64>,
     /// Complete a batched migration that was killed or lost its
     /// connection, from its last committed step.
-    #[arg(long, conflicts_with_all = ["apply", "batch_size", "order_by", "keep_old", "column"])]
+    #[arg(long, conflicts_with_all = ["apply", "batch_size", "order_by", "keep_old", "column", "also"])]
     resume: bool,
     #[command(flatten)]
     change: ChangeArgs,
@@ -231,6 +236,7 @@ pub(super) async fn run(
         order_by: args.order_by.clone(),
         keep_old: args.keep_old.clone(),
         column: args.column.clone(),
+        also: args.also.clone(),
     };
     let secret = || secret_of(&args, &database);
     if let Some(batch_size) = args.batch_size {

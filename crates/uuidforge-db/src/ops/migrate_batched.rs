@@ -94,12 +94,14 @@ impl Operation for MigrateBatched {
     }
 
     fn reads(&self, snapshot: &Snapshot, answers: &[String]) -> Result<Vec<Read>, DbError> {
-        inputs_reads(snapshot, &self.table, &self.options, answers)
+        let snapshot = crate::ops::migrate_key::with_also(snapshot, &self.table, &self.options)?;
+        inputs_reads(&snapshot, &self.table, &self.options, answers)
     }
 
     fn plan(&self, snapshot: &Snapshot, answers: &[String]) -> Result<BatchedPlan, DbError> {
+        let snapshot = crate::ops::migrate_key::with_also(snapshot, &self.table, &self.options)?;
         plan(
-            snapshot,
+            &snapshot,
             &self.table,
             &self.options,
             &inputs_from(answers)?,
@@ -256,6 +258,15 @@ fn refuse_unsupported(
     inputs: &PlanInputs,
 ) -> Result<(), DbError> {
     let relation = target.relation;
+    if let Some((child, _, column)) = target.children.iter().find(|(_, fk, _)| fk.undeclared) {
+        return Err(DbError::refused(
+            "batch-size",
+            format!(
+                "{}.{column} has no foreign key (named with --also): in batches only declared references are moved; without --batch-size it is migrated in one transaction",
+                child.display_name()
+            ),
+        ));
+    }
     if let Some((partition, fk)) = target.partition_fks.first() {
         return Err(DbError::refused(
             "batch-size",

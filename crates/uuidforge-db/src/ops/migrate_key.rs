@@ -42,6 +42,91 @@ pub struct MigrateOptions {
     /// The key column of a primary key of several columns (`id` of
     /// `(id, created_at)` on a partitioned table).
     pub column: Option<String>,
+    /// Columns (`TABLE.COLUMN`) holding the key's values without a foreign
+    /// key: migrated as references (no foreign key made for them).
+    pub also: Vec<String>,
+}
+
+/// `snapshot` with each `--also` column as a foreign key to the table's
+/// key, marked undeclared (borrowed as it is without any).
+pub fn with_also<'s>(
+    snapshot: &'s Snapshot,
+    table: &str,
+    options: &MigrateOptions,
+) -> Result<std::borrow::Cow<'s, Snapshot>, DbError> {
+    if options.also.is_empty() {
+        return Ok(std::borrow::Cow::Borrowed(snapshot));
+    }
+    let relation = snapshot.find_relation(table)?;
+    let (_, key_num, key, _) = key_column(snapshot, relation, options)?;
+    let mut added = Vec::new();
+    for spec in &options.also {
+        let crate::related::Target::Column(c) =
+            crate::related::Target::parse_column(snapshot, spec).map_err(|e| e.within("also"))?
+        else {
+            unreachable!("parse_column returns a column");
+        };
+        let (Some(holder), Some(column)) = (
+            snapshot.relation(c.relation),
+            snapshot
+                .relation(c.relation)
+                .and_then(|r| r.column(c.column)),
+        ) else {
+            return Err(DbError::not_found(
+                "also",
+                format!("'{spec}' is not in the catalog"),
+            ));
+        };
+        if snapshot.base_type(column.type_oid).map(|t| t.oid)
+            != snapshot.base_type(key.type_oid).map(|t| t.oid)
+        {
+            return Err(DbError::invalid(
+                "also",
+                format!(
+                    "{}.{} is {} (expected {}, the type of {}.{})",
+                    holder.display_name(),
+                    column.name,
+                    column.type_name,
+                    key.type_name,
+                    relation.display_name(),
+                    key.name
+                ),
+            ));
+        }
+        let declared = snapshot.foreign_keys().any(|fk| {
+            fk.table == holder.oid
+                && fk.columns.contains(&column.num)
+                && fk.ref_table == relation.oid
+        });
+        if declared || (holder.oid == relation.oid && column.num == key_num) {
+            return Err(DbError::invalid(
+                "also",
+                format!(
+                    "{}.{} is migrated already (a foreign key to the key, or the key)",
+                    holder.display_name(),
+                    column.name
+                ),
+            ));
+        }
+        added.push(Constraint {
+            name: crate::ident::quote_ident(&format!("{}.{}", holder.name, column.name)),
+            kind: "f".into(),
+            table: holder.oid,
+            columns: vec![column.num],
+            ref_table: relation.oid,
+            ref_columns: Some(vec![key_num]),
+            on_update: "a".into(),
+            on_delete: "a".into(),
+            deferrable: false,
+            deferred: false,
+            validated: true,
+            inherited: false,
+            undeclared: true,
+        });
+    }
+    let mut with = snapshot.clone();
+    with.constraints.extend(added);
+    Ok(std::borrow::Cow::Owned(with))
 }
 
 /// A referencing column to rewrite.
@@ -123,11 +208,18 @@ impl Operation for MigrateKey {
     }
 
     fn reads(&self, snapshot: &Snapshot, answers: &[String]) -> Result<Vec<Read>, DbError> {
-        inputs_reads(snapshot, &self.table, &self.options, answers)
+        let snapshot = with_also(snapshot, &self.table, &self.options)?;
+        inputs_reads(&snapshot, &self.table, &self.options, answers)
     }
 
     fn plan(&self, snapshot: &Snapshot, answers: &[String]) -> Result<MigratePlan, DbError> {
-        plan(snapshot, &self.table, &self.options, &inputs_from(answers)?)
+        let snapshot = with_also(snapshot, &self.table, &self.options)?;
+        plan(
+            &snapshot,
+            &self.table,
+            &self.options,
+            &inputs_from(answers)?,
+        )
     }
 }
 
@@ -455,6 +547,8 @@ impl<'a> Target<'a> {
             .map(|(c, fk, _)| (*c, *fk))
             .collect();
         fks.extend(self.partition_fks.iter().copied());
+        // A reference named with --also has no constraint to move.
+        fks.retain(|(_, fk)| !fk.undeclared);
         fks
     }
 
@@ -956,7 +1050,11 @@ fn children_of<'a>(
         references.push(Reference {
             table: declared_on.sql_name(),
             column: column.clone(),
-            constraint: fk.name.clone(),
+            constraint: if fk.undeclared {
+                "no foreign key: --also".into()
+            } else {
+                fk.name.clone()
+            },
         });
         if declared_on.oid != child.oid {
             partition_fks.push((declared_on, fk));
@@ -1026,7 +1124,83 @@ fn check_views(
             ),
         ));
     }
+    if let Some(reason) = unmigrated_comparison(snapshot, watched, views) {
+        return Err(DbError::refused("table", reason));
+    }
     Ok(())
+}
+
+/// `schema.table.column` as `--also` takes it (quoted where psql needs).
+fn also_spec(snapshot: &Snapshot, (rel, num): (u32, i16)) -> String {
+    snapshot
+        .relation(rel)
+        .map(|r| {
+            let column = r
+                .column(num)
+                .map_or("?".to_string(), |c| crate::ident::as_typed(&c.name));
+            format!("{}.{column}", r.typed_name())
+        })
+        .unwrap_or_default()
+}
+
+/// A dependent view that compares a changed column (the key, a reference)
+/// with a column the migration leaves as it is — a reference without a
+/// foreign key: made again over the new `uuid` column, it would fail
+/// (`operator does not exist: integer = uuid`). Found in the view's query
+/// tree, so before anything runs.
+fn unmigrated_comparison(
+    snapshot: &Snapshot,
+    watched: &[(u32, i16)],
+    views: &[ViewDefinition],
+) -> Option<String> {
+    // A partition's column is its partitioned table's.
+    let normal = |(rel, num): (u32, i16)| -> (u32, i16) {
+        let Some(r) = snapshot.relation(rel) else {
+            return (rel, num);
+        };
+        match snapshot.partition_root(rel) {
+            Some(root) if r.is_partition => r
+                .column(num)
+                .and_then(|c| root.column_named(&c.name))
+                .map_or((rel, num), |c| (root.oid, c.num)),
+            _ => (rel, num),
+        }
+    };
+    let recreated: Vec<u32> = views.iter().map(|v| v.oid).collect();
+    let changed = |c: (u32, i16)| watched.contains(&normal(c)) || recreated.contains(&c.0);
+    let label = |(rel, num): (u32, i16)| {
+        snapshot
+            .relation(rel)
+            .map(|r| {
+                let column = r.column(num).map_or("?".to_string(), |c| c.name.clone());
+                format!("{}.{column}", r.display_name())
+            })
+            .unwrap_or_default()
+    };
+    for view in views {
+        let Some(rule) = snapshot.view_rules.iter().find(|r| r.view == view.oid) else {
+            continue;
+        };
+        let Some(tree) = crate::nodes::parse(&rule.action) else {
+            continue;
+        };
+        for (a, b) in crate::nodes::compared_columns(&tree) {
+            let (migrated, left) = match (changed(a), changed(b)) {
+                (true, false) => (a, b),
+                (false, true) => (b, a),
+                _ => continue,
+            };
+            return Some(format!(
+                "view {}.{} compares {} with {}, which no foreign key ties to the key: over the new uuid column that comparison would fail; migrate it as a reference with --also {} (or declare its foreign key), or drop the view first",
+                view.schema,
+                view.name,
+                label(migrated),
+                label(left),
+                also_spec(snapshot, left)
+            ));
+        }
+    }
+    None
 }
 
 /// A referencing table's own primary key or unique constraints over the

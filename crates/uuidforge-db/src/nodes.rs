@@ -1,0 +1,300 @@
+//! PostgreSQL's node trees as the catalog stores them (`pg_rewrite.ev_action`:
+//! `({QUERY :commandType 1 :rtable (...) ...})`), read into a small tree,
+//! and what a change planner asks of a view's: which columns it compares
+//! with `=`, `<`, … (a join `ON a.id = b.a_id`, a `WHERE`), so that a
+//! column compared with a migrated key is known before the key changes
+//! type.
+
+/// One node of the text form.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Node {
+    /// `{NAME :field value ...}`.
+    Object(String, Vec<(String, Node)>),
+    /// `(a b c)` (also `(b 1 2)` bitmapsets, `(i 1 2)` integer lists) and
+    /// `[ 1 0 0 0 ]` datum bytes.
+    List(Vec<Node>),
+    /// A token: a number, a name (`\` escapes undone), `<>` (null).
+    Atom(String),
+}
+
+impl Node {
+    /// The field `name` of an object.
+    pub fn field(&self, name: &str) -> Option<&Node> {
+        match self {
+            Node::Object(_, fields) => fields.iter().find(|(k, _)| k == name).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    fn kind(&self) -> Option<&str> {
+        match self {
+            Node::Object(kind, _) => Some(kind),
+            _ => None,
+        }
+    }
+
+    fn number(&self, name: &str) -> Option<i64> {
+        match self.field(name)? {
+            Node::Atom(a) => a.parse().ok(),
+            _ => None,
+        }
+    }
+
+    fn items(&self) -> &[Node] {
+        match self {
+            Node::List(items) => items,
+            _ => &[],
+        }
+    }
+}
+
+/// Reads the text form of a node tree. `None` when it is not one.
+///
+/// ```
+/// use uuidforge_db::nodes::{parse, Node};
+/// let tree = parse(r#"({VAR :varno 1 :varattno 2 :colnames ("a\ b")})"#).unwrap();
+/// let var = &match &tree { Node::List(items) => items, _ => unreachable!() }[0];
+/// assert_eq!(var.field("varattno"), Some(&Node::Atom("2".into())));
+/// ```
+pub fn parse(text: &str) -> Option<Node> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut at = 0;
+    let node = value(&chars, &mut at)?;
+    skip_space(&chars, &mut at);
+    (at == chars.len()).then_some(node)
+}
+
+fn skip_space(chars: &[char], at: &mut usize) {
+    while *at < chars.len() && chars[*at].is_whitespace() {
+        *at += 1;
+    }
+}
+
+fn value(chars: &[char], at: &mut usize) -> Option<Node> {
+    skip_space(chars, at);
+    match chars.get(*at)? {
+        '{' => {
+            *at += 1;
+            let kind = atom(chars, at);
+            let mut fields = Vec::new();
+            loop {
+                skip_space(chars, at);
+                match chars.get(*at)? {
+                    '}' => {
+                        *at += 1;
+                        return Some(Node::Object(kind, fields));
+                    }
+                    ':' => {
+                        *at += 1;
+                        let name = atom(chars, at);
+                        skip_space(chars, at);
+                        // A field without a value is followed by the next
+                        // field or the end of the object.
+                        let v = match chars.get(*at)? {
+                            ':' | '}' => Node::Atom(String::new()),
+                            _ => value(chars, at)?,
+                        };
+                        // `:constvalue 4 [ 1 0 0 0 ]`: the length, then
+                        // the bytes.
+                        skip_space(chars, at);
+                        let v = if chars.get(*at) == Some(&'[') {
+                            let bytes = value(chars, at)?;
+                            Node::List(vec![v, bytes])
+                        } else {
+                            v
+                        };
+                        fields.push((name, v));
+                    }
+                    _ => return None,
+                }
+            }
+        }
+        open @ ('(' | '[') => {
+            let close = if *open == '(' { ')' } else { ']' };
+            *at += 1;
+            let mut items = Vec::new();
+            loop {
+                skip_space(chars, at);
+                if *chars.get(*at)? == close {
+                    *at += 1;
+                    return Some(Node::List(items));
+                }
+                items.push(value(chars, at)?);
+            }
+        }
+        '"' => {
+            *at += 1;
+            let mut out = String::new();
+            loop {
+                match chars.get(*at)? {
+                    '\\' => {
+                        out.push(*chars.get(*at + 1)?);
+                        *at += 2;
+                    }
+                    '"' => {
+                        *at += 1;
+                        return Some(Node::Atom(out));
+                    }
+                    c => {
+                        out.push(*c);
+                        *at += 1;
+                    }
+                }
+            }
+        }
+        _ => Some(Node::Atom(atom(chars, at))),
+    }
+}
+
+fn atom(chars: &[char], at: &mut usize) -> String {
+    skip_space(chars, at);
+    let mut out = String::new();
+    while let Some(&c) = chars.get(*at) {
+        match c {
+            '\\' => {
+                if let Some(&next) = chars.get(*at + 1) {
+                    out.push(next);
+                }
+                *at += 2;
+            }
+            c if c.is_whitespace() || matches!(c, '{' | '}' | '(' | ')' | '[' | ']') => break,
+            c => {
+                out.push(c);
+                *at += 1;
+            }
+        }
+    }
+    out
+}
+
+/// A column of a table: (relation oid, column number).
+pub type Col = (u32, i16);
+
+/// The pairs of table columns a view's tree compares with an operator
+/// (`a.id = b.a_id`, in a join, a `WHERE`, a subquery), each column traced
+/// through joins to its table.
+pub fn compared_columns(tree: &Node) -> Vec<(Col, Col)> {
+    let mut out = Vec::new();
+    walk(tree, &mut Vec::new(), &mut out);
+    out
+}
+
+fn walk<'a>(node: &'a Node, scopes: &mut Vec<&'a [Node]>, out: &mut Vec<(Col, Col)>) {
+    match node {
+        Node::Object(kind, fields) => {
+            let query = kind == "QUERY";
+            if query {
+                scopes.push(node.field("rtable").map_or(&[][..], Node::items));
+            }
+            if kind == "OPEXPR" {
+                if let [a, b] = node.field("args").map_or(&[][..], Node::items) {
+                    if let (Some(a), Some(b)) = (column(a, scopes), column(b, scopes)) {
+                        out.push((a, b));
+                    }
+                }
+            }
+            for (_, v) in fields {
+                walk(v, scopes, out);
+            }
+            if query {
+                scopes.pop();
+            }
+        }
+        Node::List(items) => {
+            for item in items {
+                walk(item, scopes, out);
+            }
+        }
+        Node::Atom(_) => {}
+    }
+}
+
+/// The table column an operand is: a `VAR` (through an implicit cast or a
+/// binary-compatible relabel), traced through join aliases.
+fn column(node: &Node, scopes: &[&[Node]]) -> Option<Col> {
+    match node.kind()? {
+        "RELABELTYPE" => column(node.field("arg")?, scopes),
+        // COERCE_IMPLICIT_CAST: `int4 = int8` compared after a cast.
+        "FUNCEXPR" if node.number("funcformat") == Some(2) => match node.field("args")?.items() {
+            [only] => column(only, scopes),
+            _ => None,
+        },
+        "VAR" => {
+            let up = usize::try_from(node.number("varlevelsup")?).ok()?;
+            let rtable = scopes.get(scopes.len().checked_sub(1 + up)?)?;
+            let varno = usize::try_from(node.number("varno")?).ok()?;
+            let attno = node.number("varattno")?;
+            let rte = rtable.get(varno.checked_sub(1)?)?;
+            match rte.number("rtekind")? {
+                0 => Some((
+                    u32::try_from(rte.number("relid")?).ok()?,
+                    i16::try_from(attno).ok()?,
+                )),
+                // A join's column is one of its inputs'.
+                2 => {
+                    let aliased = rte.field("joinaliasvars")?.items();
+                    let var = aliased.get(usize::try_from(attno).ok()?.checked_sub(1)?)?;
+                    let inner = &scopes[..scopes.len() - up];
+                    column(var, inner)
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_lists_and_empty_fields_parse() {
+        let tree = parse(r#"({QUERY :utilityStmt <> :rtable ({RANGETBLENTRY :eref {ALIAS :aliasname a\ b :colnames ("x" "y\"z")} :rtekind 0 :relid 7 :selectedCols (b 8 9)}) :x :constvalue 4 [ 1 0 0 0 ]})"#).unwrap();
+        let q = &tree.items()[0];
+        let rte = &q.field("rtable").unwrap().items()[0];
+        assert_eq!(rte.number("relid"), Some(7));
+        let alias = rte.field("eref").unwrap();
+        assert_eq!(alias.field("aliasname"), Some(&Node::Atom("a b".into())));
+        assert_eq!(
+            alias.field("colnames").unwrap().items()[1],
+            Node::Atom("y\"z".into())
+        );
+        assert_eq!(q.field("x"), Some(&Node::Atom(String::new())));
+        assert!(parse("({QUERY").is_none());
+    }
+
+    #[test]
+    fn comparisons_through_joins_casts_and_subqueries() {
+        // a(1) JOIN b(2) ON a.id = b.x; WHERE a.n = b.x (through the join
+        // RTE 3); a subquery comparing its own b.x with the outer a.id.
+        let var = |no: u32, att: i16, up: u32| {
+            format!("{{VAR :varno {no} :varattno {att} :varlevelsup {up}}}")
+        };
+        let rte = |relid: u32| format!("{{RANGETBLENTRY :rtekind 0 :relid {relid}}}");
+        let tree = format!(
+            "({{QUERY :rtable ({a} {b} {{RANGETBLENTRY :rtekind 2 :joinaliasvars ({v11} {v12} {v21})}}) \
+              :jointree {{FROMEXPR :quals ({{OPEXPR :args ({v11} {v21})}} {{OPEXPR :args ({{RELABELTYPE :arg {v32}}} {{FUNCEXPR :funcformat 2 :args ({v33})}})}} \
+              {{SUBLINK :subselect {{QUERY :rtable ({b}) :jointree {{FROMEXPR :quals {{OPEXPR :args ({v11} {outer})}}}}}}}} \
+              {{OPEXPR :args ({{FUNCEXPR :funcformat 0 :args ({v11})}} {v21})}})}}}})",
+            a = rte(100),
+            b = rte(200),
+            v11 = var(1, 1, 0),
+            v12 = var(1, 2, 0),
+            v21 = var(2, 1, 0),
+            v32 = var(3, 2, 0),
+            v33 = var(3, 3, 0),
+            outer = var(1, 1, 1),
+        );
+        let pairs = compared_columns(&parse(&tree).unwrap());
+        assert_eq!(
+            pairs,
+            [
+                ((100, 1), (200, 1)),
+                ((100, 2), (200, 1)),
+                ((200, 1), (100, 1))
+            ],
+            "an explicit cast (funcformat 0) is a computed value, not the column"
+        );
+    }
+}
