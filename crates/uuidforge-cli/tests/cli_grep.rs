@@ -473,7 +473,7 @@ fn database_rows_through_find_and_as_json_documents() {
             "--db",
             &u,
             "--table",
-            "Odd \"Name",
+            "\"Odd \"\"Name\"",
             "--column",
             "Ref Id",
             "--version",

@@ -555,8 +555,26 @@ pub fn score(
             ))
         })
     });
+    // A link table (every uuid column found a reference, as
+    // `employee_territories (employee_id, territory_id)`) is keyed by its
+    // references together: one of them alone, unique as it may happen to
+    // be in the data, is no key of its own, and nothing references it.
+    let references_from = |c: &ColumnSet| {
+        foreign_keys
+            .iter()
+            .filter(|f| f.from.schema == c.schema && f.from.table == c.table)
+            .count()
+    };
+    let link_keys: Vec<ColumnSet> = keys
+        .iter()
+        .filter(|&&(_, declared)| !declared)
+        .map(|&(i, _)| candidates[i].set())
+        .filter(|key| foreign_keys.iter().any(|f| f.from == *key) && references_from(key) >= 2)
+        .collect();
+    foreign_keys.retain(|f| !link_keys.contains(&f.to));
     let primary_keys = keys
         .iter()
+        .filter(|&&(i, _)| !link_keys.contains(&candidates[i].set()))
         .map(|&(i, declared)| {
             let relation = candidates[i].relation;
             PrimaryKey {

@@ -50,6 +50,8 @@ function chip(value) {
 }
 
 const qualified = (c) => `${c.schema}.${c.table}.${c.column}`;
+// As psql reads names: each part quoted keeps its case, dots and spaces.
+const quoted = (c) => [c.schema, c.table, c.column].map((n) => `"${n.replaceAll('"', '""')}"`).join('.');
 
 async function loadAbout() {
   const a = await api('');
@@ -91,7 +93,7 @@ async function loadRelated(c) {
   const name = qualified(c);
   const summary = document.getElementById('related-summary');
   summary.textContent = `Looking for columns related to ${name}…`;
-  const { related } = await api('/related', { column: name });
+  const { related } = await api('/related', { column: quoted(c) });
   const table = document.getElementById('related');
   table.querySelector('tbody').replaceChildren(...related.map((r) => {
     const tr = document.createElement('tr');
