@@ -342,18 +342,26 @@ fn kill_9_at_random_points_then_resume_completes() {
     });
 }
 
-/// The same on a partitioned table referenced by a partitioned table.
+/// The same on a partitioned table referenced by a partitioned table,
+/// both with an application's `BEFORE UPDATE` trigger stamping rows (on
+/// the partitioned tables, so cloned to every partition): killed at any
+/// point and resumed, no row is stamped and every trigger fires again.
 #[test]
 fn kill_9_on_partitioned_tables_then_resume_completes() {
     let template = fresh_database(
         "batched_kill_parted",
         "CREATE TABLE events (id bigint GENERATED ALWAYS AS IDENTITY, at timestamptz NOT NULL,
+                              touched timestamptz NOT NULL DEFAULT '2000-01-01',
                               PRIMARY KEY (id, at)) PARTITION BY RANGE (at);
          CREATE TABLE events_a PARTITION OF events FOR VALUES FROM ('2020-01-01') TO ('2022-01-01');
          CREATE TABLE events_b PARTITION OF events FOR VALUES FROM ('2022-01-01') TO ('2030-01-01');
          CREATE TABLE marks (event_id bigint NOT NULL, event_at timestamptz NOT NULL, n int NOT NULL,
+                             touched timestamptz NOT NULL DEFAULT '2000-01-01',
                              PRIMARY KEY (event_id, event_at, n), FOREIGN KEY (event_id, event_at) REFERENCES events)
            PARTITION BY LIST (n);
+         CREATE FUNCTION touch() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.touched := now(); RETURN NEW; END $$;
+         CREATE TRIGGER touch BEFORE UPDATE ON events FOR EACH ROW EXECUTE FUNCTION touch();
+         CREATE TRIGGER touch BEFORE UPDATE ON marks FOR EACH ROW EXECUTE FUNCTION touch();
          CREATE TABLE marks_0 PARTITION OF marks FOR VALUES IN (0);
          CREATE TABLE marks_1 PARTITION OF marks FOR VALUES IN (1);
          CREATE TABLE marks_2 PARTITION OF marks FOR VALUES IN (2);
@@ -374,9 +382,13 @@ fn kill_9_on_partitioned_tables_then_resume_completes() {
                    (SELECT count(*) FROM pg_index WHERE NOT indisvalid),
                    (SELECT count(*) FROM pg_class WHERE relname LIKE 'uuidforge_keymap_%' OR relname = 'uuidforge_migration'),
                    (SELECT count(*) FROM pg_trigger WHERE tgname = 'uuidforge_migrate'),
+                   (SELECT count(*) FROM events WHERE touched <> '2000-01-01'),
+                   (SELECT count(*) FROM marks WHERE touched <> '2000-01-01'),
+                   (SELECT count(*) FROM pg_trigger WHERE tgname = 'touch' AND tgenabled <> 'O'),
+                   (SELECT count(*) FROM pg_trigger WHERE tgname = 'touch'),
                    (SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'marks'::regclass AND contype = 'p'))"
             ),
-            "uuid 0 0 0 0 0 0 0 PRIMARY KEY (event_id, event_at, n)",
+            "uuid 0 0 0 0 0 0 0 0 0 0 7 PRIMARY KEY (event_id, event_at, n)",
             "{db}"
         );
     };

@@ -207,14 +207,19 @@ pub const PARTITIONS_SQL: &str = "SELECT coalesce(json_agg(json_build_object('pa
   FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
   WHERE i.inhparent::int8::text = ANY ($1::text[])";
 
-/// The query reading the partitions of `tables`.
-pub fn partitions_query(tables: &[u32]) -> crate::plan::Query {
+/// `sql` bound to tables (`$1` their oids as `text[]`).
+fn over_tables(sql: &str, tables: &[u32]) -> crate::plan::Query {
     crate::plan::Query {
-        sql: PARTITIONS_SQL.to_string(),
+        sql: sql.to_string(),
         params: vec![crate::plan::Param::TextArray(
             tables.iter().map(u32::to_string).collect(),
         )],
     }
+}
+
+/// The query reading the partitions of `tables`.
+pub fn partitions_query(tables: &[u32]) -> crate::plan::Query {
+    over_tables(PARTITIONS_SQL, tables)
 }
 
 /// Reads the JSON of [`PARTITIONS_SQL`].
@@ -290,12 +295,7 @@ pub const USER_TRIGGERS_SQL: &str = "SELECT coalesce(json_agg(x ORDER BY x.depth
 
 /// The query reading the user triggers of `tables` and their partitions.
 pub fn user_triggers_query(tables: &[u32]) -> crate::plan::Query {
-    crate::plan::Query {
-        sql: USER_TRIGGERS_SQL.to_string(),
-        params: vec![crate::plan::Param::TextArray(
-            tables.iter().map(u32::to_string).collect(),
-        )],
-    }
+    over_tables(USER_TRIGGERS_SQL, tables)
 }
 
 /// Reads the JSON of [`USER_TRIGGERS_SQL`].

@@ -47,6 +47,12 @@ fn worker() {
     let cell = HostCell::open(Path::new(parts[0]), 0o600).unwrap();
     let count: u64 = parts[2].parse().unwrap();
     let g = SharedGenerator::new(GeneratorConfig::profile(parts[3]).unwrap()).unwrap();
+    // Started together: wait for the go file, when there is one.
+    if let Some(go) = parts.get(4) {
+        while !Path::new(go).exists() {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
     let mut out =
         std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(parts[1]).unwrap());
     for i in 0..count {
@@ -64,11 +70,23 @@ fn worker() {
 }
 
 fn spawn_worker(cell: &Path, out: &Path, count: u64, profile: &str) -> Child {
+    spawn_worker_after(cell, out, count, profile, None)
+}
+
+/// A worker that starts generating once `go` exists.
+fn spawn_worker_after(
+    cell: &Path,
+    out: &Path,
+    count: u64,
+    profile: &str,
+    go: Option<&Path>,
+) -> Child {
+    let go = go.map_or(String::new(), |g| format!(",{}", g.display()));
     Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "worker", "--nocapture", "--test-threads=1"])
         .env(
             WORKER_ENV,
-            format!("{},{},{count},{profile}", cell.display(), out.display()),
+            format!("{},{},{count},{profile}{go}", cell.display(), out.display()),
         )
         .spawn()
         .unwrap()
@@ -253,19 +271,34 @@ fn foreign_corrupt_and_open_files_are_refused_and_new_ones_are_private() {
 fn the_order_check_catches_processes_with_cells_of_their_own() {
     // Control: the same workers, each with a cell of its own, are ordered
     // within themselves only; the check must see the difference.
+    // They start together (a go file), so that they run at the same time
+    // even on a busy machine: a control that ran one after the other
+    // would prove nothing.
     let dir = scratch("control");
+    let go = dir.join("go");
     let children: Vec<(Child, PathBuf)> = (0..2)
         .map(|i| {
             let out = dir.join(format!("w{i}.bin"));
             let cell = dir.join(format!("own{i}.cell"));
-            (spawn_worker(&cell, &out, 300_000, "default"), out)
+            (
+                spawn_worker_after(&cell, &out, 300_000, "default", Some(&go)),
+                out,
+            )
         })
         .collect();
+    std::fs::write(&go, b"").unwrap();
     let mut all = Vec::new();
+    let mut spans = Vec::new();
     for (mut child, out) in children {
         assert!(child.wait().unwrap().success());
-        all.extend(read_records(&out));
+        let records = read_records(&out);
+        spans.push((records[0].start, records[records.len() - 1].end));
+        all.extend(records);
     }
+    assert!(
+        spans[0].0 < spans[1].1 && spans[1].0 < spans[0].1,
+        "the two workers did not run at the same time: {spans:?}"
+    );
     let inversions = real_time_inversions(&all);
     println!(
         "separate cells: {inversions} of {} values out of hand-out order",
