@@ -990,8 +990,7 @@ fn the_tool_writes_fire_no_user_trigger() {
 /// transaction every partition's foreign key is made again over the new
 /// column, every index is made again on it (the index sets before and
 /// after are equal, definition by definition), each reference points at
-/// the same row; in batches it is refused before anything runs, naming
-/// the partition.
+/// the same row; in batches the same.
 #[test]
 fn foreign_keys_and_indexes_declared_on_partitions() {
     const PARTITIONS: &str = "SET ROLE uuidforge;
@@ -1022,39 +1021,48 @@ fn foreign_keys_and_indexes_declared_on_partitions() {
     let index_set = "SELECT string_agg(indexdef, E'\\n' ORDER BY indexname) FROM pg_indexes WHERE tablename ~ '^(payment|rental)'";
     let types = "SELECT string_agg(format('%s.%s %s', c.relname, a.attname, format_type(a.atttypid, a.atttypmod)), ' ' ORDER BY c.relname)
                  FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid WHERE a.attname = 'customer_id' AND c.relkind IN ('r', 'p') AND c.relname ~ '^(payment|rental)'";
-    let db = fixture("partition_fks");
-    admin_sql(&db, PARTITIONS);
-    let indexes_before = admin_sql(&db, index_set);
-    let dir = scratch("partition_fks");
-    migrate(&db, &dir)
-        .args(["customer", "--batch-size", "100", "--apply"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("payment_p2022_01"));
-    assert_eq!(
-        admin_sql(
-            &db,
-            "SELECT count(*) FROM pg_attribute WHERE attname LIKE '%uuidforge%'"
-        ),
-        "0"
-    );
-    migrate(&db, &dir)
-        .args(["customer", "--apply"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("indexes changed: 0"));
-    assert_eq!(
-        admin_sql(&db, same_rows),
-        "1000 500 4 payment_p2022_01:FOREIGN KEY (customer_id) REFERENCES customer(customer_id) \
+    for (tag, how) in [
+        ("partition_fks", &[][..]),
+        ("partition_fks_batched", &["--batch-size", "100"][..]),
+    ] {
+        let db = fixture(tag);
+        admin_sql(&db, PARTITIONS);
+        let indexes_before = admin_sql(&db, index_set);
+        let dir = scratch(tag);
+        migrate(&db, &dir)
+            .args(["customer", "--apply"])
+            .args(how)
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("indexes changed: 0"));
+        assert_eq!(
+            admin_sql(&db, same_rows),
+            "1000 500 4 payment_p2022_01:FOREIGN KEY (customer_id) REFERENCES customer(customer_id) \
 payment_p2022_02:FOREIGN KEY (customer_id) REFERENCES customer(customer_id) ON DELETE CASCADE \
 rental:FOREIGN KEY (customer_id) REFERENCES customer(customer_id) \
-rental_2022:FOREIGN KEY (customer_id) REFERENCES customer(customer_id)"
-    );
-    assert_eq!(admin_sql(&db, index_set), indexes_before);
-    assert_eq!(
-        admin_sql(&db, types),
-        "payment.customer_id uuid payment_p2022_01.customer_id uuid payment_p2022_02.customer_id uuid rental.customer_id uuid rental_2022.customer_id uuid"
-    );
+rental_2022:FOREIGN KEY (customer_id) REFERENCES customer(customer_id)",
+            "{how:?}"
+        );
+        assert_eq!(admin_sql(&db, index_set), indexes_before, "{how:?}");
+        assert_eq!(
+            admin_sql(&db, types),
+            "payment.customer_id uuid payment_p2022_01.customer_id uuid payment_p2022_02.customer_id uuid rental.customer_id uuid rental_2022.customer_id uuid",
+            "{how:?}"
+        );
+        // The partitions' foreign keys are their own again (not attached
+        // to the partitioned table's), and hold: a payment of a customer
+        // that does not exist is refused.
+        assert_eq!(
+            admin_sql(&db, "SELECT string_agg(conname, ' ' ORDER BY conname) FROM pg_constraint WHERE contype = 'f' AND conparentid = 0 AND conrelid::regclass::text ~ '^(payment|rental)_'"),
+            "payment_p2022_01_customer_id_fkey payment_p2022_02_customer_id_fkey rental_2022_customer_fkey",
+            "{how:?}"
+        );
+        assert!(admin_sql(
+            &db,
+            "DO $$ BEGIN INSERT INTO payment (payment_id, customer_id, amount, payment_date) VALUES (1, gen_random_uuid(), 1, '2022-01-05'); RAISE 'inserted'; EXCEPTION WHEN foreign_key_violation THEN NULL; END $$"
+        )
+        .is_empty());
+    }
 }
 
 /// The plan lists every function and procedure whose definition uses a
@@ -1102,15 +1110,13 @@ fn functions_using_the_columns_are_listed() {
 /// columns; through a join alias and a subquery too.
 #[test]
 fn a_view_over_an_undeclared_reference_is_refused_before_anything_runs() {
-    let db = fixture("undeclared");
-    admin_sql(
-        &db,
-        "SET ROLE uuidforge;
+    const STORE: &str = "SET ROLE uuidforge;
          CREATE TABLE store (id int PRIMARY KEY, manager bigint);
          INSERT INTO store SELECT g, g FROM generate_series(1, 10) g;
          CREATE VIEW store_managers AS SELECT s.id, c.name FROM store s JOIN customers c ON c.id = s.manager;
-         CREATE VIEW busy AS SELECT name FROM customers c WHERE EXISTS (SELECT FROM store s WHERE s.manager = c.id);",
-    );
+         CREATE VIEW busy AS SELECT name FROM customers c WHERE EXISTS (SELECT FROM store s WHERE s.manager = c.id);";
+    let db = fixture("undeclared");
+    admin_sql(&db, STORE);
     let dir = scratch("undeclared");
     let before = admin_sql(&db, "SELECT count(*) FROM pg_attribute WHERE attrelid = 'customers'::regclass AND attnum > 0 AND NOT attisdropped");
     migrate(&db, &dir)
@@ -1125,22 +1131,6 @@ fn a_view_over_an_undeclared_reference_is_refused_before_anything_runs() {
         admin_sql(&db, "SELECT count(*) FROM pg_attribute WHERE attrelid = 'customers'::regclass AND attnum > 0 AND NOT attisdropped"),
         before
     );
-    // The refusal says how: --also migrates it as a reference (not in
-    // batches), with no foreign key made; both views are made again.
-    migrate(&db, &dir)
-        .args([
-            "customers",
-            "--also",
-            "public.store.manager",
-            "--batch-size",
-            "100",
-            "--apply",
-        ])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "public.store.manager has no foreign key",
-        ));
     migrate(&db, &dir)
         .args(["customers", "--also", "store.price"])
         .assert()
@@ -1157,15 +1147,94 @@ fn a_view_over_an_undeclared_reference_is_refused_before_anything_runs() {
         .stderr(predicate::str::contains(
             "public.store.label is text (expected bigint",
         ));
+    // The refusal says how: --also migrates it as a reference, with no
+    // foreign key made; both views are made again. In one transaction and
+    // in batches (where rows written meanwhile get theirs too).
+    let batched = fixture("undeclared_batched");
+    admin_sql(&batched, STORE);
+    for (db, how) in [(&db, &[][..]), (&batched, &["--batch-size", "4"][..])] {
+        migrate(db, &dir)
+            .args(["customers", "--also", "public.store.manager", "--apply"])
+            .args(how)
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("no foreign key: --also"));
+        admin_sql(
+            db,
+            "SET ROLE uuidforge; INSERT INTO store (id, manager) SELECT 11, id FROM customers ORDER BY id_old LIMIT 1",
+        );
+        assert_eq!(
+            admin_sql(db, "SELECT concat_ws(' ', (SELECT count(*) FROM store_managers), (SELECT count(*) FROM busy), pg_typeof((SELECT manager FROM store LIMIT 1)),
+                (SELECT count(*) FROM store s JOIN customers c ON c.id = s.manager AND c.id_old = s.manager_old),
+                (SELECT count(*) FROM pg_constraint WHERE conrelid = 'store'::regclass AND contype = 'f'),
+                (SELECT count(*) FROM pg_class WHERE relname LIKE 'uuidforge_keymap%' OR relname = 'uuidforge_migration'))"),
+            "11 10 uuid 10 0 0",
+            "{how:?}"
+        );
+    }
+}
+
+/// A column named for the key, of its type, with no foreign key, whose
+/// every value is a key (a reference nobody declared, which no view
+/// shows): found at plan time by its values and refused before anything
+/// runs, naming it and both ways on; one holding other values too is not
+/// a reference and is left alone. `--leave` leaves it as it is, `--also`
+/// migrates it, in one transaction and in batches.
+#[test]
+fn a_column_named_for_the_key_holding_only_keys_is_found_by_its_values() {
+    const VISITS: &str = "SET ROLE uuidforge;
+         CREATE TABLE visits (customer_id bigint, n int);
+         INSERT INTO visits SELECT id, 1 FROM customers ORDER BY id LIMIT 5;
+         CREATE TABLE legacy (customer bigint);
+         INSERT INTO legacy VALUES (1), (999999999);";
+    let columns = "SELECT count(*) FROM pg_attribute WHERE attnum > 0 AND NOT attisdropped AND attrelid IN ('customers'::regclass, 'visits'::regclass)";
+    let db = fixture("named");
+    admin_sql(&db, VISITS);
+    let dir = scratch("named");
+    let before = admin_sql(&db, columns);
+    for how in [&[][..], &["--batch-size", "50"][..]] {
+        migrate(&db, &dir)
+            .args(["customers", "--apply"])
+            .args(how)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(
+                "public.visits.customer_id has no foreign key to public.customers but is named for its key and each of its 5 values is one of its keys",
+            ).and(predicate::str::contains("--also public.visits.customer_id"))
+            .and(predicate::str::contains("--leave public.visits.customer_id"))
+            .and(predicate::str::contains("legacy").not()));
+    }
+    assert_eq!(admin_sql(&db, columns), before);
     migrate(&db, &dir)
-        .args(["customers", "--also", "public.store.manager", "--apply"])
+        .args(["customers", "--leave", "visits.nothing"])
         .assert()
-        .success()
-        .stdout(predicate::str::contains("no foreign key: --also"));
+        .code(2)
+        .stderr(predicate::str::contains("leave").and(predicate::str::contains("'nothing'")));
+    migrate(&db, &dir)
+        .args(["customers", "--leave", "visits.customer_id", "--apply"])
+        .assert()
+        .success();
     assert_eq!(
-        admin_sql(&db, "SELECT concat_ws(' ', (SELECT count(*) FROM store_managers), (SELECT count(*) FROM busy), pg_typeof((SELECT manager FROM store LIMIT 1)),
-            (SELECT count(*) FROM store s JOIN customers c ON c.id = s.manager AND c.id_old = s.manager_old),
-            (SELECT count(*) FROM pg_constraint WHERE conrelid = 'store'::regclass AND contype = 'f'))"),
-        "10 10 uuid 10 0"
+        admin_sql(&db, "SELECT concat_ws(' ', pg_typeof((SELECT customer_id FROM visits LIMIT 1)), (SELECT string_agg(customer_id::text, ',' ORDER BY customer_id) FROM visits))"),
+        "bigint 1,2,3,4,5"
     );
+    for (tag, how) in [
+        ("named_also", &[][..]),
+        ("named_also_b", &["--batch-size", "50"][..]),
+    ] {
+        let db = fixture(tag);
+        admin_sql(&db, VISITS);
+        migrate(&db, &dir)
+            .args(["customers", "--also", "visits.customer_id", "--apply"])
+            .args(how)
+            .assert()
+            .success();
+        assert_eq!(
+            admin_sql(&db, "SELECT concat_ws(' ', pg_typeof((SELECT customer_id FROM visits LIMIT 1)),
+                (SELECT count(*) FROM visits v JOIN customers c ON c.id = v.customer_id AND c.id_old = v.customer_id_old),
+                pg_typeof((SELECT customer FROM legacy LIMIT 1)))"),
+            "uuid 5 bigint",
+            "{how:?}"
+        );
+    }
 }

@@ -148,6 +148,20 @@ pub struct IndexDefinition {
     pub name: String,
     /// `pg_get_indexdef`.
     pub definition: String,
+    /// A partitioned table's index: the partitions' indexes attached to
+    /// it (named by the user or by PostgreSQL), kept by name when the
+    /// index is made again.
+    #[serde(default)]
+    pub leaves: Vec<LeafIndex>,
+}
+
+/// A partition's index attached to a partitioned table's index.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct LeafIndex {
+    /// The partition's oid.
+    pub partition: u32,
+    /// The index's name.
+    pub name: String,
 }
 
 /// The indexes over columns (`$1` tables' oids, `$2` column numbers, both
@@ -165,7 +179,10 @@ pub const REFERENCE_INDEXES_SQL: &str = "WITH given AS (SELECT a::oid AS rel, b:
     c.relname AS name, \
     CASE WHEN starts_with(pg_get_indexdef(i.indexrelid), p.on || 'ONLY ') \
       THEN p.on || substr(pg_get_indexdef(i.indexrelid), length(p.on || 'ONLY ') + 1) \
-      ELSE pg_get_indexdef(i.indexrelid) END AS definition \
+      ELSE pg_get_indexdef(i.indexrelid) END AS definition, \
+    (SELECT coalesce(json_agg(json_build_object('partition', li.indrelid::int8, 'name', lc.relname) ORDER BY lc.oid), '[]') \
+       FROM pg_inherits lh JOIN pg_index li ON li.indexrelid = lh.inhrelid JOIN pg_class lc ON lc.oid = lh.inhrelid \
+       WHERE lh.inhparent = i.indexrelid) AS leaves \
   FROM pg_depend d JOIN pg_index i ON i.indexrelid = d.objid \
   JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
   CROSS JOIN LATERAL (SELECT 'CREATE ' || CASE WHEN i.indisunique THEN 'UNIQUE ' ELSE '' END || 'INDEX ' \

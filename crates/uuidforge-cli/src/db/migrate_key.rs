@@ -33,6 +33,11 @@ pub(super) struct MigrateKeyArgs {
     /// (repeatable; TABLE.COLUMN or SCHEMA.TABLE.COLUMN).
     #[arg(long, value_name = "TABLE.COLUMN")]
     also: Vec<String>,
+    /// A column named for the key without a foreign key that is not a
+    /// reference to it (its values only happen to be keys): left as it is
+    /// (repeatable; TABLE.COLUMN or SCHEMA.TABLE.COLUMN).
+    #[arg(long, value_name = "TABLE.COLUMN")]
+    leave: Vec<String>,
     /// The secret of the new keys (32 bytes): the same file gives the same
     /// keys on the same data. Created (0600) when it does not exist;
     /// default uuidforge-migrate-DATABASE-TABLE.key.
@@ -45,7 +50,7 @@ pub(super) struct MigrateKeyArgs {
     batch_size: Option<i64>,
     /// Complete a batched migration that was killed or lost its
     /// connection, from its last committed step.
-    #[arg(long, conflicts_with_all = ["apply", "batch_size", "order_by", "keep_old", "column", "also"])]
+    #[arg(long, conflicts_with_all = ["apply", "batch_size", "order_by", "keep_old", "column", "also", "leave"])]
     resume: bool,
     #[command(flatten)]
     change: ChangeArgs,
@@ -237,6 +242,7 @@ pub(super) async fn run(
         keep_old: args.keep_old.clone(),
         column: args.column.clone(),
         also: args.also.clone(),
+        leave: args.leave.clone(),
     };
     let secret = || secret_of(&args, &database);
     if let Some(batch_size) = args.batch_size {

@@ -205,6 +205,29 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// The name of partition `p`'s piece of `table`'s key or unique
+    /// constraint `c` (PostgreSQL's or the user's), found by kind and
+    /// column names; `{c}_{p's oid}` when the catalog read has none.
+    fn leaf_constraint(&self, p: &Partition, table: &Relation, c: &Constraint) -> String {
+        let columns = |r: &Relation, nums: &[i16]| -> Vec<String> {
+            nums.iter()
+                .filter_map(|&n| r.column(n).map(|col| col.name.clone()))
+                .collect()
+        };
+        let wanted = columns(table, &c.columns);
+        self.snapshot
+            .relation(p.oid)
+            .and_then(|leaf| {
+                self.snapshot.constraints.iter().find(|k| {
+                    k.table == p.oid && k.kind == c.kind && columns(leaf, &k.columns) == wanted
+                })
+            })
+            .map_or_else(
+                || cut(&format!("{}_{}", cut_to(&c.name, 50), p.oid)),
+                |k| k.name.clone(),
+            )
+    }
+
     fn in_schema(&self, name: &str) -> String {
         crate::ident::qualified(&self.target.relation.schema, name)
     }
@@ -252,31 +275,14 @@ fn temporary(name: &str) -> String {
 
 /// Refuses what batches do not handle: an index over a reference that is
 /// not a plain b-tree on columns, partitions that are not plain tables.
+/// (Foreign keys declared on partitions and references named with
+/// `--also` are handled.)
 fn refuse_unsupported(
     snapshot: &Snapshot,
     target: &Target,
     inputs: &PlanInputs,
 ) -> Result<(), DbError> {
     let relation = target.relation;
-    if let Some((child, _, column)) = target.children.iter().find(|(_, fk, _)| fk.undeclared) {
-        return Err(DbError::refused(
-            "batch-size",
-            format!(
-                "{}.{column} has no foreign key (named with --also): in batches only declared references are moved; without --batch-size it is migrated in one transaction",
-                child.display_name()
-            ),
-        ));
-    }
-    if let Some((partition, fk)) = target.partition_fks.first() {
-        return Err(DbError::refused(
-            "batch-size",
-            format!(
-                "foreign key {} is declared on partition {} (in batches only foreign keys declared on a table are moved; without --batch-size the migration moves it in one transaction)",
-                fk.name,
-                partition.display_name()
-            ),
-        ));
-    }
     // Only plain b-tree indexes on columns (no order, operator class,
     // collation or INCLUDE) are built concurrently on the new column.
     if let Some(index) = target.indexes.iter().find(|d| {
@@ -648,10 +654,10 @@ fn swap_key(ctx: &Ctx) -> Result<Vec<String>, DbError> {
         ));
         swap.push(format!("DROP FUNCTION {}()", ctx.function(table.oid)));
     }
-    for (child, fk, _) in &target.children {
+    for (table, fk) in target.declared_fks() {
         swap.push(format!(
             "ALTER TABLE {} DROP CONSTRAINT {}",
-            child.sql_name(),
+            table.sql_name(),
             q(&fk.name)
         ));
     }
@@ -685,10 +691,11 @@ fn swap_key(ctx: &Ctx) -> Result<Vec<String>, DbError> {
         // Each partition's key on its prebuilt index, then the table's,
         // which attaches them (no index is built under the lock).
         for p in ctx.leaves(relation.oid) {
+            // The partition's key keeps its name.
             swap.push(format!(
                 "ALTER TABLE {} ADD CONSTRAINT {} PRIMARY KEY USING INDEX {}",
                 p.sql_name(),
-                q(&cut(&format!("{}_pkey", p.name))),
+                q(&ctx.leaf_constraint(p, relation, target.pk)),
                 q(&leaf_index(&new_key_index, p))
             ));
         }
@@ -731,7 +738,8 @@ fn swap_key(ctx: &Ctx) -> Result<Vec<String>, DbError> {
 /// The swap's statements on the referencing tables: columns renamed,
 /// indexes and keys moved to the new columns, foreign keys made again
 /// `NOT VALID`; with the validations and the attachments that follow it.
-fn swap_references(ctx: &Ctx) -> (Vec<String>, Vec<String>, Vec<String>) {
+#[allow(clippy::type_complexity)]
+fn swap_references(ctx: &Ctx) -> (Vec<String>, Vec<String>, Vec<String>, Vec<String>) {
     let Ctx { target, .. } = ctx;
     let q = |name: &str| quote_ident(name);
     let not_null = ctx.not_null();
@@ -753,25 +761,10 @@ fn swap_references(ctx: &Ctx) -> (Vec<String>, Vec<String>, Vec<String>) {
                 ctx.not_null_check(child.oid, column)
             ));
         }
-        for (_, _, index) in target
-            .reference_indexes
-            .iter()
-            .filter(|(table, name, _)| *table == ct && name == column)
-        {
-            if ctx.parted(child) {
-                swap.push(format!(
-                    "CREATE {}INDEX {} ON {ct} ({})",
-                    if index.unique { "UNIQUE " } else { "" },
-                    q(&index.name),
-                    names(&index_columns(child, index, None))
-                ));
-            } else {
-                swap.push(format!(
-                    "ALTER INDEX {} RENAME TO {}",
-                    crate::ident::qualified(&child.schema, &temporary(&index.name)),
-                    q(&index.name)
-                ));
-            }
+        if !target.declared_on(child, fk) {
+            // Its foreign keys are its partitions' (below), or it has none
+            // (`--also`).
+            continue;
         }
         if ctx.parted(child) {
             // PostgreSQL 15 makes no NOT VALID foreign key on a partitioned
@@ -806,6 +799,80 @@ fn swap_references(ctx: &Ctx) -> (Vec<String>, Vec<String>, Vec<String>) {
             ));
         }
     }
+    // Each partition's own foreign key, made again on it `NOT VALID` and
+    // validated after the partitioned tables' foreign keys have attached
+    // their partitions' copies. Where its table has one too, it is made
+    // after that attachment (which would otherwise take it in their place:
+    // PostgreSQL 18 attaches a not yet valid one as well), the table's
+    // foreign key holding meanwhile; else in the swap.
+    let mut validate_partitions = Vec::new();
+    for (partition, fk) in &target.partition_fks {
+        let table_has_one = ctx
+            .snapshot
+            .partition_root(partition.oid)
+            .is_some_and(|root| {
+                target
+                    .children
+                    .iter()
+                    .any(|(c, k, _)| c.oid == root.oid && target.declared_on(c, k))
+            });
+        let add = format!(
+            "ALTER TABLE {} ADD CONSTRAINT {} {} NOT VALID",
+            partition.sql_name(),
+            q(&fk.name),
+            target.fk_clause(partition, fk)
+        );
+        if table_has_one {
+            attach.push(add);
+        } else {
+            swap.push(add);
+        }
+        validate_partitions.push(format!(
+            "ALTER TABLE {} VALIDATE CONSTRAINT {}",
+            partition.sql_name(),
+            q(&fk.name)
+        ));
+    }
+    // The indexes over the references, after every rename: built on a
+    // partitioned table's partitions (its index attaches them), or on the
+    // table (a partition's own too) under a temporary name.
+    for (_, _, index) in &target.reference_indexes {
+        let Some(table) = ctx.snapshot.relation(index.table) else {
+            continue;
+        };
+        if ctx.parted(table) {
+            swap.push(format!(
+                "CREATE {}INDEX {} ON {} ({})",
+                if index.unique { "UNIQUE " } else { "" },
+                q(&index.name),
+                table.sql_name(),
+                names(&index_columns(table, index, None))
+            ));
+            // The partitions' pieces it attached get their names back.
+            let leaves = ctx
+                .inputs
+                .indexes
+                .iter()
+                .find(|d| d.oid == index.oid)
+                .map(|d| &d.leaves[..])
+                .unwrap_or_default();
+            for p in ctx.leaves(table.oid) {
+                if let Some(leaf) = leaves.iter().find(|l| l.partition == p.oid) {
+                    swap.push(format!(
+                        "ALTER INDEX {} RENAME TO {}",
+                        crate::ident::qualified(&p.schema, &leaf_index(&temporary(&index.name), p)),
+                        q(&leaf.name)
+                    ));
+                }
+            }
+        } else {
+            swap.push(format!(
+                "ALTER INDEX {} RENAME TO {}",
+                crate::ident::qualified(&table.schema, &temporary(&index.name)),
+                q(&index.name)
+            ));
+        }
+    }
     for (child, c) in &target.child_keys {
         let kind = if c.kind == "p" {
             "PRIMARY KEY"
@@ -817,7 +884,7 @@ fn swap_references(ctx: &Ctx) -> (Vec<String>, Vec<String>, Vec<String>) {
                 swap.push(format!(
                     "ALTER TABLE {} ADD CONSTRAINT {} {kind} USING INDEX {}",
                     p.sql_name(),
-                    q(&cut(&format!("{}_{}", cut_to(&c.name, 50), p.oid))),
+                    q(&ctx.leaf_constraint(p, child, c)),
                     q(&leaf_index(&temporary(&c.name), p))
                 ));
             }
@@ -841,7 +908,7 @@ fn swap_references(ctx: &Ctx) -> (Vec<String>, Vec<String>, Vec<String>) {
             ));
         }
     }
-    (swap, validate, attach)
+    (swap, validate, attach, validate_partitions)
 }
 
 /// Plans migrating `table`'s key in batches. Errors name the argument, the
@@ -872,7 +939,7 @@ pub fn plan(
     steps.extend(index_steps(&ctx)?);
     steps.extend(check_steps(&ctx));
     let mut swap = swap_key(&ctx)?;
-    let (references, validate, attach) = swap_references(&ctx);
+    let (references, validate, attach, validate_partitions) = swap_references(&ctx);
     swap.extend(references);
     swap.extend(create_views(&target.views, &snapshot.user));
     steps.push(Step::Transaction {
@@ -894,15 +961,23 @@ pub fn plan(
             exclusive: true,
         });
     }
+    if !validate_partitions.is_empty() {
+        steps.push(Step::Transaction {
+            what: "validate the foreign keys declared on partitions (writers go on)".into(),
+            statements: validate_partitions,
+            exclusive: false,
+        });
+    }
+    let checks = target.checks_sql(
+        &target.old_name,
+        &target.key.name,
+        &|column| (old_reference(column), column.to_string()),
+        map,
+        true,
+    );
     steps.push(Step::Check {
         what: "verify the migration".into(),
-        sql: target.checks_sql(
-            &target.old_name,
-            &target.key.name,
-            &|column| (old_reference(column), column.to_string()),
-            map,
-            true,
-        ),
+        sql: with_index_check(&checks, target, &inputs.index_set),
     });
     steps.push(Step::Transaction {
         what: "finish: drop the key map".into(),
@@ -948,6 +1023,24 @@ pub fn plan(
         ordered: target.order_column.is_some(),
         change,
     })
+}
+
+/// `checks` (one row of JSON text) with `indexes changed`: how many of
+/// the indexes read when planning (`index_set`, JSON text of
+/// [`crate::introspect::index_set_sql`]) are not there again with the same
+/// name and definition — none lost, none left on an old column.
+fn with_index_check(checks: &str, target: &Target, index_set: &str) -> String {
+    let before: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(index_set).unwrap_or_default();
+    if before.is_empty() {
+        return checks.to_string();
+    }
+    let tables: Vec<String> = target.written().iter().map(|r| r.sql_name()).collect();
+    format!(
+        "SELECT (({checks})::jsonb || jsonb_build_object('indexes changed', (SELECT count(*) FROM json_each_text({}::json) b WHERE b.value IS DISTINCT FROM ({})::json ->> b.key)))::text",
+        quote_literal(index_set),
+        crate::introspect::index_set_sql(&tables)
+    )
 }
 
 /// Whether `definition` (`pg_get_indexdef`) is a b-tree over exactly

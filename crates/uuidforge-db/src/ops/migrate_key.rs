@@ -45,6 +45,9 @@ pub struct MigrateOptions {
     /// Columns (`TABLE.COLUMN`) holding the key's values without a foreign
     /// key: migrated as references (no foreign key made for them).
     pub also: Vec<String>,
+    /// Columns (`TABLE.COLUMN`) named for the key without a foreign key
+    /// that hold other values than the key's: left as they are.
+    pub leave: Vec<String>,
 }
 
 /// `snapshot` with each `--also` column as a foreign key to the table's
@@ -242,6 +245,7 @@ pub fn inputs_reads(
     let parted = partitioned_tables(snapshot, table, options)?;
     let mut written: Vec<u32> = watched.iter().map(|(t, _)| *t).collect();
     written.dedup();
+    let written_names: Vec<String> = target.written().iter().map(|r| r.sql_name()).collect();
     Ok(vec![
         Read {
             what: "read the dependent views".into(),
@@ -263,6 +267,14 @@ pub fn inputs_reads(
             what: "list the functions using the columns".into(),
             query: crate::introspect::functions_using_query(&columns, &tables, target.key.type_oid),
         },
+        Read {
+            what: "read the indexes of the tables written".into(),
+            query: crate::plan::Query::new(crate::introspect::index_set_sql(&written_names)),
+        },
+        Read {
+            what: "read the values of columns named for the key without a foreign key".into(),
+            query: named_values_query(&target, &named_for_key(snapshot, &target, options)?),
+        },
     ])
 }
 
@@ -275,6 +287,10 @@ pub fn inputs_from(answers: &[String]) -> Result<PlanInputs, DbError> {
         partitions: parse_partitions(answer(2))?,
         triggers: crate::introspect::parse_triggers(answer(3))?,
         functions: crate::introspect::parse_functions(answer(4))?,
+        index_set: answers.get(5).cloned().unwrap_or_else(|| "{}".into()),
+        named_values: serde_json::from_str(answer(6)).map_err(|e| {
+            DbError::unreadable("values of columns named for the key", e.to_string())
+        })?,
     })
 }
 
@@ -536,6 +552,13 @@ impl<'a> Target<'a> {
         (columns, tables)
     }
 
+    /// Whether `fk` is declared on `child` itself (not on one of its
+    /// partitions, nor a reference named with `--also`): the constraint
+    /// the migration drops and makes again on `child`.
+    pub fn declared_on(&self, child: &Relation, fk: &Constraint) -> bool {
+        fk.table == child.oid && !fk.undeclared
+    }
+
     /// Every foreign key over the references as declared, with the table
     /// declaring it: the referencing tables' own, then those declared on
     /// partitions.
@@ -543,12 +566,10 @@ impl<'a> Target<'a> {
         let mut fks: Vec<(&Relation, &Constraint)> = self
             .children
             .iter()
-            .filter(|(c, fk, _)| fk.table == c.oid)
+            .filter(|(c, fk, _)| self.declared_on(c, fk))
             .map(|(c, fk, _)| (*c, *fk))
             .collect();
         fks.extend(self.partition_fks.iter().copied());
-        // A reference named with --also has no constraint to move.
-        fks.retain(|(_, fk)| !fk.undeclared);
         fks
     }
 
@@ -802,6 +823,129 @@ pub struct PlanInputs {
     /// Functions and procedures using the changed columns
     /// ([`crate::introspect::FUNCTIONS_USING_SQL`]), listed for review.
     pub functions: Vec<crate::ops::rename::Mention>,
+    /// Every index of the tables written and their partitions, JSON text
+    /// of [`crate::introspect::index_set_sql`]: a batched migration checks
+    /// at its end that each is there again, the same.
+    pub index_set: String,
+    /// Per column [`named_for_key`] finds, in its order: how many values
+    /// it holds, and how many of them are not keys of the table.
+    pub named_values: Vec<(i64, i64)>,
+}
+
+/// Columns that may hold the key's values without a foreign key saying
+/// so: of the key's type, named for it (`customer_id` or `customer` for
+/// `customer.customer_id`, as discovery reads names), in a table the login
+/// can read, with no foreign key to the table (on it or on its
+/// partitions), neither migrated with `--also` nor left with `--leave`.
+/// Their values are read before planning ([`named_values_query`]).
+pub(crate) fn named_for_key<'a>(
+    snapshot: &'a Snapshot,
+    target: &Target,
+    options: &MigrateOptions,
+) -> Result<Vec<(&'a Relation, &'a Column)>, DbError> {
+    let mut left = Vec::new();
+    for spec in &options.leave {
+        let crate::related::Target::Column(c) =
+            crate::related::Target::parse_column(snapshot, spec).map_err(|e| e.within("leave"))?
+        else {
+            unreachable!("parse_column returns a column");
+        };
+        left.push((c.relation, c.column));
+    }
+    let key_type = snapshot.base_type(target.key.type_oid).map(|t| t.oid);
+    let referencing = |r: &Relation, column: &Column| {
+        snapshot.foreign_keys().any(|fk| {
+            fk.ref_table == target.relation.oid
+                && snapshot.relation(fk.table).is_some_and(|holder| {
+                    let root = if holder.is_partition {
+                        snapshot
+                            .partition_root(holder.oid)
+                            .map_or(holder.oid, |t| t.oid)
+                    } else {
+                        holder.oid
+                    };
+                    root == r.oid
+                        && fk
+                            .columns
+                            .iter()
+                            .any(|&n| holder.column(n).is_some_and(|c| c.name == column.name))
+                })
+        })
+    };
+    let mut found = Vec::new();
+    for r in snapshot.relations.iter().filter(|r| {
+        matches!(r.kind, RelKind::Table | RelKind::PartitionedTable)
+            && !r.is_partition
+            && r.can_select
+    }) {
+        for column in &r.columns {
+            if (r.oid == target.relation.oid && column.num == target.key_num)
+                || !column.can_select
+                || snapshot.base_type(column.type_oid).map(|t| t.oid) != key_type
+                || crate::discover::name_evidence(
+                    &column.name,
+                    &target.relation.name,
+                    &target.key.name,
+                ) < 1.0
+                || left.contains(&(r.oid, column.num))
+                || referencing(r, column)
+            {
+                continue;
+            }
+            found.push((r, column));
+        }
+    }
+    Ok(found)
+}
+
+/// One row of JSON text: per column of `named` (in order), `[values, not
+/// keys]` — how many non-null values it holds and how many of them are
+/// not keys of the table.
+pub(crate) fn named_values_query(
+    target: &Target,
+    named: &[(&Relation, &Column)],
+) -> crate::plan::Query {
+    let (t, k, _) = target.quoted();
+    let counts: Vec<String> = named
+        .iter()
+        .map(|(r, c)| {
+            format!(
+                "(SELECT json_build_array(count(x.{c}), count(x.{c}) FILTER (WHERE NOT EXISTS (SELECT FROM {t} p WHERE p.{k} = x.{c}))) FROM {} x)",
+                r.sql_name(),
+                c = quote_ident(&c.name)
+            )
+        })
+        .collect();
+    crate::plan::Query::new(format!(
+        "SELECT json_build_array({})::text",
+        counts.join(", ")
+    ))
+}
+
+/// Refuses when a column named for the key, without a foreign key, holds
+/// only key values: a reference nobody declared, which the migration would
+/// leave holding old keys.
+fn refuse_named_references(
+    snapshot: &Snapshot,
+    target: &Target,
+    options: &MigrateOptions,
+    values: &[(i64, i64)],
+) -> Result<(), DbError> {
+    for ((r, c), (held, outside)) in named_for_key(snapshot, target, options)?.iter().zip(values) {
+        if *held > 0 && *outside == 0 {
+            let spec = also_spec(snapshot, (r.oid, c.num));
+            return Err(DbError::refused(
+                "table",
+                format!(
+                    "{}.{} has no foreign key to {} but is named for its key and each of its {held} values is one of its keys: it would keep the old keys; migrate it as a reference with --also {spec} (or declare its foreign key), or leave it as it is with --leave {spec}",
+                    r.display_name(),
+                    c.name,
+                    target.relation.display_name()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The partitioned tables among the migrated table and its referencing
@@ -1249,21 +1393,44 @@ fn reference_indexes_of<'a>(
     inputs: Option<&PlanInputs>,
 ) -> Result<Vec<(String, String, &'a Index)>, DbError> {
     let reference_num = |fk: &Constraint| reference_column(fk, key_num);
-    let constraint_names: Vec<&str> = snapshot
-        .constraints
-        .iter()
-        .map(|c| c.name.as_str())
-        .collect();
+    // An index a key or unique constraint owns has its name (a foreign
+    // key of the same name owns none).
+    let owned = |index: &Index| {
+        snapshot.constraints.iter().any(|c| {
+            c.table == index.table
+                && matches!(c.kind.as_str(), "p" | "u" | "x")
+                && c.name == index.name
+        })
+    };
+    let simple = |index: &Index, num: i16| {
+        index.keys.contains(&num)
+            && index.expressions.is_none()
+            && index.predicate.is_none()
+            && index.method == "btree"
+            && !owned(index)
+    };
     let mut reference_indexes = Vec::new();
     for (child, fk, column) in children.iter() {
         for index in snapshot.indexes_of(child.oid) {
-            if index.keys.contains(&reference_num(fk))
-                && index.expressions.is_none()
-                && index.predicate.is_none()
-                && index.method == "btree"
-                && !constraint_names.contains(&index.name.as_str())
-            {
+            if simple(index, reference_num(fk)) {
                 reference_indexes.push((child.sql_name(), column.clone(), index));
+            }
+        }
+        // A partition's own indexes over the column (not attached to one of
+        // its table's, which the table's index stands for): read in the
+        // planning pass, which leaves the attached ones out.
+        let Some(inputs) = inputs else { continue };
+        for leaf in inputs.partitions.iter().filter(|p| p.parent == child.oid) {
+            let Some(partition) = snapshot.relation(leaf.oid) else {
+                continue;
+            };
+            let Some(num) = partition.column_named(column).map(|c| c.num) else {
+                continue;
+            };
+            for index in snapshot.indexes_of(leaf.oid) {
+                if simple(index, num) && inputs.indexes.iter().any(|d| d.oid == index.oid) {
+                    reference_indexes.push((partition.sql_name(), column.clone(), index));
+                }
             }
         }
     }
@@ -1326,7 +1493,7 @@ pub(crate) fn analyze<'a>(
         Some(schema) => format!("{schema}.uuidv7() (the uuidforge extension)"),
         None => "none: the uuidforge extension is not installed; generate UUIDv7 keys in the application or install it and set DEFAULT uuidv7()".into(),
     };
-    Ok(Target {
+    let target = Target {
         key_num,
         pk_columns,
         watched,
@@ -1344,7 +1511,11 @@ pub(crate) fn analyze<'a>(
         reference_indexes,
         references,
         default_note,
-    })
+    };
+    if let Some(inputs) = inputs {
+        refuse_named_references(snapshot, &target, options, &inputs.named_values)?;
+    }
+    Ok(target)
 }
 
 /// The Unix millisecond of the time in column `column` of row `x`,
