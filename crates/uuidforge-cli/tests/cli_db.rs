@@ -246,3 +246,80 @@ fn find_refuses_a_column_or_table_that_does_not_exist() {
         .assert()
         .success();
 }
+
+/// `find --column` (and `grep --db --table/--column`, which share it)
+/// reads names as psql does: a quoted part keeps its case (and dots), an
+/// unquoted one folds to lower case, and one that then matches only a
+/// mixed-case name is refused with how to quote it.
+#[test]
+fn find_reads_names_as_psql_does() {
+    let name = fixture("find_names");
+    common::admin_sql(
+        &name,
+        &format!(
+            "SET ROLE uuidforge;
+             CREATE TABLE \"Order\" (\"Kunde\" uuid, \"a.b\" uuid);
+             INSERT INTO \"Order\" VALUES ('{CUSTOMER}', '{CUSTOMER}');"
+        ),
+    );
+    for value in [
+        r#""Order"."Kunde""#,
+        r#"PUBLIC."Order"."a.b""#,
+        r#""Kunde""#,
+    ] {
+        let out = db(&name)
+            .args(["find", "--column", value, CUSTOMER, "--json"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{value}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("Order"),
+            "{value}"
+        );
+    }
+    for (value, hint) in [
+        ("Order.Kunde", r#"did you mean public."Order"."Kunde"?"#),
+        ("kunde", r#"did you mean public."Order"."Kunde"?"#),
+    ] {
+        let out = db(&name)
+            .args(["find", "--column", value, CUSTOMER])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{value}");
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            e.contains(&format!("named '{value}'")) && e.contains(hint),
+            "{e}"
+        );
+    }
+    let grep = |table: &str| {
+        uuidforge()
+            .args([
+                "grep",
+                "--db",
+                &url(&name),
+                "-e",
+                CUSTOMER,
+                "--table",
+                table,
+            ])
+            .env_remove("UUIDFORGE_DB")
+            .output()
+            .unwrap()
+    };
+    let out = grep(r#"public."Order""#);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = grep("Order");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(r#"did you mean public."Order"?"#));
+}

@@ -109,7 +109,7 @@ pub async fn find(
     mut on_progress: impl FnMut(Progress),
 ) -> Result<FindSummary, DbError> {
     let snapshot = session.snapshot().await?;
-    if let Some((option, name)) = options.unknown_name(&snapshot) {
+    if let Some((option, name, hint)) = options.unknown_name(&snapshot) {
         let expected = if option == "table" {
             "TABLE or SCHEMA.TABLE"
         } else {
@@ -117,7 +117,7 @@ pub async fn find(
         };
         return Err(DbError::invalid(
             option,
-            format!("no {option} named '{name}' in this database (expected {expected} of a table the role can see)"),
+            format!("no {option} named '{name}' in this database{hint} (expected {expected} of a table the role can see)"),
         ));
     }
     let plan = find::plan(&snapshot, needles, options);

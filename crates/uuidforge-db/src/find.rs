@@ -294,52 +294,94 @@ pub struct FindOptions {
     pub tables: Vec<String>,
 }
 
+/// Whether `spec` — `column`, `table.column` or `schema.table.column`,
+/// read as psql reads names (quoted parts keep case and dots, unquoted
+/// parts fold to lower case) — names `column` of `relation`; with `fold`,
+/// also when it would but for case (for the hint).
+fn names_column(spec: &str, relation: &crate::catalog::Relation, column: &str, fold: bool) -> bool {
+    let Ok(parts) = crate::ident::parse_name(spec) else {
+        return false;
+    };
+    let same = |part: &crate::ident::NamePart, actual: &str| {
+        part.name == actual || (fold && !part.quoted && part.name == actual.to_lowercase())
+    };
+    match &parts[..] {
+        [c] => same(c, column),
+        [t, c] => same(t, &relation.name) && same(c, column),
+        [s, t, c] => same(s, &relation.schema) && same(t, &relation.name) && same(c, column),
+        _ => false,
+    }
+}
+
+/// Whether `spec` — `table` or `schema.table`, read as psql reads names —
+/// names `relation`; with `fold`, also when it would but for case.
+fn names_table(spec: &str, relation: &crate::catalog::Relation, fold: bool) -> bool {
+    let Ok(parts) = crate::ident::parse_name(spec) else {
+        return false;
+    };
+    let same = |part: &crate::ident::NamePart, actual: &str| {
+        part.name == actual || (fold && !part.quoted && part.name == actual.to_lowercase())
+    };
+    match &parts[..] {
+        [t] => same(t, &relation.name),
+        [s, t] => same(s, &relation.schema) && same(t, &relation.name),
+        _ => false,
+    }
+}
+
 impl FindOptions {
     fn wants(&self, relation: &crate::catalog::Relation, column: &str) -> bool {
-        let table_wanted = self.tables.is_empty()
-            || self
-                .tables
-                .iter()
-                .any(|t| *t == relation.name || *t == relation.display_name());
+        let table_wanted =
+            self.tables.is_empty() || self.tables.iter().any(|t| names_table(t, relation, false));
         table_wanted && self.columns.is_empty()
-            || self.columns.iter().any(|spec| {
-                spec == column
-                    || *spec == format!("{}.{column}", relation.name)
-                    || *spec == format!("{}.{}.{column}", relation.schema, relation.name)
-            })
+            || self
+                .columns
+                .iter()
+                .any(|spec| names_column(spec, relation, column, false))
     }
 }
 
 impl FindOptions {
     /// The first `columns` or `tables` entry that names nothing in
-    /// `snapshot` (within `schemas`), as (option, entry): a misspelt name
-    /// must not look like "0 hits".
-    pub fn unknown_name(&self, snapshot: &Snapshot) -> Option<(&'static str, String)> {
+    /// `snapshot` (within `schemas`), as (option, entry, hint): a misspelt
+    /// name must not look like "0 hits". An unquoted name that matches only
+    /// a mixed-case one gets how to quote it as its hint (else "").
+    pub fn unknown_name(&self, snapshot: &Snapshot) -> Option<(&'static str, String, String)> {
         let relations = || {
             snapshot
                 .relations
                 .iter()
                 .filter(|r| self.schemas.is_empty() || self.schemas.contains(&r.schema))
         };
+        let hint = |typed: Option<String>| {
+            typed.map_or(String::new(), |t| {
+                format!(
+                    "; unquoted names fold to lower case: did you mean {t}? (in a shell: '{t}')"
+                )
+            })
+        };
         if let Some(t) = self
             .tables
             .iter()
-            .find(|t| !relations().any(|r| **t == r.name || **t == r.display_name()))
+            .find(|t| !relations().any(|r| names_table(t, r, false)))
         {
-            return Some(("table", t.clone()));
+            let similar = relations()
+                .find(|r| names_table(t, r, true))
+                .map(|r| r.typed_name());
+            return Some(("table", t.clone(), hint(similar)));
         }
+        let column_of = |fold: bool, spec: &str| {
+            relations().find_map(|r| {
+                r.columns
+                    .iter()
+                    .find(|c| names_column(spec, r, &c.name, fold))
+                    .map(|c| format!("{}.{}", r.typed_name(), crate::ident::as_typed(&c.name)))
+            })
+        };
         self.columns
             .iter()
-            .find(|spec| {
-                !relations().any(|r| {
-                    r.columns.iter().any(|c| {
-                        **spec == c.name
-                            || **spec == format!("{}.{}", r.name, c.name)
-                            || **spec == format!("{}.{}.{}", r.schema, r.name, c.name)
-                    })
-                })
-            })
-            .map(|c| ("column", c.clone()))
+            .find(|spec| column_of(false, spec).is_none())
+            .map(|spec| ("column", spec.clone(), hint(column_of(true, spec))))
     }
 }
 
