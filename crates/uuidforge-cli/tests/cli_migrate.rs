@@ -1069,7 +1069,9 @@ rental_2022:FOREIGN KEY (customer_id) REFERENCES customer(customer_id)",
 /// migrated column of the tables it changes, with what to review: one
 /// taking the old key type, one whose body only uses it, a `BEGIN ATOMIC`
 /// one (which follows the column to its `_old` name), a procedure; not an
-/// unrelated function, nor one naming the column of another table.
+/// unrelated function, nor one naming the column of another table, nor
+/// one using another changed table's column of the key's name (`id` of
+/// `orders`, not of `customers`).
 #[test]
 fn functions_using_the_columns_are_listed() {
     let db = fixture("functions");
@@ -1083,7 +1085,8 @@ fn functions_using_the_columns_are_listed() {
          CREATE PROCEDURE forget(n bigint) LANGUAGE sql AS $$ DELETE FROM referrals WHERE referred_by = n $$;
          CREATE FUNCTION unrelated() RETURNS int LANGUAGE sql AS $$ SELECT 1 $$;
          CREATE TABLE other (customer_id int);
-         CREATE FUNCTION other_table() RETURNS bigint LANGUAGE sql AS $$ SELECT count(customer_id) FROM other $$;",
+         CREATE FUNCTION other_table() RETURNS bigint LANGUAGE sql AS $$ SELECT count(customer_id) FROM other $$;
+         CREATE FUNCTION order_ids() RETURNS SETOF integer LANGUAGE sql AS $$ SELECT id FROM orders $$;",
     );
     let out = migrate(&db, &scratch("functions"))
         .args(["customers"])

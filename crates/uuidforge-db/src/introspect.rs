@@ -339,8 +339,10 @@ pub fn quiet_triggers(triggers: &[UserTrigger]) -> (Vec<String>, Vec<String>) {
 }
 
 /// The functions and procedures (not an extension's) whose definition
-/// uses one of the columns (`$1` their names) of the tables (`$2` their
-/// names), as a word, and so may stop working when the columns change
+/// uses one of the columns (`$1` their names) together with a table
+/// holding it (`$2`, pairwise: `id` with `customers`, not with any table
+/// that has an `id`), each as a word, and so may stop working when the
+/// columns change
 /// type: one row of JSON text, an array of [`crate::ops::rename::Mention`],
 /// with what to review (`$3` the columns' type before, by oid).
 pub const FUNCTIONS_USING_SQL: &str = r#"SELECT coalesce(json_agg(m ORDER BY m.name, m.mentions), '[]')::text FROM (
@@ -353,16 +355,18 @@ pub const FUNCTIONS_USING_SQL: &str = r#"SELECT coalesce(json_agg(m ORDER BY m.n
                 THEN 'takes or returns ' || format_type($3::text::oid, NULL) || ' and uses ' || w.word || ', which becomes uuid: review its signature and body'
               ELSE 'its body uses ' || w.word || ', which becomes uuid: review it' END AS action
     FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-    CROSS JOIN unnest($1::text[]) AS w(word)
+    CROSS JOIN (SELECT DISTINCT word FROM unnest($1::text[]) AS u(word)) AS w
    WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND p.prokind IN ('f', 'p')
      AND NOT EXISTS (SELECT FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
-     AND pg_get_functiondef(p.oid) ~* ('\m' || regexp_replace(w.word, '([.*+?^${}()|\[\]\\])', '\\\1', 'g') || '\M')
-     AND EXISTS (SELECT FROM unnest($2::text[]) AS t(name)
-                  WHERE pg_get_functiondef(p.oid) ~* ('\m' || regexp_replace(t.name, '([.*+?^${}()|\[\]\\])', '\\\1', 'g') || '\M'))
+     AND EXISTS (SELECT FROM unnest($1::text[], $2::text[]) AS t(word, name)
+                  WHERE t.word = w.word
+                    AND pg_get_functiondef(p.oid) ~* ('\m' || regexp_replace(t.word, '([.*+?^${}()|\[\]\\])', '\\\1', 'g') || '\M')
+                    AND pg_get_functiondef(p.oid) ~* ('\m' || regexp_replace(t.name, '([.*+?^${}()|\[\]\\])', '\\\1', 'g') || '\M'))
 ) m"#;
 
-/// The query listing the functions that use `columns` of `tables`, whose
-/// type was `type_oid`.
+/// The query listing the functions that use `columns[i]` and name
+/// `tables[i]` (pairs: a column with a table holding it), whose type was
+/// `type_oid`.
 pub fn functions_using_query(
     columns: &[String],
     tables: &[String],

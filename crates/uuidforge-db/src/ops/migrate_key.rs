@@ -240,7 +240,7 @@ pub fn inputs_reads(
         return Ok(Vec::new());
     }
     let target = analyze(snapshot, table, options, None)?;
-    let (columns, tables) = target.names_used();
+    let (columns, tables): (Vec<String>, Vec<String>) = target.names_used().into_iter().unzip();
     let watched = target.watched.clone();
     let parted = partitioned_tables(snapshot, table, options)?;
     let mut written: Vec<u32> = watched.iter().map(|(t, _)| *t).collect();
@@ -534,22 +534,26 @@ impl<'a> Target<'a> {
         fk_clause(fk, &columns, &self.relation.sql_name(), &keys)
     }
 
-    /// The names of the columns the migration changes (the key, the
-    /// references) and of the tables holding them (partitions declaring a
-    /// reference included): what a function using them would name.
-    pub fn names_used(&self) -> (Vec<String>, Vec<String>) {
-        let mut columns = vec![self.key.name.clone()];
-        let mut tables = vec![self.relation.name.clone()];
+    /// The columns the migration changes (the key, the references), each
+    /// with the name of a table holding it (a partition declaring a
+    /// reference included), as pairs: what a function using one would
+    /// name together — `id` alone would tie every function naming any
+    /// table's `id`.
+    pub fn names_used(&self) -> Vec<(String, String)> {
+        let mut pairs = vec![(self.key.name.clone(), self.relation.name.clone())];
         for (child, _, column) in &self.children {
-            columns.push(column.clone());
-            tables.push(child.name.clone());
+            pairs.push((column.clone(), child.name.clone()));
         }
-        tables.extend(self.partition_fks.iter().map(|(p, _)| p.name.clone()));
-        columns.sort();
-        columns.dedup();
-        tables.sort();
-        tables.dedup();
-        (columns, tables)
+        for (partition, fk) in &self.partition_fks {
+            let column = partition
+                .column(self.reference_num(fk))
+                .map_or_else(String::new, |c| c.name.clone());
+            pairs.push((column, partition.name.clone()));
+        }
+        pairs.retain(|(column, _)| !column.is_empty());
+        pairs.sort();
+        pairs.dedup();
+        pairs
     }
 
     /// Whether `fk` is declared on `child` itself (not on one of its
