@@ -172,9 +172,9 @@ pub enum Step {
     /// (in batches) for each range of pages (`$1` first block, `$2` the
     /// block after the last), one transaction: `quiet` (the table's
     /// triggers kept from firing on the tool's own update), `before_sql`
-    /// locks the range's rows to fill and reads an MD5 of each one's other
+    /// locks the range's rows to fill and reads a hash of each one's other
     /// columns, `update_sql` fills exactly those rows (`$1` their ctids)
-    /// returning the same MD5, which must be equal; `restore` after. (A
+    /// returning the same hash, which must be equal; `restore` after. (A
     /// plan recorded before `before_sql` existed runs `update_sql` on the
     /// range, unchecked.)
     Backfill {
@@ -182,11 +182,11 @@ pub enum Step {
         what: String,
         /// The table.
         table: String,
-        /// The update of the rows `before_sql` locked, returning an MD5 of
+        /// The update of the rows `before_sql` locked, returning a hash of
         /// each one's other columns.
         update_sql: String,
         /// Locks the rows of a range the update will change: each one's
-        /// ctid and the same MD5.
+        /// ctid and the same hash.
         #[serde(default)]
         before_sql: Option<String>,
         /// Disables the table's user triggers.
