@@ -440,15 +440,18 @@ fn keys_and_backfills(ctx: &Ctx) -> Vec<Step> {
             .cloned()
             .collect();
         let (quiet, restore) = crate::introspect::quiet_triggers(&triggers);
+        // One statement: the rows locked with their hashes, filled, and
+        // compared (the update's range lets it scan only those pages).
         Step::Backfill {
             what: format!("fill {shown}.{}", new_column(column)),
             table: piece.to_string(),
             update_sql: format!(
-                "UPDATE {piece} AS x SET {set} FROM {from} WHERE x.ctid = ANY ($1::text[]::tid[]) AND {cond} RETURNING {hash}"
+                "WITH locked AS (SELECT x.ctid AS row_id, {hash} AS before FROM {piece} AS x, {from} WHERE {range} AND {cond} FOR UPDATE OF x), \
+                 filled AS (UPDATE {piece} AS x SET {set} FROM {from}, locked l WHERE x.ctid = l.row_id AND {range} AND {cond} RETURNING l.before, {hash} AS after) \
+                 SELECT count(*)::int8, (count(*) FILTER (WHERE before IS DISTINCT FROM after))::int8 FROM filled"
             ),
-            before_sql: Some(format!(
-                "SELECT x.ctid::text, {hash} FROM {piece} AS x, {from} WHERE {range} AND {cond} FOR UPDATE OF x"
-            )),
+            before_sql: None,
+            checked: true,
             quiet,
             restore,
         }
@@ -1160,13 +1163,27 @@ mod tests {
         let step = Step::Backfill {
             what: "fill".into(),
             table: "\"t\"".into(),
-            update_sql: "UPDATE".into(),
-            before_sql: Some("SELECT".into()),
+            update_sql: "WITH".into(),
+            before_sql: None,
+            checked: true,
             quiet: vec!["ALTER TABLE".into()],
             restore: vec!["ALTER TABLE".into()],
         };
         let json = serde_json::to_string(&step).unwrap();
         assert!(json.contains("\"kind\":\"backfill\""), "{json}");
         assert_eq!(serde_json::from_str::<Step>(&json).unwrap(), step);
+        // A step an earlier version recorded (two statements) reads back
+        // as such, and runs as it was planned.
+        let recorded = r#"{"kind":"backfill","what":"fill","table":"t","update_sql":"UPDATE","before_sql":"SELECT"}"#;
+        let Step::Backfill {
+            checked,
+            before_sql,
+            ..
+        } = serde_json::from_str::<Step>(recorded).unwrap()
+        else {
+            panic!("a backfill step");
+        };
+        assert!(!checked);
+        assert_eq!(before_sql.as_deref(), Some("SELECT"));
     }
 }

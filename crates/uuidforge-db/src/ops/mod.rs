@@ -171,12 +171,14 @@ pub enum Step {
     },
     /// (in batches) for each range of pages (`$1` first block, `$2` the
     /// block after the last), one transaction: `quiet` (the table's
-    /// triggers kept from firing on the tool's own update), `before_sql`
-    /// locks the range's rows to fill and reads a hash of each one's other
-    /// columns, `update_sql` fills exactly those rows (`$1` their ctids)
-    /// returning the same hash, which must be equal; `restore` after. (A
-    /// plan recorded before `before_sql` existed runs `update_sql` on the
-    /// range, unchecked.)
+    /// triggers kept from firing on the tool's own update), then with
+    /// `checked` one statement, `update_sql`, that locks the range's rows
+    /// to fill with a hash of each one's other columns, fills them and
+    /// returns how many it filled and how many of them hash otherwise now
+    /// (0, else rollback); `restore` after. (Plans recorded by earlier
+    /// versions: `before_sql` locks and hashes, `update_sql` fills the rows
+    /// by ctid returning the hashes again; without either, `update_sql`
+    /// fills the range unchecked.)
     Backfill {
         /// What the step does.
         what: String,
@@ -186,9 +188,12 @@ pub enum Step {
         /// each one's other columns.
         update_sql: String,
         /// Locks the rows of a range the update will change: each one's
-        /// ctid and the same hash.
+        /// ctid and the same hash (plans of earlier versions).
         #[serde(default)]
         before_sql: Option<String>,
+        /// `update_sql` locks, hashes, fills and compares in one statement.
+        #[serde(default)]
+        checked: bool,
         /// Disables the table's user triggers.
         #[serde(default)]
         quiet: Vec<String>,
@@ -417,18 +422,23 @@ fn print_step(step: &Step) -> Vec<String> {
         Step::Backfill {
             update_sql,
             before_sql,
+            checked,
             quiet,
             restore,
             ..
         } => {
             let mut out = vec!["-- each range of pages, one transaction:".to_string()];
             out.extend(quiet.iter().map(|s| format!("{s};")));
-            if let Some(before) = before_sql {
-                out.push(format!("{before};  -- $1 its first page, $2 the page after its last: the rows to fill, locked, and their other columns"));
+            if *checked {
+                out.push(format!("{update_sql};  -- $1 its first page, $2 the page after its last: rows filled, and how many of them changed in other columns (0, else rollback)"));
+            } else {
+                if let Some(before) = before_sql {
+                    out.push(format!("{before};  -- $1 its first page, $2 the page after its last: the rows to fill, locked, and their other columns"));
+                }
+                out.push(format!(
+                    "{update_sql};  -- $1 those rows: their other columns again, equal or rollback"
+                ));
             }
-            out.push(format!(
-                "{update_sql};  -- $1 those rows: their other columns again, equal or rollback"
-            ));
             out.extend(restore.iter().map(|s| format!("{s};")));
             out
         }

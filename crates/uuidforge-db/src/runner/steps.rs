@@ -401,6 +401,7 @@ async fn fill_batch(
         table,
         update_sql,
         before_sql,
+        checked,
         quiet,
         restore,
         ..
@@ -419,6 +420,15 @@ async fn fill_batch(
             .batch_execute(sql)
             .await
             .map_err(|e| DbError::new(sql.clone(), e))?;
+    }
+    if *checked {
+        let row = client
+            .query_one(update_sql, &[&from, &until])
+            .await
+            .map_err(|e| DbError::new(what(), e))?;
+        let (filled, changed): (i64, i64) = (row.get(0), row.get(1));
+        restore_triggers(client, restore).await?;
+        return changed_rows(&what(), changed, filled);
     }
     let Some(before_sql) = before_sql else {
         // A plan recorded by an earlier version: the range, unchecked.
@@ -443,26 +453,45 @@ async fn fill_batch(
         .map(|r| r.get(0))
         .collect();
     after.sort_unstable();
+    restore_triggers(client, restore).await?;
+    let changed = if before == after {
+        0
+    } else {
+        before
+            .iter()
+            .filter(|h| after.binary_search(h).is_err())
+            .count()
+            .max(1)
+    };
+    changed_rows(&what(), changed as i64, before.len() as i64)
+}
+
+/// Puts the user triggers back (`restore` of a backfill step).
+async fn restore_triggers(
+    client: &tokio_postgres::Client,
+    restore: &[String],
+) -> Result<(), DbError> {
     for sql in restore {
         client
             .batch_execute(sql)
             .await
             .map_err(|e| DbError::new(sql.clone(), e))?;
     }
-    if before != after {
-        let changed = before
-            .iter()
-            .filter(|h| after.binary_search(h).is_err())
-            .count();
-        return Err(DbError::verification_failed(
-            format!("verify {} (this batch was not committed)", what()),
-            vec![format!(
-                "other columns changed by the update: {changed} of {} rows (a trigger the plan did not quiet?)",
-                before.len()
-            )],
-        ));
-    }
     Ok(())
+}
+
+/// A batch whose update changed other columns of `changed` of its `rows`
+/// rows fails its verification (the caller rolls it back).
+fn changed_rows(what: &str, changed: i64, rows: i64) -> Result<(), DbError> {
+    if changed == 0 {
+        return Ok(());
+    }
+    Err(DbError::verification_failed(
+        format!("verify {what} (this batch was not committed)"),
+        vec![format!(
+            "other columns changed by the update: {changed} of {rows} rows (a trigger the plan did not quiet?)"
+        )],
+    ))
 }
 
 async fn backfill(
