@@ -50,6 +50,19 @@ pub struct MigrateOptions {
     pub leave: Vec<String>,
 }
 
+/// The column an option (`--also`, `--leave`) names: `TABLE.COLUMN` or
+/// `SCHEMA.TABLE.COLUMN`, read as psql reads names; errors name the option.
+fn column_option(
+    snapshot: &Snapshot,
+    option: &str,
+    spec: &str,
+) -> Result<crate::catalog::ColumnRef, DbError> {
+    match crate::related::Target::parse_column(snapshot, spec).map_err(|e| e.within(option))? {
+        crate::related::Target::Column(c) => Ok(c),
+        crate::related::Target::Name(_) => unreachable!("parse_column returns a column"),
+    }
+}
+
 /// `snapshot` with each `--also` column as a foreign key to the table's
 /// key, marked undeclared (borrowed as it is without any).
 pub fn with_also<'s>(
@@ -64,11 +77,7 @@ pub fn with_also<'s>(
     let (_, key_num, key, _) = key_column(snapshot, relation, options)?;
     let mut added = Vec::new();
     for spec in &options.also {
-        let crate::related::Target::Column(c) =
-            crate::related::Target::parse_column(snapshot, spec).map_err(|e| e.within("also"))?
-        else {
-            unreachable!("parse_column returns a column");
-        };
+        let c = column_option(snapshot, "also", spec)?;
         let (Some(holder), Some(column)) = (
             snapshot.relation(c.relation),
             snapshot
@@ -858,11 +867,7 @@ pub(crate) fn named_for_key<'a>(
 ) -> Result<Vec<(&'a Relation, &'a Column)>, DbError> {
     let mut left = Vec::new();
     for spec in &options.leave {
-        let crate::related::Target::Column(c) =
-            crate::related::Target::parse_column(snapshot, spec).map_err(|e| e.within("leave"))?
-        else {
-            unreachable!("parse_column returns a column");
-        };
+        let c = column_option(snapshot, "leave", spec)?;
         left.push((c.relation, c.column));
     }
     let key_type = snapshot.base_type(target.key.type_oid).map(|t| t.oid);
