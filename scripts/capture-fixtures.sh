@@ -1,10 +1,22 @@
 #!/usr/bin/env bash
-# Captures the catalogs the change planners' unit tests plan on, from the
-# real PostgreSQL server (scripts/pg-setup.sh first; 15 by default, or
-# UUIDFORGE_TEST_PGPORT=5418 for 18): each database of
-# crates/uuidforge-db/tests/fixtures/plans/*.sql is made, its catalog
-# snapshot and every answer its operations' planning pass reads are written
-# to the .json beside it, and the tests run on them. Review with git diff.
+# Captures the catalogs the change planners' tests plan on
+# (crates/uuidforge-db/tests/planners/), from the real PostgreSQL servers
+# (scripts/pg-setup.sh --reset and --pg 18 --reset first): each database of
+# crates/uuidforge-db/tests/fixtures/plans/*.sql is made on 15 and on 18,
+# its catalog snapshot and every answer its cases' planning passes read are
+# written to NAME-pg15.json and NAME-pg18.json, then the planner tests run
+# on them. A changed plan shows as a diff of golden/CATALOG/CASE.pgNN.sql:
+# review it, then accept it with UUIDFORGE_ACCEPT_PLANS=1 (this script's
+# --accept).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-UUIDFORGE_CAPTURE_FIXTURES=1 cargo test -q -p uuidforge-db --test planners -- --nocapture
+# shellcheck source=scripts/pg-env.sh
+. scripts/pg-env.sh
+UUIDFORGE_CAPTURE_FIXTURES=1 cargo test -q -p uuidforge-db --test capture_catalogs
+pg_env 18
+UUIDFORGE_TEST_PGPORT="$PG_PORT" PATH="$PG_BIN:$PATH" UUIDFORGE_CAPTURE_FIXTURES=1 \
+  cargo test -q -p uuidforge-db --test capture_catalogs
+if [ "${1:-}" = --accept ]; then
+  UUIDFORGE_ACCEPT_PLANS=1 cargo test -q -p uuidforge-db --test planners
+fi
+cargo test -q -p uuidforge-db --test planners

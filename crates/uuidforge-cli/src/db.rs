@@ -626,28 +626,14 @@ async fn rename(
             views: args.views,
         },
     };
-    let json = |plan: &RenamePlan, done: Option<&Applied>| {
-        serde_json::json!({
-            "renamed": plan.renamed,
-            "kept": plan.kept,
-            "statements": plan.statements,
-            "undo": plan.undo,
-            "mentions": plan.mentions,
-            "change": plan.change,
-            "applied": done.is_some(),
-            "backup": done.and_then(|d| d.backup.as_ref()),
-            "verified": done.map(|d| d.checks.clone()).unwrap_or_default(),
-        })
-    };
     let applied = |plan: &RenamePlan, _: &Applied| {
         vec![format!("applied: {} statement(s)", plan.statements.len())]
     };
-    let report = change::Report {
+    let lines = change::Lines {
         secret: &change::no_secret,
-        json: &json,
         applied: &applied,
     };
-    change::run(session, config, &op, &args.change, report).await
+    change::run(session, config, &op, &args.change, lines).await
 }
 
 async fn print_find_plan(

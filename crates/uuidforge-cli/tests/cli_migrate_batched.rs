@@ -70,7 +70,7 @@ fn assert_migrated(db: &str, original: u32) {
   (SELECT count(*) FROM pg_index WHERE NOT indisvalid),
   (SELECT count(*) FROM pg_proc WHERE proname LIKE 'uuidforge_migrate_%'),
   (SELECT count(*) FROM pg_trigger WHERE tgname = 'uuidforge_migrate'),
-  (SELECT count(*) FROM pg_class WHERE relname LIKE 'uuidforge_keymap_%' OR relname = 'uuidforge_migration'),
+  (SELECT count(*) FROM pg_class WHERE relname LIKE 'uuidforge_keymap_%' OR relname = 'uuidforge_changes'),
   (SELECT count(*) FROM information_schema.columns WHERE column_name LIKE '%uuidforge_new'))"
     );
     assert_eq!(admin_sql(db, &checks), "0 0 0 0 0 0 0 0 0 0 0 0 0", "{db}");
@@ -102,7 +102,7 @@ fn batches_give_the_keys_one_transaction_gives_and_leave_nothing_behind() {
         .stdout
         .clone();
     let plan: serde_json::Value = serde_json::from_slice(&out).unwrap();
-    let kinds: Vec<&str> = plan["steps"]
+    let kinds: Vec<&str> = plan["change"]["run"]["steps"]
         .as_array()
         .unwrap()
         .iter()
@@ -113,7 +113,7 @@ fn batches_give_the_keys_one_transaction_gives_and_leave_nothing_behind() {
     assert_eq!(
         admin_sql(
             &batched,
-            "SELECT count(*) FROM pg_class WHERE relname = 'uuidforge_migration'"
+            "SELECT count(*) FROM pg_class WHERE relname = 'uuidforge_changes'"
         ),
         "0"
     );
@@ -126,13 +126,13 @@ fn batches_give_the_keys_one_transaction_gives_and_leave_nothing_behind() {
         .stdout
         .clone();
     let report: serde_json::Value = serde_json::from_slice(&out).unwrap();
-    assert_eq!(report["outcome"]["rows"], 600);
+    assert_eq!(report["applied"]["keyed_rows"], 600);
     assert!(
-        report["outcome"]["batches"].as_u64().unwrap() > 5,
+        report["applied"]["batches"].as_u64().unwrap() > 5,
         "{report}"
     );
     assert!(
-        report["outcome"]["longest_exclusive_seconds"]
+        report["applied"]["longest_exclusive_seconds"]
             .as_f64()
             .unwrap()
             > 0.0
@@ -153,7 +153,7 @@ fn batches_give_the_keys_one_transaction_gives_and_leave_nothing_behind() {
         .args(["--resume"])
         .assert()
         .failure()
-        .stderr(predicates::str::contains("resume: no batched migration"));
+        .stderr(predicates::str::contains("resume: no change in batches"));
 }
 
 /// Waits until no session of `db` runs a statement of the killed process.
@@ -171,12 +171,12 @@ fn wait_for_orphans(db: &str) {
 
 /// The step recorded in the state table, or "none".
 fn recorded_step(db: &str) -> String {
-    if admin_sql(db, "SELECT to_regclass('uuidforge_migration') IS NULL") == "t" {
+    if admin_sql(db, "SELECT to_regclass('uuidforge_changes') IS NULL") == "t" {
         return "none".into();
     }
     admin_sql(
         db,
-        "SELECT coalesce((SELECT step::text FROM uuidforge_migration), 'none')",
+        "SELECT coalesce((SELECT step::text FROM uuidforge_changes), 'none')",
     )
 }
 
@@ -398,7 +398,7 @@ fn kill_9_on_partitioned_tables_then_resume_completes() {
                    (SELECT count(*) FROM marks WHERE event_id_old IS NOT NULL AND event_id IS NULL),
                    (SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND NOT convalidated AND conparentid = 0),
                    (SELECT count(*) FROM pg_index WHERE NOT indisvalid),
-                   (SELECT count(*) FROM pg_class WHERE relname LIKE 'uuidforge_keymap_%' OR relname = 'uuidforge_migration'),
+                   (SELECT count(*) FROM pg_class WHERE relname LIKE 'uuidforge_keymap_%' OR relname = 'uuidforge_changes'),
                    (SELECT count(*) FROM pg_trigger WHERE tgname = 'uuidforge_migrate'),
                    (SELECT count(*) FROM events WHERE touched <> '2000-01-01'),
                    (SELECT count(*) FROM marks WHERE touched <> '2000-01-01'),
@@ -538,7 +538,7 @@ fn writers_run_throughout_a_batched_migration() {
         + &String::from_utf8_lossy(&bench.stderr);
     eprintln!(
         "longest step locking writers out: {} s\n{text}",
-        report["outcome"]["longest_exclusive_seconds"]
+        report["applied"]["longest_exclusive_seconds"]
     );
     assert!(bench.status.success(), "{text}");
     assert!(text.contains("number of failed transactions: 0"), "{text}");

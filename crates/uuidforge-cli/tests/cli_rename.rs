@@ -139,10 +139,11 @@ fn the_plan_renames_the_key_everywhere_and_changes_nothing() {
         mentions.contains("orders_touch()") && mentions.contains("trigger"),
         "{mentions}"
     );
-    assert_eq!(plan["applied"], false);
+    assert!(plan["applied"].is_null());
     assert_eq!(admin_sql(&db, NAMES), before, "a plan changes nothing");
     // A name holding a line break stays inside its comment line: the
-    // printed script holds no statement but the plan's.
+    // printed script holds no statement but the plan's (its renames, and
+    // its verification, which binds the names rather than writing them).
     admin_sql(
         &db,
         "CREATE TABLE \"line\nDROP TABLE customers; --\" (customer_id uuid REFERENCES customers (id))",
@@ -162,6 +163,8 @@ fn the_plan_renames_the_key_everywhere_and_changes_nothing() {
                 line.is_empty()
                     || line.starts_with("--")
                     || line.starts_with("ALTER ")
+                    || (line.starts_with("SELECT coalesce(jsonb_object_agg(r.label")
+                        && line.ends_with("$5 = labels"))
                     || line == "BEGIN;"
                     || line == "COMMIT;",
                 "a line outside the plan's statements: {line:?}\n{text}"
@@ -209,9 +212,8 @@ fn apply_backs_up_renames_in_one_transaction_and_the_undo_script_restores() {
         .stdout
         .clone();
     let report: serde_json::Value = serde_json::from_slice(&out).unwrap();
-    assert_eq!(report["applied"], true);
     assert!(
-        report["backup"]["entries"].as_u64().unwrap() >= 4,
+        report["applied"]["backup"]["entries"].as_u64().unwrap() >= 4,
         "{report}"
     );
     let listed = std::process::Command::new("pg_restore")
@@ -221,7 +223,7 @@ fn apply_backs_up_renames_in_one_transaction_and_the_undo_script_restores() {
         .unwrap();
     assert!(listed.status.success());
     assert!(String::from_utf8_lossy(&listed.stdout).contains("TABLE public orders"));
-    let verified = report["verified"].to_string();
+    let verified = report["applied"]["checks"].to_string();
     assert!(
         verified.contains("orders: customer_id → client_id"),
         "{verified}"

@@ -115,6 +115,15 @@ pub trait Reader {
         query: &Query,
         context: &str,
     ) -> impl std::future::Future<Output = Result<String, DbError>> + Send;
+    /// [`Reader::one_text_of`] inside a savepoint: a refusal leaves the
+    /// transaction usable (a probe).
+    fn probe_text_of(
+        &self,
+        query: &Query,
+        context: &str,
+    ) -> impl std::future::Future<Output = Result<String, DbError>> + Send;
+    /// The connection.
+    fn client(&self) -> &Client;
 }
 
 impl Reader for ReadOnly {
@@ -130,6 +139,15 @@ impl Reader for ReadOnly {
             .next()
             .unwrap_or_default())
     }
+
+    async fn probe_text_of(&self, query: &Query, context: &str) -> Result<String, DbError> {
+        // Every read of a read-only session runs in a savepoint.
+        self.one_text_of(query, context).await
+    }
+
+    fn client(&self) -> &Client {
+        &self.client
+    }
 }
 
 impl Reader for Change {
@@ -139,6 +157,22 @@ impl Reader for Change {
 
     async fn one_text_of(&self, query: &Query, context: &str) -> Result<String, DbError> {
         Change::one_text_of(self, query, context).await
+    }
+
+    async fn probe_text_of(&self, query: &Query, context: &str) -> Result<String, DbError> {
+        self.execute("SAVEPOINT uuidforge_probe").await?;
+        let answer = Change::one_text_of(self, query, context).await;
+        let end = if answer.is_ok() {
+            "RELEASE SAVEPOINT uuidforge_probe"
+        } else {
+            "ROLLBACK TO SAVEPOINT uuidforge_probe"
+        };
+        self.execute(end).await?;
+        answer
+    }
+
+    fn client(&self) -> &Client {
+        &self.client
     }
 }
 

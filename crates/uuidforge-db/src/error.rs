@@ -38,6 +38,9 @@ pub enum ErrorKind {
     Tool,
     /// An answer the tool could not read (a bug, or an unexpected server).
     Unreadable,
+    /// Another process runs a change of the same tables now; nothing was
+    /// changed (try again once it is done).
+    Busy,
 }
 
 /// A failure of a database tool: its kind, what was being done and the
@@ -59,6 +62,9 @@ pub struct DbError {
     pub context: String,
     /// The server's, the driver's or the tool's message.
     pub message: String,
+    /// What to do about it, when there is something (a change in batches
+    /// under way goes on with `--resume`).
+    pub hint: Option<String>,
 }
 
 impl std::fmt::Display for DbError {
@@ -73,6 +79,9 @@ impl std::fmt::Display for DbError {
         if let ErrorKind::Server { sqlstate } = &self.kind {
             write!(f, " (SQLSTATE {sqlstate})")?;
         }
+        if let Some(hint) = &self.hint {
+            write!(f, "\n({hint})")?;
+        }
         Ok(())
     }
 }
@@ -85,6 +94,20 @@ impl DbError {
             kind,
             context: context.into(),
             message: message.into(),
+            hint: None,
+        }
+    }
+
+    /// Another process runs a change of the same tables now.
+    pub fn busy(context: impl Into<String>, message: impl Into<String>) -> DbError {
+        DbError::of(ErrorKind::Busy, context, message)
+    }
+
+    /// The same error, with what to do about it.
+    pub fn with_hint(self, hint: impl Into<String>) -> DbError {
+        DbError {
+            hint: Some(hint.into()),
+            ..self
         }
     }
 
@@ -155,6 +178,7 @@ impl DbError {
             kind: self.kind,
             context: context.into(),
             message: format!("{}: {}", self.context, self.message),
+            hint: self.hint,
         }
     }
 
@@ -187,16 +211,21 @@ impl DbError {
     pub fn http_status(&self) -> u16 {
         match self.kind {
             _ if self.is_caller_mistake() => 400,
-            ErrorKind::SchemaChanged | ErrorKind::Conflict => 409,
+            ErrorKind::SchemaChanged | ErrorKind::Conflict | ErrorKind::Busy => 409,
             ErrorKind::VerificationFailed { .. } | ErrorKind::Unreadable => 500,
             _ => 502,
         }
     }
 
-    /// The command line's exit code: 2, like every failure of a command as
-    /// a whole (1 is kept for "ran, and found nothing" or "not valid").
+    /// The command line's exit code: 3 when another process runs a change
+    /// of the same tables (nothing was tried: try again later), else 2,
+    /// like every failure of a command as a whole (1 is kept for "ran, and
+    /// found nothing" or "not valid").
     pub fn exit_code(&self) -> u8 {
-        2
+        match self.kind {
+            ErrorKind::Busy => 3,
+            _ => 2,
+        }
     }
 }
 
@@ -222,6 +251,13 @@ mod tests {
         );
         assert!(DbError::server("find", "bad", "22023").is_caller_mistake());
         assert_eq!(DbError::connection("connect", "refused").exit_code(), 2);
+        let busy = DbError::busy("public.t", "being run by another process (pid 7)");
+        assert_eq!((busy.exit_code(), busy.http_status()), (3, 409));
+        let hinted = DbError::refused("table", "under way").with_hint("complete it with --resume");
+        assert_eq!(
+            hinted.to_string(),
+            "table: under way\n(complete it with --resume)"
+        );
     }
 
     #[test]

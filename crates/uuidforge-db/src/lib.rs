@@ -26,12 +26,12 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | [`ops`] | the shape: [`ops::Operation`], [`ops::ChangePlan`], steps, checks, the printed form |
+//! | [`ops`] | the shape: [`ops::Operation`], [`ops::ChangePlan`], steps by mode, checks, named reads, the printed form |
+//! | [`ops::key`] | one model of a key and what refers to it (references, what sits on them, naming, checks) |
 //! | [`ops::rename`] | a key's columns renamed together, with an undo script |
-//! | [`ops::migrate_key`] | a primary key and its references moved to UUIDv7 in one transaction, order kept |
-//! | [`ops::migrate_batched`] | the same in batches, writers going on, resumable |
+//! | [`ops::migrate_key`] | a primary key and its references moved to UUIDv7, order kept: in one transaction, or in batches, writers going on, resumable |
 //! | [`ops::merge`], [`ops::unmerge`] | duplicate keys merged into one, logged, and undone |
-//! | [`runner`] | backup, plan again and compare, run, check, commit ([`backup`]) |
+//! | [`runner`] | locks against other changes, backup, plan again and compare, run, check, commit; the state of changes under way ([`backup`]) |
 //!
 //! Both sides: [`error`] (what went wrong, typed), [`dsn`] and [`connect`]
 //! (connections like psql), [`client`] (read-only sessions and change

@@ -35,3 +35,22 @@ impl Query {
         }
     }
 }
+
+/// `SELECT` of one JSON object of `entries` (each `'name', expression`) as
+/// text: built in pieces of 50, since a function takes at most 100
+/// arguments.
+///
+/// ```
+/// let sql = uuidforge_db::plan::json_object(&["'a', 1".to_string(), "'b', 2".to_string()]);
+/// assert_eq!(sql, "SELECT (jsonb_build_object('a', 1, 'b', 2))::text");
+/// ```
+pub fn json_object(entries: &[String]) -> String {
+    if entries.is_empty() {
+        return "SELECT '{}'::text".into();
+    }
+    let pieces: Vec<String> = entries
+        .chunks(50)
+        .map(|c| format!("jsonb_build_object({})", c.join(", ")))
+        .collect();
+    format!("SELECT ({})::text", pieces.join(" || "))
+}

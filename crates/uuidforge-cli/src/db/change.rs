@@ -1,23 +1,21 @@
 //! The one way the `db` subcommands change a database: plan, print the
 //! plan (the exact SQL, or JSON), and with `--apply` hand it to the runner
-//! (backup, plan again and compare, run, check, commit), then say what was
-//! done.
+//! (locks against other changes, backup, plan again and compare, run,
+//! check, commit), then say what was done.
 
 use super::{db_error, print_json};
 use crate::UsageError;
 use std::io::Write;
 use std::process::ExitCode;
 use uuidforge_db::client::{DbError, ReadOnly};
-use uuidforge_db::ops::{one_line, print, Mode, Operation, Planned};
-use uuidforge_db::runner::{self, Applied, Context, Progress};
+use uuidforge_db::ops::{one_line, print, Operation, Planned};
+use uuidforge_db::runner::{self, Applied, Context, Progress, Report};
 
 /// What the command adds to the runner's work: how to get the secret of
-/// new keys, its JSON, and its lines after `applied`.
-pub(super) struct Report<'a, P> {
+/// new keys, and its lines after `applied`.
+pub(super) struct Lines<'a, P> {
     /// The secret of new keys (asked for after the backup).
     pub secret: &'a (dyn Fn() -> Result<Vec<u8>, DbError> + Sync),
-    /// The command's JSON: the plan, and what was done when applied.
-    pub json: &'a dyn Fn(&P, Option<&Applied>) -> serde_json::Value,
     /// Lines saying what was done, after the backup line.
     pub applied: &'a dyn Fn(&P, &Applied) -> Vec<String>,
 }
@@ -33,7 +31,7 @@ pub(super) async fn run<O: Operation>(
     config: &tokio_postgres::Config,
     op: &O,
     args: &super::ChangeArgs,
-    report: Report<'_, O::Plan>,
+    lines: Lines<'_, O::Plan>,
 ) -> Result<ExitCode, UsageError> {
     let (plan, snapshot) = runner::plan(&session, op).await.map_err(db_error)?;
     // Its locks (the views it read) would keep the change waiting.
@@ -47,7 +45,13 @@ pub(super) async fn run<O: Operation>(
     }
     if !args.apply {
         if args.json {
-            return print_json(&mut out, &(report.json)(&plan, None));
+            return print_json(
+                &mut out,
+                &Report {
+                    plan: &plan,
+                    applied: None,
+                },
+            );
         }
         writeln!(out, "\n-- nothing was changed: run again with --apply")?;
         return Ok(ExitCode::SUCCESS);
@@ -71,20 +75,23 @@ pub(super) async fn run<O: Operation>(
     };
     let ctx = Context {
         backup_file: args.backup.clone(),
-        secret: report.secret,
+        secret: lines.secret,
         progress: &mut progress,
         backed_up: &mut backed_up,
     };
     let done = runner::apply(config, op, &plan, &snapshot, ctx).await;
     bar.finish_and_clear();
-    let done = done.map_err(|e| match plan.change().mode {
-        Mode::Steps { .. } => resumable(e),
-        Mode::OneTransaction => db_error(e),
-    })?;
+    let done = done.map_err(db_error)?;
     if args.json {
-        return print_json(&mut out, &(report.json)(&plan, Some(&done)));
+        return print_json(
+            &mut out,
+            &Report {
+                plan: &plan,
+                applied: Some(&done),
+            },
+        );
     }
-    print_done(&mut out, &(report.applied)(&plan, &done), &done.checks)
+    print_done(&mut out, &(lines.applied)(&plan, &done), &done.checks)
 }
 
 /// What a change did: its lines, then the checks made.
@@ -123,12 +130,4 @@ pub(super) fn show_progress(bar: &indicatif::ProgressBar) -> impl FnMut(Progress
             bar.set_position(done);
         }
     }
-}
-
-/// A failed step of a change in steps: the database works under the old
-/// schema until the swap, and `--resume` goes on.
-pub(super) fn resumable(e: DbError) -> UsageError {
-    UsageError::plain(format!(
-        "{e}\n(the database is consistent; complete the migration with --resume, or see the state in uuidforge_migration)"
-    ))
 }

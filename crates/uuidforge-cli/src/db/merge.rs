@@ -113,26 +113,6 @@ pub(super) async fn merge(
         options,
         implicit,
     };
-    let json = |plan: &MergePlan, done: Option<&Applied>| {
-        serde_json::json!({
-            "table": plan.table,
-            "new": plan.new,
-            "survivor": plan.survivor,
-            "olds": plan.olds,
-            "references": plan.references,
-            "implicit": plan.implicit.values,
-            "statements": plan.change.steps,
-            "change": plan.change,
-            "applied": done.is_some(),
-            "backup": done.and_then(|d| d.backup.as_ref()),
-            "outcome": done.map(|d| serde_json::json!({
-                "merge_id": d.outputs.get("merge_id"),
-                "collisions": d.outputs.get("collisions"),
-                "implicit": d.implicit,
-                "checks": d.checks,
-            })),
-        })
-    };
     let applied = |plan: &MergePlan, d: &Applied| {
         vec![
             format!(
@@ -147,12 +127,11 @@ pub(super) async fn merge(
             format!("new key: {}", plan.new),
         ]
     };
-    let report = change::Report {
+    let lines = change::Lines {
         secret: &change::no_secret,
-        json: &json,
         applied: &applied,
     };
-    change::run(session, config, &op, &args.change, report).await
+    change::run(session, config, &op, &args.change, lines).await
 }
 
 pub(super) async fn unmerge(
@@ -162,17 +141,6 @@ pub(super) async fn unmerge(
 ) -> Result<ExitCode, UsageError> {
     let op = Unmerge {
         new: parse_uuid("new", &args.new)?,
-    };
-    let json = |plan: &UnmergePlan, done: Option<&Applied>| {
-        serde_json::json!({
-            "merge_id": plan.merge_id,
-            "restored": plan.restored,
-            "statements": plan.change.steps,
-            "change": plan.change,
-            "applied": done.is_some(),
-            "backup": done.and_then(|d| d.backup.as_ref()),
-            "verified": done.map(|d| d.checks.clone()).unwrap_or_default(),
-        })
     };
     let applied = |plan: &UnmergePlan, _: &Applied| {
         vec![format!(
@@ -185,10 +153,9 @@ pub(super) async fn unmerge(
                 .join(",")
         )]
     };
-    let report = change::Report {
+    let lines = change::Lines {
         secret: &change::no_secret,
-        json: &json,
         applied: &applied,
     };
-    change::run(session, config, &op, &args.change, report).await
+    change::run(session, config, &op, &args.change, lines).await
 }

@@ -2,15 +2,14 @@
 //! `--batch-size`, batches that keep writers working and a state table
 //! that `--resume` goes on from after a kill or a lost connection.
 
-use super::change::{self, resumable};
+use super::change;
 use super::{db_error, one_line, print_json, ChangeArgs};
 use crate::UsageError;
 use std::io::Write;
 use std::process::ExitCode;
 use uuidforge_db::client::{DbError, ReadOnly};
-use uuidforge_db::ops::migrate_batched::{BatchedPlan, MigrateBatched};
 use uuidforge_db::ops::migrate_key::{MigrateKey, MigrateOptions, MigratePlan};
-use uuidforge_db::runner::{self, Applied, BatchedState};
+use uuidforge_db::runner::{self, Applied};
 
 #[derive(clap::Args)]
 pub(super) struct MigrateKeyArgs {
@@ -45,8 +44,8 @@ pub(super) struct MigrateKeyArgs {
     key_file: Option<std::path::PathBuf>,
     /// Migrate in batches of about N rows, each its own transaction, for
     /// tables too large to lock: writers go on, only two short steps lock
-    /// them out; progress is kept in the table uuidforge_migration.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i64).range(1..=2_147_483_647))]
+    /// them out; progress is kept in the table uuidforge_changes.
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(1..=2_147_483_647))]
     batch_size: Option<i64>,
     /// Complete a batched migration that was killed or lost its
     /// connection, from its last committed step.
@@ -110,71 +109,56 @@ fn migration_secret(path: &std::path::Path) -> Result<Vec<u8>, DbError> {
     }
 }
 
-/// The lines after `applied` of a change in steps.
-fn steps_lines(
-    rows: usize,
-    seconds: f64,
-    batches: u64,
-    exclusive: &[(String, f64)],
-) -> Vec<String> {
-    let longest = exclusive.iter().map(|(_, s)| *s).fold(0.0, f64::max);
+/// The lines after `applied`: the rows keyed and, in batches, the steps
+/// that locked writers out.
+fn applied_lines(d: &Applied) -> Vec<String> {
+    if d.batches == 0 && d.exclusive.is_empty() {
+        return vec![format!(
+            "applied: {} rows given a UUIDv7 key in {:.2} s",
+            d.keyed_rows, d.seconds
+        )];
+    }
     let mut lines = vec![format!(
-        "applied: {rows} rows given a UUIDv7 key in {seconds:.2} s, {batches} batches; longest step locking writers out: {longest:.3} s"
+        "applied: {} rows given a UUIDv7 key in {:.2} s, {} batches; longest step locking writers out: {:.3} s",
+        d.keyed_rows, d.seconds, d.batches, d.longest_exclusive_seconds
     )];
     lines.extend(
-        exclusive
+        d.exclusive
             .iter()
             .map(|(what, s)| format!("  {s:.3} s  {what}")),
     );
     lines
 }
 
-/// The JSON of what a change in steps did.
-fn steps_json(
-    rows: usize,
-    seconds: f64,
-    batches: u64,
-    exclusive: &[(String, f64)],
-    checks: &[String],
-) -> serde_json::Value {
-    serde_json::json!({
-        "rows": rows,
-        "batches": batches,
-        "exclusive": exclusive,
-        "longest_exclusive_seconds": exclusive.iter().map(|(_, s)| *s).fold(0.0, f64::max),
-        "checks": checks,
-        "seconds": seconds,
-    })
+/// What `--resume --json` prints.
+#[derive(serde::Serialize)]
+struct Resumed<'a> {
+    /// The table.
+    table: &'a str,
+    /// What the run did.
+    applied: &'a Applied,
 }
 
-/// `--resume`: runs the steps left.
+/// `--resume`: runs the steps left of the change in batches under way.
 async fn resume(
     session: ReadOnly,
     config: &tokio_postgres::Config,
     args: &MigrateKeyArgs,
-    state: BatchedState,
 ) -> Result<ExitCode, UsageError> {
     let snapshot = session.snapshot().await.map_err(db_error)?;
     session.close().await.map_err(db_error)?;
     let mut out = crate::term::stdout();
-    let table = match &state.plan.mode {
-        uuidforge_db::ops::Mode::Steps { table, .. } => table.clone(),
-        _ => args.table.clone(),
-    };
-    if !args.change.json {
+    if let (false, Some(u)) = (
+        args.change.json,
+        runner::under_way_of(config, &args.table)
+            .await
+            .map_err(db_error)?,
+    ) {
         writeln!(
             out,
-            "-- resuming the batched migration of {} at step {} of {}: {}",
-            one_line(&table),
-            state.step + 1,
-            state.plan.steps.len(),
-            one_line(
-                state
-                    .plan
-                    .steps
-                    .get(state.step)
-                    .map_or("finish", |s| s.what())
-            )
+            "-- resuming the {} at {}",
+            one_line(&format!("{} of {}", u.operation, u.target)),
+            one_line(&u.next_step())
         )?;
         out.flush()?;
     }
@@ -183,49 +167,17 @@ async fn resume(
     let mut progress = change::show_progress(&bar);
     let done = runner::resume(config, &args.table, &secret, &mut progress).await;
     bar.finish_and_clear();
-    let done = done.map_err(resumable)?;
+    let done = done.map_err(db_error)?;
     if args.change.json {
         return print_json(
             &mut out,
-            &serde_json::json!({
-                "table": table,
-                "resumed_at_step": state.step + 1,
-                "outcome": steps_json(done.keyed_rows, done.seconds, done.batches, &done.exclusive, &done.checks),
-            }),
+            &Resumed {
+                table: &args.table,
+                applied: &done,
+            },
         );
     }
-    let lines = steps_lines(done.keyed_rows, done.seconds, done.batches, &done.exclusive);
-    change::print_done(&mut out, &lines, &done.checks)
-}
-
-/// Refuses to begin a migration of a table whose batched migration is
-/// under way, and `--resume` without one.
-async fn under_way(
-    session: ReadOnly,
-    config: &tokio_postgres::Config,
-    args: &MigrateKeyArgs,
-) -> Result<Option<ReadOnly>, UsageError> {
-    let state = runner::batched_state(config, &args.table)
-        .await
-        .map_err(db_error)?;
-    match (state, args.resume) {
-        (Some(state), true) => {
-            resume(session, config, args, state).await?;
-            Ok(None)
-        }
-        (None, true) => Err(UsageError::plain(format!(
-            "resume: no batched migration of {} is under way (expected one begun with --batch-size N --apply)",
-            args.table
-        ))),
-        (Some(state), false) => Err(UsageError::plain(format!(
-            "table: a batched migration of {} is under way (next step {} of {}: {}); run again with --resume to complete it",
-            args.table,
-            state.step + 1,
-            state.plan.steps.len(),
-            state.plan.steps.get(state.step).map_or("finish", |s| s.what())
-        ))),
-        (None, false) => Ok(Some(session)),
-    }
+    change::print_done(&mut out, &applied_lines(&done), &done.checks)
 }
 
 pub(super) async fn run(
@@ -233,81 +185,25 @@ pub(super) async fn run(
     config: &tokio_postgres::Config,
     args: MigrateKeyArgs,
 ) -> Result<ExitCode, UsageError> {
-    let Some(session) = under_way(session, config, &args).await? else {
-        return Ok(ExitCode::SUCCESS);
-    };
-    let database = session.snapshot().await.map_err(db_error)?.database;
-    let options = MigrateOptions {
-        order_by: args.order_by.clone(),
-        keep_old: args.keep_old.clone(),
-        column: args.column.clone(),
-        also: args.also.clone(),
-        leave: args.leave.clone(),
-    };
-    let secret = || secret_of(&args, &database);
-    if let Some(batch_size) = args.batch_size {
-        let op = MigrateBatched {
-            table: args.table.clone(),
-            options,
-            batch_size,
-        };
-        let json = |plan: &BatchedPlan, done: Option<&Applied>| {
-            serde_json::json!({
-                "table": plan.table,
-                "key": plan.key,
-                "key_type": plan.key_type,
-                "old_name": plan.old_name,
-                "batch_size": batch_size,
-                "references": plan.references,
-                "steps": plan.change.steps,
-                "default": plan.default_note,
-                "change": plan.change,
-                "applied": done.is_some(),
-                "backup": done.and_then(|d| d.backup.as_ref()),
-                "outcome": done.map(|d| steps_json(d.keyed_rows, d.seconds, d.batches, &d.exclusive, &d.checks)),
-            })
-        };
-        let applied = |_: &BatchedPlan, d: &Applied| {
-            steps_lines(d.keyed_rows, d.seconds, d.batches, &d.exclusive)
-        };
-        let report = change::Report {
-            secret: &secret,
-            json: &json,
-            applied: &applied,
-        };
-        return change::run(session, config, &op, &args.change, report).await;
+    if args.resume {
+        return resume(session, config, &args).await;
     }
+    let database = session.snapshot().await.map_err(db_error)?.database;
     let op = MigrateKey {
         table: args.table.clone(),
-        options,
+        options: MigrateOptions {
+            order_by: args.order_by.clone(),
+            keep_old: args.keep_old.clone(),
+            column: args.column.clone(),
+            also: args.also.clone(),
+            leave: args.leave.clone(),
+        },
+        batch_size: args.batch_size,
     };
-    let json = |plan: &MigratePlan, done: Option<&Applied>| {
-        serde_json::json!({
-            "table": plan.table,
-            "key": plan.key,
-            "key_type": plan.key_type,
-            "old_name": plan.old_name,
-            "references": plan.references,
-            "statements": plan.statements,
-            "default": plan.default_note,
-            "change": plan.change,
-            "applied": done.is_some(),
-            "rows": done.map_or(0, |d| d.keyed_rows),
-            "backup": done.and_then(|d| d.backup.as_ref()),
-            "verified": done.map(|d| d.checks.clone()).unwrap_or_default(),
-            "seconds": done.map(|d| d.seconds),
-        })
-    };
-    let applied = |_: &MigratePlan, d: &Applied| {
-        vec![format!(
-            "applied: {} rows given a UUIDv7 key in {:.2} s",
-            d.keyed_rows, d.seconds
-        )]
-    };
-    let report = change::Report {
+    let secret = || secret_of(&args, &database);
+    let lines = change::Lines {
         secret: &secret,
-        json: &json,
-        applied: &applied,
+        applied: &|_: &MigratePlan, d: &Applied| applied_lines(d),
     };
-    change::run(session, config, &op, &args.change, report).await
+    change::run(session, config, &op, &args.change, lines).await
 }

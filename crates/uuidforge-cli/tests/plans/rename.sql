@@ -16,7 +16,8 @@ ALTER TABLE "public"."orders" RENAME CONSTRAINT "orders_customer_id_fkey" TO "or
 ALTER TABLE "public"."referrals" RENAME CONSTRAINT "referrals_customer_id_fkey" TO "referrals_client_id_fkey";
 ALTER INDEX "public"."orders_customer_id_idx" RENAME TO "orders_client_id_idx";
 ALTER VIEW "public"."order_customers" RENAME COLUMN "customer_id" TO "client_id";
--- verify: the 6 renamed object(s) go by their new names in the catalog
+-- verify (every count 0, else rollback):
+SELECT coalesce(jsonb_object_agg(r.label, CASE WHEN (CASE WHEN r.kind IN ('column', 'view column') THEN EXISTS (SELECT FROM pg_attribute WHERE attrelid = to_regclass(r.tbl) AND attname = r.too AND NOT attisdropped) WHEN r.kind = 'constraint' THEN EXISTS (SELECT FROM pg_constraint WHERE conrelid = to_regclass(r.tbl) AND conname = r.too) ELSE EXISTS (SELECT FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = to_regclass(r.tbl) AND c.relname = r.too) END) AND NOT (CASE WHEN r.kind IN ('column', 'view column') THEN EXISTS (SELECT FROM pg_attribute WHERE attrelid = to_regclass(r.tbl) AND attname = r.frm AND NOT attisdropped) WHEN r.kind = 'constraint' THEN EXISTS (SELECT FROM pg_constraint WHERE conrelid = to_regclass(r.tbl) AND conname = r.frm) ELSE EXISTS (SELECT FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = to_regclass(r.tbl) AND c.relname = r.frm) END) THEN 0 ELSE 1 END), '{}')::text FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS r(kind, tbl, frm, too, label);  -- $1 = kinds, $2 = tables, $3 = old names, $4 = new names, $5 = labels
 COMMIT;
 
 -- undo:

@@ -13,9 +13,10 @@ use super::merge::{key_predicate, LOG_TABLE};
 use crate::catalog::{Relation, Snapshot};
 use crate::error::DbError;
 use crate::ident::quote_ident;
+use crate::ops::key::{by_column, deferrable, references_to, Key, Reference};
 use crate::ops::{
-    deferrable, distinct, Backup, ChangePlan, Check, Mode, Operation, Planned, Read, Statement,
-    Step, Stop, Value,
+    distinct, touched, Answers, Backup, ChangePlan, Check, Operation, Planned, Read, Run,
+    Statement, Step, Stop, Value,
 };
 use crate::plan::{Param, Query};
 use serde::{Deserialize, Serialize};
@@ -70,6 +71,10 @@ pub struct ReferenceImages {
 pub struct DeletedImages {
     /// The table.
     pub table: String,
+    /// The column they were found by (merges logged by earlier versions
+    /// do not say).
+    #[serde(default)]
+    pub column: Option<String>,
     /// The rows, as JSON.
     pub rows: Vec<serde_json::Value>,
 }
@@ -118,6 +123,11 @@ fn conflict(message: String) -> DbError {
     DbError::conflict("unmerge", format!("{message} (nothing was changed)"))
 }
 
+/// The name of the read of the latest merge into the key in log `oid`.
+fn latest_read(oid: u32) -> String {
+    format!("latest merge in {oid}")
+}
+
 impl Operation for Unmerge {
     type Plan = UnmergePlan;
 
@@ -126,92 +136,92 @@ impl Operation for Unmerge {
     }
 
     /// First the latest merge into the key in each log; then that merge's
-    /// log rows.
-    fn reads(&self, snapshot: &Snapshot, answers: &[String]) -> Result<Vec<Read>, DbError> {
+    /// log rows; then the triggers of the tables the unmerge writes.
+    fn reads(&self, snapshot: &Snapshot, answers: &Answers) -> Result<Vec<Read>, DbError> {
         let logs = logs(snapshot);
-        if answers.is_empty() {
-            return Ok(logs
-                .iter()
-                .map(|log| Read {
-                    what: "read the merge log".into(),
-                    query: Query {
+        let mut reads: Vec<Read> = logs
+            .iter()
+            .map(|log| {
+                Read::new(
+                    latest_read(log.oid),
+                    "read the merge log",
+                    Query {
                         sql: format!(
                             "SELECT max(merge_id)::text FROM {} WHERE direct = ANY ($1::uuid[])",
                             log.sql_name()
                         ),
                         params: vec![Param::UuidArray(vec![self.new])],
                     },
-                })
-                .collect());
-        }
-        if answers.len() == logs.len() + 1 {
-            // Last: the triggers of the tables the unmerge writes.
-            let entries = read_entries(&answers[logs.len()])?;
-            return Ok(vec![Read {
-                what: "read the triggers of the tables written".into(),
-                query: crate::introspect::user_triggers_query(&written_tables(snapshot, &entries)),
-            }]);
-        }
-        if answers.len() > logs.len() {
-            return Ok(Vec::new());
+                )
+            })
+            .collect();
+        if logs.iter().any(|l| !answers.has(&latest_read(l.oid))) {
+            return Ok(reads);
         }
         let (log, merge_id) = self.latest(&logs, answers)?;
-        Ok(vec![Read {
-            what: "read the merge log".into(),
-            query: Query {
+        reads.push(Read::new(
+            "entries",
+            "read the merge log",
+            Query {
                 sql: format!(
                     "SELECT coalesce(json_agg(json_build_object('old', old, 'table_name', table_name, 'row_images', row_images) ORDER BY old), '[]')::text FROM {log} WHERE merge_id = $1::text::int8"
                 ),
                 params: vec![Param::Text(merge_id.to_string())],
             },
-        }])
+        ));
+        if let Some(entries) = answers.get::<Vec<Entry>>("entries", "read the merge log")? {
+            reads.push(Read::new(
+                "triggers",
+                "read the triggers of the tables written",
+                crate::introspect::user_triggers_query(&written_tables(snapshot, &entries)?),
+            ));
+        }
+        Ok(reads)
     }
 
-    fn plan(&self, snapshot: &Snapshot, answers: &[String]) -> Result<UnmergePlan, DbError> {
+    fn plan(&self, snapshot: &Snapshot, answers: &Answers) -> Result<UnmergePlan, DbError> {
         let logs = logs(snapshot);
         let (log, merge_id) = self.latest(&logs, answers)?;
-        let entries = read_entries(answers.get(logs.len()).map_or("[]", String::as_str))?;
-        let triggers = match answers.get(logs.len() + 1) {
-            Some(json) => crate::introspect::parse_triggers(json)?,
-            None => Vec::new(),
-        };
-        plan(snapshot, self.new, &log, merge_id, &entries, &triggers)
+        let entries: Vec<Entry> = answers.get_or_default("entries", "read the merge log")?;
+        let triggers: Vec<crate::introspect::UserTrigger> =
+            answers.get_or_default("triggers", "triggers")?;
+        plan(snapshot, self.new, (&log, merge_id), &entries, &triggers)
     }
 }
 
-fn read_entries(json: &str) -> Result<Vec<Entry>, DbError> {
-    serde_json::from_str(json).map_err(|e| DbError::unreadable("read the merge log", e.to_string()))
+/// The merged table of `entries` and its key.
+fn merged<'a>(snapshot: &'a Snapshot, entries: &[Entry]) -> Result<Key<'a>, DbError> {
+    let table_name = entries
+        .first()
+        .map(|e| e.table_name.clone())
+        .unwrap_or_default();
+    let relation = snapshot
+        .relations
+        .iter()
+        .find(|r| r.sql_name() == table_name)
+        .ok_or_else(|| conflict(format!("the merged table {table_name} is gone")))?;
+    Key::find(snapshot, relation, None)
+        .map_err(|e| conflict(format!("{table_name} has no key of one column now ({e})")))
 }
 
 /// The tables an unmerge of `entries` writes: the merged table and every
 /// table whose foreign keys reference it.
-fn written_tables(snapshot: &Snapshot, entries: &[Entry]) -> Vec<u32> {
-    let Some(relation) = entries.first().and_then(|e| {
-        snapshot
-            .relations
-            .iter()
-            .find(|r| r.sql_name() == e.table_name)
-    }) else {
-        return Vec::new();
-    };
-    let mut tables = vec![relation.oid];
-    for f in snapshot
-        .foreign_keys()
-        .filter(|f| f.ref_table == relation.oid)
-    {
-        if !tables.contains(&f.table) {
-            tables.push(f.table);
-        }
-    }
-    tables
+fn written_tables(snapshot: &Snapshot, entries: &[Entry]) -> Result<Vec<u32>, DbError> {
+    let key = merged(snapshot, entries)?;
+    Ok(std::iter::once(key.table.oid)
+        .chain(references_to(snapshot, &key)?.iter().map(|r| r.table.oid))
+        .collect())
 }
 
 impl Unmerge {
     /// The log holding the latest merge into the key, and its number.
-    fn latest(&self, logs: &[&Relation], answers: &[String]) -> Result<(String, i64), DbError> {
+    fn latest(&self, logs: &[&Relation], answers: &Answers) -> Result<(String, i64), DbError> {
         let mut found = None;
-        for (log, id) in logs.iter().zip(answers) {
-            if let Ok(id) = id.parse::<i64>() {
+        for log in logs {
+            if let Some(id) = answers
+                .text(&latest_read(log.oid))
+                .and_then(|t| t.parse::<i64>().ok())
+            {
                 found = Some((log.sql_name(), id));
             }
         }
@@ -227,44 +237,18 @@ impl Unmerge {
     }
 }
 
-/// A declared reference to the merged table: its table and column.
-type Reference<'a> = (&'a Relation, &'a crate::catalog::Constraint, String);
-
 /// Plans undoing merge `merge_id` (its log rows `entries`, in `log`).
 pub fn plan(
     snapshot: &Snapshot,
     new: Uuid,
-    log: &str,
-    merge_id: i64,
+    (log, merge_id): (&str, i64),
     entries: &[Entry],
     triggers: &[crate::introspect::UserTrigger],
 ) -> Result<UnmergePlan, DbError> {
-    let table_name = entries
-        .first()
-        .map(|e| e.table_name.clone())
-        .unwrap_or_default();
-    let relation = snapshot
-        .relations
-        .iter()
-        .find(|r| r.sql_name() == table_name)
-        .ok_or_else(|| conflict(format!("the merged table {table_name} is gone")))?;
-    let pk = snapshot
-        .primary_key(relation.oid)
-        .ok_or_else(|| conflict(format!("{table_name} has no primary key now")))?;
-    let key = relation
-        .column(pk.columns[0])
-        .ok_or_else(|| conflict("key column not found".into()))?
-        .name
-        .clone();
-    let fks: Vec<Reference> = snapshot
-        .foreign_keys()
-        .filter(|f| f.ref_table == relation.oid)
-        .filter_map(|f| {
-            let child = snapshot.relation(f.table)?;
-            let column = child.column(*f.columns.first()?)?.name.clone();
-            Some((child, f, column))
-        })
-        .collect();
+    let key = merged(snapshot, entries)?;
+    let relation = key.table;
+    let references = references_to(snapshot, &key)?;
+    let columns = by_column(&references);
     let survivor = entries
         .iter()
         .find(|e| e.row_images.survivor)
@@ -273,24 +257,24 @@ pub fn plan(
         "LOCK TABLE {log} IN SHARE ROW EXCLUSIVE MODE"
     )))];
     if survivor.is_some() {
-        steps.extend(nothing_newer(new, entries, &fks));
+        steps.extend(nothing_newer(new, entries, &columns));
     }
-    steps.extend(deferrable(fks.iter().map(|(c, fk, _)| (*c, *fk)), true));
+    steps.extend(deferrable(&references, true));
     steps.push(Step::run(Statement::sql("SET CONSTRAINTS ALL DEFERRED")));
     // The application's triggers do not see the unmerge's own writes: the
     // rows come back as they were.
     let (quiet, restore) = crate::introspect::quiet_triggers(triggers);
-    steps.extend(quiet.into_iter().map(|s| Step::run(Statement::sql(s))));
+    steps.extend(Step::each(quiet));
     if let Some(s) = survivor {
-        steps.extend(survivor_back(relation, &key, new, s, entries, &fks));
+        steps.extend(survivor_back(&key, new, s, entries, &columns));
     }
     steps.extend(values_back(snapshot, entries)?);
     steps.extend(rows_back(relation, new, entries));
     steps.push(Step::run(Statement::sql("SET CONSTRAINTS ALL IMMEDIATE")));
-    steps.extend(deferrable(fks.iter().map(|(c, fk, _)| (*c, *fk)), false));
+    steps.extend(deferrable(&references, false));
     // After the deferred checks ran: a table with pending trigger events
     // cannot be altered.
-    steps.extend(restore.into_iter().map(|s| Step::run(Statement::sql(s))));
+    steps.extend(Step::each(restore));
     steps.push(Step::run(Statement::with(
         format!("DELETE FROM {log} WHERE merge_id = $1::text::int8"),
         &[("merge_id", Value::Text(Some(merge_id.to_string())))],
@@ -301,35 +285,46 @@ pub fn plan(
         &[("new", Value::Uuid(new))],
     )));
     let restored: Vec<Uuid> = entries.iter().map(|e| e.old).collect();
+    let implicit_tables: Vec<String> = entries
+        .iter()
+        .flat_map(|e| e.row_images.implicit.iter().map(|i| i.table.clone()))
+        .collect();
     let backup = distinct(
         [relation.sql_name(), log.to_string()]
             .into_iter()
-            .chain(fks.iter().map(|(c, _, _)| c.sql_name()))
-            .chain(
-                entries
-                    .iter()
-                    .flat_map(|e| e.row_images.implicit.iter().map(|i| i.table.clone())),
-            ),
+            .chain(columns.iter().map(|r| r.table.sql_name()))
+            .chain(implicit_tables.iter().cloned()),
     );
-    let change = ChangePlan {
-        operation: "unmerge".into(),
-        summary: vec![format!(
-            "plan: merge {merge_id} undone, {} back, one transaction",
-            restored
-                .iter()
-                .map(Uuid::to_string)
-                .collect::<Vec<_>>()
-                .join(",")
-        )],
-        backup: Backup {
-            relations: backup,
-            schema_only: false,
-        },
-        mode: Mode::OneTransaction,
-        steps,
-        checks: vec![back_as_they_were(relation, entries)],
-        epilogue: Vec::new(),
-    };
+    let change =
+        ChangePlan {
+            operation: "unmerge".into(),
+            target: relation.typed_name(),
+            schema: relation.schema.clone(),
+            touches: touched(
+                std::iter::once(relation)
+                    .chain(references.iter().map(|r| r.table))
+                    .chain(snapshot.relations.iter().filter(|r| {
+                        r.sql_name() == log || implicit_tables.contains(&r.sql_name())
+                    })),
+            ),
+            summary: vec![format!(
+                "plan: merge {merge_id} undone, {} back, one transaction",
+                restored
+                    .iter()
+                    .map(Uuid::to_string)
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )],
+            backup: Backup {
+                relations: backup,
+                schema_only: false,
+            },
+            run: Run::OneTransaction {
+                steps,
+                checks: vec![back_as_they_were(relation, entries)],
+            },
+            epilogue: Vec::new(),
+        };
     Ok(UnmergePlan {
         merge_id,
         restored,
@@ -337,29 +332,46 @@ pub fn plan(
     })
 }
 
+/// How many rows the merge moved into `new` through reference `r` and
+/// left there: the rows referencing a merged key through it, less those
+/// the merge deleted instead (a table referencing the key twice counts per
+/// column).
+fn moved_through(entries: &[Entry], r: &Reference) -> usize {
+    let (table, column) = (r.table.sql_name(), &r.column.name);
+    entries
+        .iter()
+        .map(|e| {
+            let deleted: Vec<&serde_json::Value> = e
+                .row_images
+                .deleted
+                .iter()
+                .filter(|d| d.table == table && d.column.as_ref().is_none_or(|c| c == column))
+                .flat_map(|d| d.rows.iter())
+                .collect();
+            e.row_images
+                .references
+                .iter()
+                .filter(|x| x.table == table && &x.column == column)
+                .flat_map(|x| x.rows.iter())
+                .filter(|row| !deleted.contains(row))
+                .count()
+        })
+        .sum()
+}
+
 /// No row written since the merge references the new key through a
 /// reference that goes back (that row would be left dangling).
-fn nothing_newer(new: Uuid, entries: &[Entry], fks: &[Reference]) -> Vec<Step> {
-    fks.iter()
-        .map(|(child, _, column)| {
-            let moved = entries
-                .iter()
-                .flat_map(|e| e.row_images.references.iter())
-                .filter(|r| r.table == child.sql_name() && &r.column == column)
-                .map(|r| r.rows.len())
-                .sum::<usize>()
-                - entries
-                    .iter()
-                    .flat_map(|e| e.row_images.deleted.iter())
-                    .filter(|d| d.table == child.sql_name())
-                    .map(|d| d.rows.len())
-                    .sum::<usize>();
+fn nothing_newer(new: Uuid, entries: &[Entry], references: &[&Reference]) -> Vec<Step> {
+    references
+        .iter()
+        .map(|r| {
+            let moved = moved_through(entries, r);
             Step::Expect {
                 statement: Statement::with(
                     format!(
                         "SELECT CASE WHEN count(*) > {moved} THEN (count(*) - {moved})::text ELSE 'none' END FROM {} WHERE {} = $1",
-                        child.sql_name(),
-                        quote_ident(column)
+                        r.table.sql_name(),
+                        quote_ident(&r.column.name)
                     ),
                     &[("new", Value::Uuid(new))],
                 ),
@@ -368,8 +380,8 @@ fn nothing_newer(new: Uuid, entries: &[Entry], fks: &[Reference]) -> Vec<Step> {
                 context: "unmerge".into(),
                 message: format!(
                     "{{value}} rows of {}.{} written since the merge reference {new}, which goes away (nothing was changed)",
-                    child.display_name(),
-                    column
+                    r.table.display_name(),
+                    r.column.name
                 ),
             }
         })
@@ -378,15 +390,15 @@ fn nothing_newer(new: Uuid, entries: &[Entry], fks: &[Reference]) -> Vec<Step> {
 
 /// The survivor's row, unchanged since the merge, back to its old key.
 fn survivor_back(
-    relation: &Relation,
-    key: &str,
+    key: &Key,
     new: Uuid,
     survivor: Uuid,
     entries: &[Entry],
-    fks: &[Reference],
+    references: &[&Reference],
 ) -> Vec<Step> {
+    let relation = key.table;
     let t = relation.sql_name();
-    let k = quote_ident(key);
+    let k = quote_ident(&key.column.name);
     let entry = entries
         .iter()
         .find(|e| e.old == survivor)
@@ -394,13 +406,14 @@ fn survivor_back(
     // As the merge left it: its own references to merged keys moved.
     let mut expected = entry.row_images.row.clone().unwrap_or_default();
     let merged: Vec<Uuid> = entries.iter().map(|e| e.old).collect();
-    for (child, _, column) in fks {
+    for r in references {
+        let column = &r.column.name;
         let moved = expected
             .get(column)
             .and_then(|v| v.as_str())
             .and_then(|v| v.parse::<Uuid>().ok())
             .is_some_and(|v| merged.contains(&v));
-        if child.oid == relation.oid && moved {
+        if r.table.oid == relation.oid && moved {
             expected[column] = serde_json::Value::String(new.to_string());
         }
     }
@@ -411,7 +424,7 @@ fn survivor_back(
                 &[
                     ("new", Value::Uuid(new)),
                     ("row", Value::Text(Some(expected.to_string()))),
-                    ("key", Value::Text(Some(key.to_string()))),
+                    ("key", Value::Text(Some(key.column.name.clone()))),
                 ],
             ),
             expect: "true".into(),
@@ -495,7 +508,9 @@ fn rows_back(relation: &Relation, new: Uuid, entries: &[Entry]) -> Vec<Step> {
             let deleted: Vec<&serde_json::Value> = images
                 .deleted
                 .iter()
-                .filter(|d| d.table == refs.table)
+                .filter(|d| {
+                    d.table == refs.table && d.column.as_ref().is_none_or(|c| c == &refs.column)
+                })
                 .flat_map(|d| d.rows.iter())
                 .collect();
             for row in refs.rows.iter().filter(|r| !deleted.contains(r)) {

@@ -2,7 +2,6 @@
 //! server asks for, a kept output parsed into it.
 
 use crate::client::DbError;
-use crate::ops::merge::Implicit;
 use crate::ops::{Statement, Value};
 use std::collections::BTreeMap;
 use tokio_postgres::types::{ToSql, Type};
@@ -27,6 +26,7 @@ fn values(
                 Value::Uuid(u) => Box::new(*u),
                 Value::Uuids(u) => Box::new(u.clone()),
                 Value::Text(t) => Box::new(t.clone()),
+                Value::Texts(t) => Box::new(t.clone()),
                 Value::Output => {
                     let text = outputs.get(&b.name).ok_or_else(|| {
                         DbError::unreadable("plan", format!("no step kept '{}' before", b.name))
@@ -100,56 +100,4 @@ pub(super) async fn one_text(
     Ok(row
         .and_then(|r| r.get::<_, Option<String>>(0))
         .unwrap_or_default())
-}
-
-/// Rewrites the values of `implicit` in place, each read and written
-/// whole as text and logged under `merge_id`; how many.
-pub(super) async fn rewrite_implicit(
-    client: &Client,
-    implicit: &Implicit,
-    merge_id: &str,
-) -> Result<usize, DbError> {
-    let merge_id: i64 = merge_id
-        .parse()
-        .map_err(|_| DbError::unreadable("merge", "no merge number before the rewrite"))?;
-    for value in &implicit.values {
-        let before: Option<String> = client
-            .query_opt(&value.read_sql, &[&value.key])
-            .await
-            .map_err(|e| DbError::new("read a value to rewrite", e))?
-            .and_then(|r| r.get(0));
-        let before = before.unwrap_or_default();
-        let mut after = before.clone();
-        for (written, replacement) in &value.spellings {
-            after = after.replace(written.as_str(), replacement);
-        }
-        if after == before {
-            // find saw it, the value's text does not show it (an escape):
-            // refuse rather than leave it behind.
-            return Err(DbError::refused(
-                "implicit",
-                format!(
-                    "{} of row {} holds {}, but not as {} in its text (nothing was changed: rewrite it by hand or merge without --implicit)",
-                    value.column_name,
-                    value.key,
-                    value.old,
-                    value.spellings.iter().map(|(w, _)| w.as_str()).collect::<Vec<_>>().join(" or ")
-                ),
-            ));
-        }
-        client
-            .execute(&value.write_sql, &[&value.key, &after])
-            .await
-            .map_err(|e| DbError::new(value.write_sql.clone(), e))?;
-        let image = serde_json::json!([{
-            "table": value.table, "key": value.key, "column": value.column,
-            "before": before, "after": after,
-        }])
-        .to_string();
-        client
-            .execute(&implicit.log_sql, &[&merge_id, &value.old, &image])
-            .await
-            .map_err(|e| DbError::new(implicit.log_sql.clone(), e))?;
-    }
-    Ok(implicit.values.len())
 }

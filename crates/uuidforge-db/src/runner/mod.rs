@@ -1,46 +1,124 @@
-//! The one runner of every change ([`crate::ops`]): plans in a read-only
-//! session ([`plan`]), then [`apply`]: backup (the relations the plan
-//! names), the plan made again inside the transaction and compared with
-//! the one printed (a database changed since is refused, unchanged), the
-//! steps (in one transaction, or each committed on its own with the state
-//! recorded for `--resume`), the checks, commit or roll back, and what was
-//! done.
+//! The one runner of every change ([`crate::ops`]). It owns what makes
+//! changes safe beside each other and beside the application:
+//!
+//! - [`plan`]: the plan made in a read-only session from the snapshot and
+//!   the operation's named reads, refused when a change under way writes
+//!   the same tables;
+//! - [`apply`]: the tables locked against other runs ([`guard`]), the
+//!   backup, then the change — in one transaction (the plan made again
+//!   inside it and compared, the steps, the checks, commit or nothing), or
+//!   in batches, each step committed with its state recorded
+//!   ([`state`]);
+//! - [`resume`]: a change in batches completed from its last committed
+//!   step, by one process at a time.
 
+mod backfill;
 mod bind;
+pub mod guard;
+mod one_transaction;
+pub mod state;
 mod steps;
-
-pub use steps::{batched_state, resume, BatchedState, Progress};
 
 use crate::backup::Backup as BackupFile;
 use crate::catalog::Snapshot;
 use crate::client::{Change, DbError, Reader};
-use crate::ops::{Check, Mode, Operation, Planned, Step, Stop};
+use crate::ops::{Answers, BatchStep, Operation, Planned, Probe, Run, Step};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
 use tokio_postgres::Config;
 
+/// What a run reports as it goes.
+#[derive(Debug, Clone)]
+pub enum Progress {
+    /// Step `index` (of `total`) begins.
+    Step {
+        /// Its index.
+        index: usize,
+        /// The number of steps.
+        total: usize,
+        /// What it does.
+        what: String,
+    },
+    /// A backfill has done `done` of `total` pages.
+    Pages {
+        /// Pages done.
+        done: u64,
+        /// Pages in all.
+        total: u64,
+    },
+}
+
+/// The answers of `op`'s planning pass in `reader`'s transaction: every
+/// read it asks for, until it asks for none it has not had. A probe the
+/// server refuses is answered with the refusal.
+async fn answer<O: Operation>(
+    reader: &impl Reader,
+    op: &O,
+    snapshot: &Snapshot,
+) -> Result<Answers, DbError> {
+    let mut answers = Answers::default();
+    for _ in 0..16 {
+        let reads = answers.missing(op.reads(snapshot, &answers)?);
+        if reads.is_empty() {
+            break;
+        }
+        for read in reads {
+            let text = if read.fallible {
+                match reader.probe_text_of(&read.query, &read.what).await {
+                    Ok(text) => text,
+                    Err(e) if e.sqlstate().is_some() => Probe::refused_answer(&e.message),
+                    Err(e) => return Err(e),
+                }
+            } else {
+                reader.one_text_of(&read.query, &read.what).await?
+            };
+            answers.insert(read.name, text);
+        }
+    }
+    Ok(answers)
+}
+
 /// Plans `op` in `reader`'s transaction: the snapshot, then the reads the
-/// operation asks for until it has what it needs. Returns the plan and the
+/// operation asks for. Refused when a change under way (in batches, killed
+/// or running) writes a table this one would. Returns the plan and the
 /// snapshot it was made from.
 pub async fn plan<O: Operation>(
     reader: &impl Reader,
     op: &O,
 ) -> Result<(O::Plan, Snapshot), DbError> {
-    let snapshot = reader.snapshot().await?;
-    let mut answers = Vec::new();
-    loop {
-        let reads = op.reads(&snapshot, &answers)?;
-        if reads.is_empty() {
-            break;
-        }
-        for read in reads {
-            answers.push(reader.one_text_of(&read.query, &read.what).await?);
-        }
+    let (plan, snapshot) = plan_only(reader, op).await?;
+    let change = plan.change();
+    let oids: Vec<u32> = change.touches.iter().map(|t| t.oid).collect();
+    if let Some(u) = state::under_way(reader.client(), &oids).await?.first() {
+        return Err(guard::under_way_error(change, u));
     }
+    Ok((plan, snapshot))
+}
+
+async fn plan_only<O: Operation>(
+    reader: &impl Reader,
+    op: &O,
+) -> Result<(O::Plan, Snapshot), DbError> {
+    let snapshot = reader.snapshot().await?;
+    let answers = answer(reader, op, &snapshot).await?;
     let plan = op.plan(&snapshot, &answers)?;
     Ok((plan, snapshot))
+}
+
+/// The plan made again in `change`'s transaction, refused unless it is
+/// the one printed.
+async fn plan_again<O: Operation>(
+    change: &Change,
+    op: &O,
+    expected: &O::Plan,
+) -> Result<O::Plan, DbError> {
+    let (plan, _) = plan_only(change, op).await?;
+    if plan != *expected {
+        return Err(DbError::schema_changed(op.name()));
+    }
+    Ok(plan)
 }
 
 /// What `apply` needs beside the plan.
@@ -50,7 +128,7 @@ pub struct Context<'a> {
     /// The secret of new keys, asked for after the backup (so that nothing,
     /// not even a key file, is written when the backup is refused).
     pub secret: &'a (dyn Fn() -> Result<Vec<u8>, DbError> + Sync),
-    /// Progress of a change in steps.
+    /// Progress of a change in batches.
     pub progress: &'a mut (dyn FnMut(Progress) + Send),
     /// Told of the backup as soon as it is made (before anything runs).
     pub backed_up: &'a mut (dyn FnMut(&BackupFile) + Send),
@@ -70,17 +148,78 @@ pub struct Applied {
     pub keyed_rows: usize,
     /// Values rewritten outside the declared references.
     pub implicit: usize,
-    /// Each step that locked writers out, and for how long (in steps).
+    /// Each step that locked writers out, and for how long (in batches).
     pub exclusive: Vec<(String, f64)>,
-    /// Transactions of the backfill (in steps).
+    /// The longest of those.
+    pub longest_exclusive_seconds: f64,
+    /// Transactions of the backfills (in batches).
     pub batches: u64,
-    /// The whole change.
+    /// The step a `--resume` went on from (1 the first).
+    pub resumed_at_step: Option<usize>,
+    /// The whole run.
     pub seconds: f64,
 }
 
-/// Applies `expected` (the plan printed, made from `planned_from`): backs
-/// up, plans again inside the transaction and refuses if the plan differs,
-/// runs, checks, commits. Nothing is changed on any error.
+impl Applied {
+    /// Counts in what step `step` did.
+    fn add(&mut self, step: &BatchStep, done: steps::StepDone) {
+        self.keyed_rows += done.keyed;
+        self.batches += done.batches;
+        if let Some(seconds) = done.exclusive {
+            self.exclusive.push((step.what().to_string(), seconds));
+            self.longest_exclusive_seconds = self.longest_exclusive_seconds.max(seconds);
+        }
+        if !done.checks.is_empty() {
+            self.checks = done.checks;
+        }
+    }
+
+    /// The checks each batch made of its own rows.
+    fn batch_checks(&mut self) {
+        if self.batches > 0 {
+            self.checks.push(format!(
+                "other columns changed by the backfill ({} batches, each checked): 0",
+                self.batches
+            ));
+        }
+    }
+}
+
+/// What a command prints as JSON: the plan, and what was done when it was
+/// applied (`applied` is null for a plan alone).
+#[derive(Debug, Clone, Serialize)]
+pub struct Report<'a, P: Serialize> {
+    /// The plan.
+    #[serde(flatten)]
+    pub plan: &'a P,
+    /// What was done.
+    pub applied: Option<&'a Applied>,
+}
+
+/// Whether `run` computes new keys (and so needs the secret).
+fn needs_secret(run: &Run) -> bool {
+    match run {
+        Run::OneTransaction { steps, .. } => steps.iter().any(|s| matches!(s, Step::Keys(_))),
+        Run::Batches { steps, .. } => steps.iter().any(|s| matches!(s, BatchStep::Keys(_))),
+    }
+}
+
+/// The hint of an error once a change in batches is under way.
+fn resumable(e: DbError, target: &str) -> DbError {
+    if e.hint.is_some() {
+        return e;
+    }
+    e.with_hint(format!(
+        "the change is under way and the database consistent: complete it with uuidforge db migrate-key {target} --resume"
+    ))
+}
+
+/// Applies `expected` (the plan printed, made from `planned_from`): locks
+/// its tables against other runs, backs up, plans again inside the
+/// transaction and refuses if the plan differs, runs, checks, commits.
+/// In one transaction nothing is changed on any error; in batches the
+/// database works under the old schema until the swap, and `--resume`
+/// goes on.
 pub async fn apply<O: Operation>(
     config: &Config,
     op: &O,
@@ -90,6 +229,7 @@ pub async fn apply<O: Operation>(
 ) -> Result<Applied, DbError> {
     let started = Instant::now();
     let change = expected.change();
+    let guard = guard::Guard::claim(config, change, None).await?;
     let file = ctx
         .backup_file
         .clone()
@@ -102,189 +242,81 @@ pub async fn apply<O: Operation>(
         &file,
     )?;
     (ctx.backed_up)(&backup);
-    let mut applied = Applied {
-        backup: Some(backup),
-        ..Applied::default()
-    };
-    let needs_secret = change.steps.iter().any(|s| matches!(s, Step::Keys { .. }));
-    let secret = if needs_secret {
+    let secret = if needs_secret(&change.run) {
         (ctx.secret)()?
     } else {
         Vec::new()
     };
-    match &change.mode {
-        Mode::OneTransaction => {
-            one_transaction(config, op, expected, &secret, &mut applied).await?;
-        }
-        Mode::Steps { table, .. } => {
-            let prepare = steps::start(config, op, expected).await?;
+    let mut applied = match &change.run {
+        Run::OneTransaction { .. } => {
+            let mut applied = Applied::default();
+            one_transaction::run(config, op, expected, &secret, &mut applied).await?;
             applied
-                .exclusive
-                .push((change.steps[0].what().to_string(), prepare));
-            let done = steps::resume(config, table, &secret, ctx.progress).await?;
-            applied.checks = done.checks;
-            applied.keyed_rows = done.keyed_rows;
-            applied.batches = done.batches;
-            applied.exclusive.extend(done.exclusive);
         }
-    }
+        Run::Batches { .. } => {
+            let (at, prepare) = steps::start(config, op, expected, guard.pid).await?;
+            let mut applied = steps::run(config, change, &at, &secret, ctx.progress)
+                .await
+                .map_err(|e| resumable(e, &change.target))?;
+            let what = change.run.what(0).unwrap_or_default().to_string();
+            applied.exclusive.insert(0, (what, prepare));
+            applied.longest_exclusive_seconds = applied.longest_exclusive_seconds.max(prepare);
+            applied.batch_checks();
+            applied
+        }
+    };
+    guard.release().await;
+    applied.backup = Some(backup);
     applied.seconds = started.elapsed().as_secs_f64();
     Ok(applied)
 }
 
-/// The plan made again in `change`'s transaction, refused unless it is
-/// the one printed.
-async fn plan_again<O: Operation>(
-    change: &Change,
-    op: &O,
-    expected: &O::Plan,
-) -> Result<O::Plan, DbError> {
-    let (plan, _) = plan(change, op).await?;
-    if plan != *expected {
-        return Err(DbError::schema_changed(op.name()));
-    }
-    Ok(plan)
-}
-
-async fn one_transaction<O: Operation>(
+/// The change in batches of `table` under way, and its recorded plan.
+pub async fn under_way_of(
     config: &Config,
-    op: &O,
-    expected: &O::Plan,
+    table: &str,
+) -> Result<Option<state::UnderWay>, DbError> {
+    let session = crate::client::ReadOnly::open(config).await?;
+    let snapshot = session.snapshot().await?;
+    let relation = snapshot.find_relation(table)?;
+    let found = state::under_way(session.client(), &[relation.oid]).await?;
+    session.close().await?;
+    Ok(found
+        .into_iter()
+        .find(|u| u.tables.first() == Some(&i64::from(relation.oid))))
+}
+
+/// Completes the change in batches of `table` under way from its last
+/// committed step, new keys from `secret`; one process at a time (another
+/// `--resume` of it is busy).
+pub async fn resume(
+    config: &Config,
+    table: &str,
     secret: &[u8],
-    applied: &mut Applied,
-) -> Result<(), DbError> {
-    let tx = Change::begin(config).await?;
-    let plan = plan_again(&tx, op, expected).await?;
-    let change = plan.change();
-    let mut before = Vec::new();
-    for check in &change.checks {
-        if let Check::Unchanged { what, statement } = check {
-            before.push(bind::one_text(tx.client(), statement, &applied.outputs, what).await?);
-        }
-    }
-    for step in &change.steps {
-        run_step(op.name(), &tx, step, secret, applied).await?;
-    }
-    let mut failed = Vec::new();
-    let mut unchanged = before.into_iter();
-    for check in &change.checks {
-        let (made, bad) = check_one(&tx, check, &mut unchanged, &applied.outputs).await?;
-        applied.checks.extend(made);
-        failed.extend(bad);
-    }
-    if !failed.is_empty() {
-        return Err(DbError::verification_failed(
-            format!("verify the {} (nothing was changed)", op.name()),
-            failed,
+    progress: &mut (dyn FnMut(Progress) + Send),
+) -> Result<Applied, DbError> {
+    let Some(u) = under_way_of(config, table).await? else {
+        return Err(DbError::invalid(
+            "resume",
+            format!("no change in batches of {table} is under way (expected one begun with --batch-size N --apply)"),
         ));
+    };
+    if u.legacy {
+        return Err(DbError::refused("resume", u.describe()).with_hint(u.resume_command()));
     }
-    tx.commit().await
-}
-
-async fn run_step(
-    operation: &str,
-    tx: &Change,
-    step: &Step,
-    secret: &[u8],
-    applied: &mut Applied,
-) -> Result<(), DbError> {
-    let client = tx.client();
-    match step {
-        Step::Run {
-            statement,
-            output,
-            rows,
-            message,
-        } => match output {
-            Some(name) => {
-                let value = bind::one_text(client, statement, &applied.outputs, name).await?;
-                applied.outputs.insert(name.clone(), value);
-            }
-            None => {
-                let n = bind::execute(client, statement, &applied.outputs).await?;
-                if rows.is_some_and(|want| want != n) {
-                    let why = message.clone().unwrap_or_default();
-                    return Err(DbError::conflict(
-                        operation,
-                        format!("{why} (nothing was changed)"),
-                    ));
-                }
-            }
-        },
-        Step::Expect {
-            statement,
-            expect,
-            stop,
-            context,
-            message,
-        } => {
-            let value = bind::one_text(client, statement, &applied.outputs, context).await?;
-            if &value != expect {
-                let message = message.replace("{value}", &value);
-                return Err(match stop {
-                    Stop::Refused => DbError::refused(context.clone(), message),
-                    Stop::Conflict => DbError::conflict(context.clone(), message),
-                });
-            }
-        }
-        Step::Keys { read, map, ordered } => {
-            let rows = tx.text_and_times(read).await?;
-            let keys = crate::ops::migrate_key::new_keys(&rows, *ordered, secret)?;
-            tx.copy_key_map(map, &rows, &keys).await?;
-            applied.keyed_rows += rows.len();
-        }
-        Step::Implicit(implicit) => {
-            let merge_id = applied.outputs.get("merge_id").cloned().unwrap_or_default();
-            applied.implicit += bind::rewrite_implicit(client, implicit, &merge_id).await?;
-        }
-        Step::Transaction { statements, .. } => {
-            for sql in statements {
-                tx.execute(sql).await?;
-            }
-        }
-        Step::Backfill { .. } | Step::Concurrently { .. } | Step::Check { .. } => {
-            return Err(DbError::unreadable(
-                "plan",
-                format!("step '{}' runs only in steps", step.what()),
-            ))
-        }
-    }
-    Ok(())
-}
-
-/// Runs one check: the checks made and the failed ones.
-async fn check_one(
-    tx: &Change,
-    check: &Check,
-    unchanged: &mut impl Iterator<Item = String>,
-    outputs: &BTreeMap<String, String>,
-) -> Result<(Vec<String>, Vec<String>), DbError> {
-    let client = tx.client();
-    Ok(match check {
-        Check::Zero { what, statement } => {
-            let json = bind::one_text(client, statement, outputs, what).await?;
-            let (failed, checks) = crate::ops::migrate_key::verification(&json)?;
-            (checks, failed)
-        }
-        Check::Unchanged { what, statement } => {
-            let before = unchanged.next().unwrap_or_default();
-            let after = bind::one_text(client, statement, outputs, what).await?;
-            let changed = crate::ops::migrate_key::count_changes(&before, &after);
-            let failed = changed.iter().map(|c| format!("{what}: {c}")).collect();
-            (vec![format!("{what} changed: {}", changed.len())], failed)
-        }
-        Check::Present { what, statements } => {
-            let mut missing = Vec::new();
-            for (row, statement) in statements {
-                if bind::one_text(client, statement, outputs, what).await? == "0" {
-                    missing.push(format!("{row}: not back"));
-                }
-            }
-            (vec![format!("{what}: {}", statements.len())], missing)
-        }
-        Check::Renamed { renamed } => {
-            let after = tx.snapshot().await?;
-            crate::ops::rename::verify(&after, renamed)
-        }
-    })
+    let change = u.change()?;
+    let guard = guard::Guard::claim(config, &change, Some((&u.state_table, u.id))).await?;
+    state::claim(guard.client(), &u.state_table, u.id, guard.pid).await?;
+    let at = steps::Recorded {
+        table: u.state_table.clone(),
+        id: u.id,
+        schema: change.schema.clone(),
+    };
+    let mut applied = steps::run(config, &change, &at, secret, progress)
+        .await
+        .map_err(|e| resumable(e, &change.target))?;
+    guard.release().await;
+    applied.resumed_at_step = usize::try_from(u.step + 1).ok();
+    applied.batch_checks();
+    Ok(applied)
 }

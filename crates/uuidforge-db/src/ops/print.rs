@@ -1,0 +1,137 @@
+//! The printed form of a change: its summary as comments, the exact SQL of
+//! its steps in order, its checks, then its epilogue.
+
+use super::change::{ChangePlan, Run};
+use super::step::{BatchStep, Check, Step};
+
+/// The printed form of `change`, line by line.
+pub fn print(change: &ChangePlan) -> Vec<String> {
+    let mut out: Vec<String> = change
+        .summary
+        .iter()
+        .map(|line| format!("-- {}", one_line(line)))
+        .collect();
+    match &change.run {
+        Run::OneTransaction { steps, checks } => {
+            out.push("BEGIN;".into());
+            for step in steps {
+                out.extend(print_step(step));
+            }
+            for check in checks {
+                out.extend(print_check(check));
+            }
+            out.push("COMMIT;".into());
+        }
+        Run::Batches { steps, .. } => {
+            for (i, step) in steps.iter().enumerate() {
+                let how = match step {
+                    BatchStep::Transaction {
+                        exclusive: true, ..
+                    } => " (one transaction; writers wait)",
+                    BatchStep::Backfill(_) => ", one transaction per range of pages",
+                    BatchStep::Concurrently { .. } => " (no transaction; writers go on)",
+                    _ => " (one transaction)",
+                };
+                out.push(String::new());
+                out.push(format!("-- step {}: {}{how}", i + 1, one_line(step.what())));
+                out.extend(print_batch_step(step));
+            }
+        }
+    }
+    out.extend(change.epilogue.iter().cloned());
+    out
+}
+
+fn print_step(step: &Step) -> Vec<String> {
+    match step {
+        Step::Run { statement, .. } => vec![statement.printed()],
+        Step::Expect {
+            statement, expect, ..
+        } => vec![format!(
+            "-- expect '{}' from: {}",
+            one_line(expect),
+            statement.printed()
+        )],
+        Step::Keys(keys) => keys.printed(),
+        Step::Implicit(implicit) => implicit.printed(),
+    }
+}
+
+fn print_batch_step(step: &BatchStep) -> Vec<String> {
+    match step {
+        BatchStep::Keys(keys) => keys.printed(),
+        BatchStep::Transaction {
+            statements, mark, ..
+        } => {
+            let mut lines = vec!["BEGIN;".to_string()];
+            lines.extend(statements.iter().map(|s| format!("{s};")));
+            if let Some(mark) = mark {
+                lines.push(format!(
+                    "-- its transaction id is kept as '{}'",
+                    one_line(mark)
+                ));
+            }
+            lines.push("COMMIT;".into());
+            lines
+        }
+        BatchStep::Backfill(b) => {
+            let mut out = vec!["-- each range of pages, one transaction:".to_string()];
+            out.extend(b.quiet.iter().map(|s| format!("{s};")));
+            out.push(format!("{};  -- $1 its first page, $2 the page after its last: rows filled, and how many of them changed in other columns (0, else rollback)", b.update_sql));
+            out.extend(b.restore.iter().map(|s| format!("{s};")));
+            out
+        }
+        BatchStep::Concurrently {
+            cleanup, statement, ..
+        } => vec![format!("{cleanup};"), format!("{statement};")],
+        BatchStep::Check { sql, binds, .. } => {
+            let bound: Vec<String> = binds
+                .iter()
+                .enumerate()
+                .map(|(i, b)| format!("${} = {}", i + 1, one_line(b)))
+                .collect();
+            if bound.is_empty() {
+                vec![format!("{sql};  -- every count 0")]
+            } else {
+                vec![format!("{sql};  -- {}; every count 0", bound.join(", "))]
+            }
+        }
+    }
+}
+
+fn print_check(check: &Check) -> Vec<String> {
+    match check {
+        Check::Zero { statement, .. } => vec![
+            "-- verify (every count 0, else rollback):".into(),
+            statement.printed(),
+        ],
+        Check::Unchanged { what, statement } => vec![
+            format!("-- verify: {what} the same before and after:"),
+            statement.printed(),
+        ],
+        Check::Present { what, statements } => {
+            let mut lines = vec![format!("-- verify: {what}:")];
+            lines.extend(statements.iter().map(|(_, s)| s.printed()));
+            lines
+        }
+    }
+}
+
+/// `text` on one line, for an SQL comment: a name from the database may
+/// hold a line break, which would end the comment and leave the rest of
+/// the name to be read as SQL by whoever runs the printed script.
+///
+/// ```
+/// assert_eq!(uuidforge_db::ops::one_line("a\nDROP TABLE t"), "a\\nDROP TABLE t");
+/// ```
+pub fn one_line(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
+}
