@@ -1251,3 +1251,89 @@ fn a_column_named_for_the_key_holding_only_keys_is_found_by_its_values() {
         );
     }
 }
+
+/// Failure 5: a text column holding the key's values, with no foreign key,
+/// was left behind silently (its values still the old keys after the
+/// migration), and `--also` refused it (`is text`). Now the values read
+/// finds it as it finds one of the key's type, the plan is refused naming
+/// it, and `--also` migrates it: it keeps its type and takes the new key's
+/// text (the application writes text there), the values that are no key
+/// staying as they are; a numeric one becomes uuid. In one transaction and
+/// in batches, with a writer adding a text reference meanwhile.
+#[test]
+fn text_and_numeric_columns_holding_the_keys() {
+    const AUDIT: &str = "SET ROLE uuidforge;
+         CREATE TABLE audit (id serial PRIMARY KEY, customer_id text, what text);
+         INSERT INTO audit (customer_id, what) SELECT id::text, 'seen' FROM customers WHERE id <= 40;
+         CREATE TABLE ledger (id serial PRIMARY KEY, customer_id numeric(20, 0));
+         INSERT INTO ledger (customer_id) SELECT id FROM customers WHERE id <= 30;";
+    let db = fixture("text_refs");
+    admin_sql(&db, AUDIT);
+    let dir = scratch("text_refs");
+    for how in [&[][..], &["--batch-size", "50"][..]] {
+        migrate(&db, &dir)
+            .args(["customers", "--apply"])
+            .args(how)
+            .assert()
+            .code(2)
+            .stderr(
+                predicate::str::contains("public.audit.customer_id (text: it would keep its type and take the new keys' text) has no foreign key to public.customers")
+                    .and(predicate::str::contains("each of its 40 values is one of its keys"))
+                    .and(predicate::str::contains("--also public.audit.customer_id")),
+            );
+    }
+    // Once the text column is named, the numeric one is found the same way.
+    migrate(&db, &dir)
+        .args(["customers", "--also", "audit.customer_id"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "public.ledger.customer_id (numeric(20,0)) has no foreign key to public.customers",
+        ));
+    for (tag, how) in [
+        ("text_refs_one", &[][..]),
+        ("text_refs_batched", &["--batch-size", "50"][..]),
+    ] {
+        let db = fixture(tag);
+        admin_sql(&db, AUDIT);
+        // A value that is no key stays as it is.
+        admin_sql(
+            &db,
+            "INSERT INTO audit (customer_id, what) VALUES ('guest', 'seen'), (NULL, 'none')",
+        );
+        let out = migrate(&db, &dir)
+            .args([
+                "customers",
+                "--also",
+                "public.audit.customer_id",
+                "--also",
+                "ledger.customer_id",
+                "--apply",
+            ])
+            .args(how)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let out = String::from_utf8(out).unwrap();
+        assert!(
+            out.contains("kept as text holding the new key's text"),
+            "{out}"
+        );
+        admin_sql(
+            &db,
+            "SET ROLE uuidforge; INSERT INTO audit (customer_id, what) SELECT id::text, 'new' FROM customers ORDER BY id_old LIMIT 1",
+        );
+        assert_eq!(
+            admin_sql(&db, "SELECT concat_ws(' ',
+                pg_typeof((SELECT customer_id FROM audit LIMIT 1)), pg_typeof((SELECT customer_id FROM ledger LIMIT 1)),
+                (SELECT count(*) FROM audit a JOIN customers c ON c.id::text = a.customer_id AND c.id_old::text = a.customer_id_old),
+                (SELECT count(*) FROM audit WHERE customer_id = 'guest' AND customer_id_old = 'guest'),
+                (SELECT count(*) FROM audit WHERE customer_id IS NULL),
+                (SELECT count(*) FROM ledger l JOIN customers c ON c.id = l.customer_id AND c.id_old = l.customer_id_old))"),
+            "text uuid 40 1 1 30",
+            "{how:?}"
+        );
+    }
+}

@@ -302,3 +302,137 @@ where
     );
     err
 }
+
+/// Stops a change at a statement of the test's choosing, with a real
+/// server feature: an event trigger (`ddl_command_start`) that, for a
+/// statement matching a pattern, either fails it (the tool stops there with
+/// an error) or waits until the test lets it go (the tool is busy there,
+/// holding its locks). Made by the superuser in `db`; dropped with it.
+pub struct Hold {
+    db: String,
+    runtime: tokio::runtime::Runtime,
+    /// The session holding the lock waiting statements wait for.
+    holder: Option<tokio_postgres::Client>,
+}
+
+/// The advisory lock a waiting statement waits for.
+const HOLD_LOCK: i64 = 4_242_424_242;
+
+impl Hold {
+    /// Installs the event trigger in `db` (nothing held yet).
+    pub fn install(db: &str) -> Hold {
+        admin_sql(
+            db,
+            &format!(
+                "CREATE TABLE public.uf_hold (pattern text NOT NULL, wait boolean NOT NULL);
+                 CREATE FUNCTION public.uf_hold() RETURNS event_trigger LANGUAGE plpgsql SECURITY DEFINER SET lock_timeout = 0 AS $$
+                 DECLARE h record;
+                 BEGIN
+                   FOR h IN SELECT * FROM public.uf_hold WHERE current_query() LIKE pattern LOOP
+                     IF h.wait THEN
+                       PERFORM pg_advisory_lock({HOLD_LOCK});
+                       PERFORM pg_advisory_unlock({HOLD_LOCK});
+                     ELSE
+                       RAISE EXCEPTION 'held by the test at %', h.pattern;
+                     END IF;
+                   END LOOP;
+                 END $$;
+                 CREATE EVENT TRIGGER uf_hold ON ddl_command_start EXECUTE FUNCTION public.uf_hold();"
+            ),
+        );
+        Hold {
+            db: db.to_string(),
+            runtime: tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap(),
+            holder: None,
+        }
+    }
+
+    /// A statement matching `pattern` (SQL LIKE) fails from now on.
+    pub fn fail_at(&self, pattern: &str) {
+        admin_sql(
+            &self.db,
+            &format!(
+                "INSERT INTO public.uf_hold VALUES ('{}', false)",
+                pattern.replace('\'', "''")
+            ),
+        );
+    }
+
+    /// A statement matching `pattern` waits, from now on until
+    /// [`Hold::release`].
+    pub fn wait_at(&mut self, pattern: &str) {
+        let url = admin_url(&self.db);
+        let client = self.runtime.block_on(async {
+            let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+                .await
+                .unwrap();
+            tokio::spawn(conn);
+            client
+                .query_one(&format!("SELECT pg_advisory_lock({HOLD_LOCK})::text"), &[])
+                .await
+                .unwrap();
+            client
+        });
+        self.holder = Some(client);
+        admin_sql(
+            &self.db,
+            &format!(
+                "INSERT INTO public.uf_hold VALUES ('{}', true)",
+                pattern.replace('\'', "''")
+            ),
+        );
+    }
+
+    /// Whether a statement is waiting at the hold now.
+    pub fn waiting(&self) -> bool {
+        admin_sql(
+            &self.db,
+            &format!(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = ({HOLD_LOCK} & 4294967295)::oid AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+            ),
+        ) != "0"
+    }
+
+    /// Waits until a statement waits at the hold.
+    pub fn until_waiting(&self) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while !self.waiting() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no statement reached the hold"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    /// Lets waiting statements go (statements set to fail still fail).
+    pub fn release(&mut self) {
+        admin_sql(&self.db, "DELETE FROM public.uf_hold WHERE wait");
+        if let Some(client) = self.holder.take() {
+            self.runtime.block_on(async {
+                client
+                    .batch_execute(&format!("SELECT pg_advisory_unlock({HOLD_LOCK})"))
+                    .await
+                    .unwrap();
+            });
+        }
+    }
+
+    /// No statement fails or waits any more.
+    pub fn clear(&mut self) {
+        self.release();
+        admin_sql(&self.db, "DELETE FROM public.uf_hold");
+    }
+
+    /// Drops the event trigger.
+    pub fn remove(mut self) {
+        self.clear();
+        admin_sql(
+            &self.db,
+            "DROP EVENT TRIGGER uf_hold; DROP FUNCTION public.uf_hold(); DROP TABLE public.uf_hold",
+        );
+    }
+}

@@ -10,6 +10,10 @@ use serde::{Deserialize, Serialize};
 pub enum Run {
     /// All steps in one transaction, checked before commit.
     OneTransaction {
+        /// Statements run first, before anything is read (locks: what the
+        /// checks read before the steps is what the steps change).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        lock: Vec<String>,
         /// The steps, in order.
         steps: Vec<Step>,
         /// The checks after them.
@@ -28,6 +32,7 @@ pub enum Run {
 impl Default for Run {
     fn default() -> Run {
         Run::OneTransaction {
+            lock: Vec::new(),
             steps: Vec::new(),
             checks: Vec::new(),
         }
@@ -63,7 +68,7 @@ impl Run {
 pub struct Touched {
     /// Its oid.
     pub oid: u32,
-    /// Its name, quoted and qualified.
+    /// Its name as shown (`schema.table`).
     pub name: String,
 }
 
@@ -115,7 +120,7 @@ pub fn touched<'a>(
         if !out.iter().any(|t| t.oid == r.oid) {
             out.push(Touched {
                 oid: r.oid,
-                name: r.sql_name(),
+                name: r.display_name(),
             });
         }
     }

@@ -12,8 +12,13 @@ pub fn print(change: &ChangePlan) -> Vec<String> {
         .map(|line| format!("-- {}", one_line(line)))
         .collect();
     match &change.run {
-        Run::OneTransaction { steps, checks } => {
+        Run::OneTransaction {
+            lock,
+            steps,
+            checks,
+        } => {
             out.push("BEGIN;".into());
+            out.extend(lock.iter().map(|s| format!("{s};")));
             for step in steps {
                 out.extend(print_step(step));
             }

@@ -645,6 +645,7 @@ fn change(
             schema_only: true,
         },
         run: Run::OneTransaction {
+            lock: Vec::new(),
             steps: Step::each(script.statements.iter().cloned()),
             checks: vec![Check::Zero {
                 what: "verify the rename".into(),

@@ -85,7 +85,7 @@ impl Guard {
                     .await
                     .ok()
                     .and_then(|u| u.into_iter().next())
-                    .map(|u| format!(": {}", u.describe()))
+                    .map(|u| format!(": a {} ({})", u.what(), u.progress()))
                     .unwrap_or_default();
                 return Err(DbError::busy(
                     t.name.clone(),
@@ -94,13 +94,7 @@ impl Guard {
             }
         }
         let guard = Guard { client, pid };
-        let oids: Vec<u32> = touches.iter().map(|t| t.oid).collect();
-        for u in state::under_way(&guard.client, &oids).await? {
-            if resuming.is_some_and(|(table, id)| table == u.state_table && id == u.id) {
-                continue;
-            }
-            return Err(under_way_error(change, &u));
-        }
+        refuse_under_way(&guard.client, change, resuming).await?;
         Ok(guard)
     }
 
@@ -118,6 +112,72 @@ impl Guard {
     }
 }
 
+/// Refuses `change` when another change in batches is under way on a table
+/// it writes (`resuming`: the state table and row of the change this run
+/// completes, which is not another): busy when that change's run holds its
+/// locks now, else refused, with the way to complete it.
+pub async fn refuse_under_way(
+    client: &Client,
+    change: &ChangePlan,
+    resuming: Option<(&str, i64)>,
+) -> Result<(), DbError> {
+    let oids: Vec<u32> = change.touches.iter().map(|t| t.oid).collect();
+    for u in state::under_way(client, &oids).await? {
+        if resuming.is_some_and(|(table, id)| table == u.state_table && id == u.id) {
+            continue;
+        }
+        let running = held(client, &u).await?;
+        return Err(match running {
+            Some(who) => DbError::busy(
+                u.target.clone(),
+                format!(
+                    "a {} is being run by another process ({who}; {}); nothing was changed: try again once it is done",
+                    u.what(),
+                    u.progress()
+                ),
+            ),
+            None => under_way_error(change, &u),
+        });
+    }
+    Ok(())
+}
+
+/// Who runs change `u` now, if a process holds the lock of its first
+/// table (not this session).
+async fn held(client: &Client, u: &UnderWay) -> Result<Option<String>, DbError> {
+    let Some(&first) = u.tables.first() else {
+        return Ok(None);
+    };
+    let mine: bool = client
+        .query_one(
+            "SELECT EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = pg_backend_pid() \
+             AND classid = $1::int8::oid AND objid = $2::int8::oid AND objsubid = 1)",
+            &[&CLASS, &first],
+        )
+        .await
+        .map_err(|e| DbError::new("read the changes under way", e))?
+        .get(0);
+    if mine {
+        return Ok(None);
+    }
+    let any: bool = client
+        .query_one(
+            "SELECT EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND granted \
+             AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+             AND classid = $1::int8::oid AND objid = $2::int8::oid AND objsubid = 1)",
+            &[&CLASS, &first],
+        )
+        .await
+        .map_err(|e| DbError::new("read the changes under way", e))?
+        .get(0);
+    if !any {
+        return Ok(None);
+    }
+    Ok(Some(
+        holder(client, u32::try_from(first).unwrap_or(0)).await,
+    ))
+}
+
 /// Refusing `change` because `u` is under way on a table it writes.
 pub fn under_way_error(change: &ChangePlan, u: &UnderWay) -> DbError {
     let shared: Vec<&str> = change
@@ -129,9 +189,10 @@ pub fn under_way_error(change: &ChangePlan, u: &UnderWay) -> DbError {
     DbError::refused(
         change.operation.clone(),
         format!(
-            "{} is being changed: a {} is under way; nothing was changed",
+            "{} would be changed while a {} is under way ({}); nothing was changed",
             shared.join(", "),
-            u.describe()
+            u.what(),
+            u.progress()
         ),
     )
     .with_hint(u.resume_command())

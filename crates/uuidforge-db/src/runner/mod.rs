@@ -81,19 +81,15 @@ async fn answer<O: Operation>(
 }
 
 /// Plans `op` in `reader`'s transaction: the snapshot, then the reads the
-/// operation asks for. Refused when a change under way (in batches, killed
-/// or running) writes a table this one would. Returns the plan and the
+/// operation asks for. Refused when a change in batches under way writes a
+/// table this one would (busy while it runs). Returns the plan and the
 /// snapshot it was made from.
 pub async fn plan<O: Operation>(
     reader: &impl Reader,
     op: &O,
 ) -> Result<(O::Plan, Snapshot), DbError> {
     let (plan, snapshot) = plan_only(reader, op).await?;
-    let change = plan.change();
-    let oids: Vec<u32> = change.touches.iter().map(|t| t.oid).collect();
-    if let Some(u) = state::under_way(reader.client(), &oids).await?.first() {
-        return Err(guard::under_way_error(change, u));
-    }
+    guard::refuse_under_way(reader.client(), plan.change(), None).await?;
     Ok((plan, snapshot))
 }
 
@@ -196,6 +192,17 @@ pub struct Report<'a, P: Serialize> {
     pub applied: Option<&'a Applied>,
 }
 
+/// Whether `e` is a lock lost to others (waited longer than the lock
+/// timeout, or chosen to break a deadlock with the application's
+/// transactions): nothing was changed, and trying again is safe.
+fn lost_a_lock(e: &DbError) -> bool {
+    matches!(e.sqlstate(), Some("55P03" | "40P01"))
+}
+
+/// How many times a change in one transaction is tried when it loses its
+/// locks.
+const ONE_TRANSACTION_TRIES: u32 = 5;
+
 /// Whether `run` computes new keys (and so needs the secret).
 fn needs_secret(run: &Run) -> bool {
     match run {
@@ -249,9 +256,22 @@ pub async fn apply<O: Operation>(
     };
     let mut applied = match &change.run {
         Run::OneTransaction { .. } => {
-            let mut applied = Applied::default();
-            one_transaction::run(config, op, expected, &secret, &mut applied).await?;
-            applied
+            let mut tries = 0;
+            loop {
+                tries += 1;
+                let mut applied = Applied::default();
+                match one_transaction::run(config, op, expected, &secret, &mut applied).await {
+                    Ok(()) => break applied,
+                    Err(e) if tries < ONE_TRANSACTION_TRIES && lost_a_lock(&e) => {
+                        // Rolled back: nothing was changed.
+                        tokio::time::sleep(std::time::Duration::from_millis(
+                            200 * u64::from(tries),
+                        ))
+                        .await;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
         }
         Run::Batches { .. } => {
             let (at, prepare) = steps::start(config, op, expected, guard.pid).await?;
@@ -302,7 +322,11 @@ pub async fn resume(
         ));
     };
     if u.legacy {
-        return Err(DbError::refused("resume", u.describe()).with_hint(u.resume_command()));
+        return Err(DbError::refused(
+            "resume",
+            format!("a {} is under way ({})", u.what(), u.progress()),
+        )
+        .with_hint(u.resume_command()));
     }
     let change = u.change()?;
     let guard = guard::Guard::claim(config, &change, Some((&u.state_table, u.id))).await?;

@@ -18,12 +18,20 @@ pub(super) async fn run<O: Operation>(
 ) -> Result<(), DbError> {
     let tx = Change::begin(config).await?;
     let plan = super::plan_again(&tx, op, expected).await?;
-    let Run::OneTransaction { steps, checks } = &plan.change().run else {
+    let Run::OneTransaction {
+        lock,
+        steps,
+        checks,
+    } = &plan.change().run
+    else {
         return Err(DbError::unreadable(
             "plan",
             "not a change in one transaction",
         ));
     };
+    for sql in lock {
+        tx.execute(sql).await?;
+    }
     let mut before = Vec::new();
     for check in checks {
         if let Check::Unchanged { what, statement } = check {

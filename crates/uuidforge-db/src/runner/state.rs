@@ -114,12 +114,15 @@ impl UnderWay {
         )
     }
 
-    /// One line about it: the operation, its target, its next step.
-    pub fn describe(&self) -> String {
+    /// What it is: `migrate-key of public.parent in batches`.
+    pub fn what(&self) -> String {
+        format!("{} of {} in batches", self.operation, self.target)
+    }
+
+    /// When it began and moved last, and its next step.
+    pub fn progress(&self) -> String {
         format!(
-            "{} of {} in batches (since {}, last step {}; next {})",
-            self.operation,
-            self.target,
+            "begun {}, last step {}; next {}",
             self.started_at,
             self.updated_at,
             self.next_step()
@@ -141,13 +144,13 @@ fn rows_sql(tables: &[(String, bool)]) -> String {
                 format!(
                     "SELECT 0::int8 AS id, {t} AS state_table, 'migrate-key' AS operation, table_name AS target, \
                      array(SELECT to_regclass(r)::oid::int8 FROM jsonb_array_elements_text(plan->'backup'->'relations') r) AS tables, \
-                     plan, (step - 0)::int8 AS step, started_at::text, updated_at::text, NULL::int AS pid, true AS legacy FROM {table}",
+                     plan, (step - 0)::int8 AS step, to_char(started_at, 'YYYY-MM-DD HH24:MI:SS TZ') AS started_at, to_char(updated_at, 'YYYY-MM-DD HH24:MI:SS TZ') AS updated_at, NULL::int AS pid, true AS legacy FROM {table}",
                     t = quote_literal(table)
                 )
             } else {
                 format!(
                     "SELECT id, {t} AS state_table, operation, target, tables::int8[] AS tables, plan, step::int8, \
-                     started_at::text, updated_at::text, pid, false AS legacy FROM {table}",
+                     to_char(started_at, 'YYYY-MM-DD HH24:MI:SS TZ') AS started_at, to_char(updated_at, 'YYYY-MM-DD HH24:MI:SS TZ') AS updated_at, pid, false AS legacy FROM {table}",
                     t = quote_literal(table)
                 )
             }

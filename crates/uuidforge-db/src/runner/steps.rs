@@ -12,7 +12,7 @@ use std::time::Instant;
 use tokio_postgres::{Client, Config};
 
 /// How many times an exclusive step is tried when it waits too long for
-/// its locks.
+/// its locks, or loses them to a deadlock.
 const EXCLUSIVE_TRIES: u32 = 5;
 
 /// Where a change in batches is recorded: its state table and row.
@@ -31,6 +31,25 @@ pub struct Recorded {
 /// refused, unchanged), runs the first step and records the change; where
 /// it is recorded, and how long that first step took.
 pub(super) async fn start<O: Operation>(
+    config: &Config,
+    op: &O,
+    expected: &O::Plan,
+    pid: i32,
+) -> Result<(Recorded, f64), DbError> {
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        match try_start(config, op, expected, pid).await {
+            Err(e) if tries < EXCLUSIVE_TRIES && super::lost_a_lock(&e) => {
+                // Rolled back with its connection: nothing was changed.
+                tokio::time::sleep(std::time::Duration::from_millis(200 * u64::from(tries))).await;
+            }
+            done => return done,
+        }
+    }
+}
+
+async fn try_start<O: Operation>(
     config: &Config,
     op: &O,
     expected: &O::Plan,
@@ -293,7 +312,7 @@ async fn transaction(
             }
             Err(e) => {
                 rollback(client).await;
-                if !(exclusive && tries < EXCLUSIVE_TRIES && e.sqlstate() == Some("55P03")) {
+                if !(exclusive && tries < EXCLUSIVE_TRIES && super::lost_a_lock(&e)) {
                     return Err(e);
                 }
                 tokio::time::sleep(std::time::Duration::from_millis(200 * u64::from(tries))).await;

@@ -480,6 +480,7 @@ pub fn plan(
             schema_only: false,
         },
         run: Run::OneTransaction {
+            lock: Vec::new(),
             steps,
             checks: vec![Check::Zero {
                 what: "verify the merge".into(),

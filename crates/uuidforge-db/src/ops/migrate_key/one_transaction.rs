@@ -61,6 +61,9 @@ pub fn change(m: &Migration) -> ChangePlan {
         summary: summary(m, ""),
         backup: backup(m),
         run: Run::OneTransaction {
+            // Writers wait from here on: the rows counted and digested
+            // before the steps, and the keys read, are all there will be.
+            lock: vec![lock_all(m)],
             steps,
             checks: vec![
                 Check::Zero {
@@ -83,6 +86,19 @@ pub fn change(m: &Migration) -> ChangePlan {
         },
         epilogue: Vec::new(),
     }
+}
+
+/// Locks every table written, referencing tables first (as a writer's
+/// statement that checks a foreign key has).
+pub(crate) fn lock_all(m: &Migration) -> String {
+    let mut order: Vec<String> = m
+        .written()
+        .iter()
+        .filter(|r| r.oid != m.key.table.oid)
+        .map(|r| r.sql_name())
+        .collect();
+    order.push(m.key.table.sql_name());
+    format!("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE", order.join(", "))
 }
 
 /// The statements up to the new values: settings, views dropped, new

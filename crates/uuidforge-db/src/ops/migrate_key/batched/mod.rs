@@ -48,7 +48,9 @@ struct Ctx<'m, 'a> {
     kn: String,
     /// The key map (quoted, qualified).
     map: String,
-    /// Locks every table, referencing tables first.
+    /// Locks every table, referencing tables first (a deadlock with the
+    /// application's own order loses the step, which the runner tries
+    /// again).
     lock_all: String,
     /// The table itself and each referencing table, with its reference
     /// columns.
@@ -66,16 +68,6 @@ impl<'m, 'a> Ctx<'m, 'a> {
                 None => tables.push((r.table, vec![r])),
             }
         }
-        // Referencing tables first: a writer's statement that reads the
-        // table (its foreign key check, or the triggers' lookups) has locked
-        // the referencing table before, so taking them in the same order
-        // cannot deadlock with it.
-        let mut lock_order: Vec<String> = tables
-            .iter()
-            .filter(|(r, _)| r.oid != relation.oid)
-            .map(|(r, _)| r.sql_name())
-            .collect();
-        lock_order.push(t.clone());
         Ctx {
             m,
             k: quote_ident(&m.key.column.name),
@@ -84,10 +76,7 @@ impl<'m, 'a> Ctx<'m, 'a> {
                 &relation.schema,
                 &cut(&format!("uuidforge_keymap_{}", relation.oid)),
             ),
-            lock_all: format!(
-                "LOCK TABLE {} IN ACCESS EXCLUSIVE MODE",
-                lock_order.join(", ")
-            ),
+            lock_all: super::one_transaction::lock_all(m),
             tables,
             t,
         }
