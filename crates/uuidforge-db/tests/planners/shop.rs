@@ -8,7 +8,7 @@ use uuidforge_db::ops::{BatchStep, ChangePlan, Check, Run, Step, Stop};
 
 fn one_transaction(change: &ChangePlan) -> (&[Step], &[Check]) {
     match &change.run {
-        Run::OneTransaction { steps, checks } => (steps, checks),
+        Run::OneTransaction { steps, checks, .. } => (steps, checks),
         Run::Batches { .. } => panic!("expected one transaction"),
     }
 }

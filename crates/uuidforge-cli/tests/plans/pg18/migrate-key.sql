@@ -7,6 +7,7 @@
 --   moved to the new columns from their definitions: constraint Zeilen_pkey, index orders_customer_id_idx
 --   new default: public.uuidv7() (the uuidforge extension)
 BEGIN;
+LOCK TABLE "public"."Zeilen", "public"."orders", "public"."referrals", "public"."customers" IN ACCESS EXCLUSIVE MODE;
 CREATE TEMP TABLE uuidforge_keymap (old text PRIMARY KEY, new uuid NOT NULL UNIQUE) ON COMMIT DROP;
 -- new keys computed by uuidforge from: SELECT x."id"::text AS old_key, NULL::int8 AS unix_ms FROM "public"."customers" x ORDER BY x."id";
 -- COPY uuidforge_keymap (old, new): one row per key
