@@ -34,10 +34,7 @@ case!(
         );
         // The partitions declaring a reference are locked with the tables.
         let touched: Vec<&str> = m.touches.iter().map(|t| t.name.as_str()).collect();
-        assert!(
-            touched.contains(&r#""public"."payment_p2022_01""#),
-            "{touched:?}"
-        );
+        assert!(touched.contains(&"public.payment_p2022_01"), "{touched:?}");
     }
 );
 

@@ -39,8 +39,7 @@ case!(
         // It writes the tables and views it renames in, each locked by oid.
         let touched: Vec<&str> = rename.touches.iter().map(|t| t.name.as_str()).collect();
         assert!(
-            touched.contains(&r#""public"."orders""#)
-                && touched.contains(&r#""public"."big_orders""#),
+            touched.contains(&"public.orders") && touched.contains(&"public.big_orders"),
             "{touched:?}"
         );
         assert!(c
