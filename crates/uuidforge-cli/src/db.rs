@@ -542,7 +542,7 @@ async fn discover(session: &ReadOnly, args: DiscoverArgs) -> Result<ExitCode, Us
         (_, Some(DiagramFormat::Mermaid), _) => write!(out, "{}", diagram::mermaid(&report))?,
         (_, Some(DiagramFormat::Dot), _) => write!(out, "{}", diagram::dot(&report))?,
         (_, Some(DiagramFormat::Svg), _) => {
-            write!(out, "{}", diagram::svg(&report).map_err(UsageError::plain)?)?
+            write!(out, "{}", diagram::svg(&report).map_err(db_error)?)?
         }
         (_, None, true) => write!(out, "{}", discover::adoption_ddl(&report))?,
         (_, None, false) => {

@@ -151,13 +151,13 @@ pub fn dot(report: &Report) -> String {
 }
 
 /// SVG, laid out from [`dot`]; text is escaped by the writer.
-pub fn svg(report: &Report) -> Result<String, String> {
+pub fn svg(report: &Report) -> Result<String, crate::error::DbError> {
     use layout::backends::svg::SVGWriter;
     use layout::gv::{DotParser, GraphBuilder};
     let source = dot(report);
     let graph = DotParser::new(&source)
         .process()
-        .map_err(|e| format!("diagram: {e}"))?;
+        .map_err(|e| crate::error::DbError::unreadable("diagram", e.to_string()))?;
     let mut builder = GraphBuilder::new();
     builder.visit_graph(&graph);
     let mut visual = builder.get();

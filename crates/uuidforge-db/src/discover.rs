@@ -424,6 +424,82 @@ fn declared_foreign_keys(snapshot: &Snapshot) -> Vec<(ColumnSet, ColumnSet)> {
         .collect()
 }
 
+/// One inclusion read (`dep` column `d` in key `r`: values matched, child
+/// rows older than their parent), scored: the foreign key it proposes, if
+/// any.
+fn scored(
+    snapshot: &Snapshot,
+    candidates: &[Candidate],
+    keys: &[(usize, bool)],
+    (d, r, matched, older): (usize, usize, i64, i64),
+) -> Result<Option<ForeignKey>, DbError> {
+    let dep = candidates
+        .get(d)
+        .ok_or_else(|| DbError::unreadable("inclusion", "unknown column"))?;
+    let (ki, _) = *keys
+        .get(r)
+        .ok_or_else(|| DbError::unreadable("inclusion", "unknown key"))?;
+    let key = &candidates[ki];
+    if ki == d {
+        return Ok(None);
+    }
+    let compared = dep.non_null.min(INCLUSION_SAMPLE);
+    let inclusion = matched as f64 / compared.max(1) as f64;
+    if inclusion < MIN_INCLUSION {
+        return Ok(None);
+    }
+    let names = name_evidence(&dep.column, &key.table, &key.column);
+    let dep_is_key = keys.iter().any(|&(k, _)| k == d);
+    // A table's own key included in another key is a 1:1 extension only
+    // when its name says so.
+    if dep_is_key && names == 0.0 {
+        return Ok(None);
+    }
+    let mut evidence = vec![if compared < dep.non_null {
+        format!(
+            "inclusion {:.1}% of {compared} values sampled of {}",
+            inclusion * 100.0,
+            dep.non_null
+        )
+    } else {
+        format!("inclusion {:.1}% of {compared} values", inclusion * 100.0)
+    }];
+    let mut s = 0.7 * inclusion;
+    if names > 0.0 {
+        s += 0.2 * names;
+        evidence.push(format!(
+            "name {} → {}.{}",
+            dep.column, key.table, key.column
+        ));
+    }
+    if dep.v7 > 0 && key.v7 > 0 {
+        let older_share = older as f64 / matched.max(1) as f64;
+        if older == 0 {
+            s += 0.1;
+            evidence.push("v7 times consistent (no child older than its parent)".into());
+        } else if older_share > 0.1 {
+            s -= 0.2;
+            evidence.push(format!(
+                "{:.0}% of child rows older than their parent",
+                older_share * 100.0
+            ));
+        }
+    }
+    Ok(Some(ForeignKey {
+        from: dep.set(),
+        to: key.set(),
+        score: (s.clamp(0.0, 1.0) * 1000.0).round() / 1000.0,
+        declared: false,
+        inclusion,
+        evidence,
+        from_partitioned: snapshot
+            .relation(dep.relation)
+            .is_some_and(|r| r.kind == RelKind::PartitionedTable),
+        older,
+        matched,
+    }))
+}
+
 /// Scores the inclusions and builds the report (declared constraints
 /// included and marked).
 pub fn score(
@@ -440,93 +516,61 @@ pub fn score(
     };
     let declared_fks = declared_foreign_keys(snapshot);
     let mut best: HashMap<usize, ForeignKey> = HashMap::new();
-    for (d, r, matched, older) in rows {
-        let dep = candidates
-            .get(d)
-            .ok_or_else(|| DbError::unreadable("inclusion", "unknown column"))?;
-        let (ki, _) = *keys
-            .get(r)
-            .ok_or_else(|| DbError::unreadable("inclusion", "unknown key"))?;
-        let key = &candidates[ki];
-        if ki == d {
+    for row in rows {
+        let Some(fk) = scored(snapshot, candidates, keys, row)? else {
             continue;
-        }
-        let compared = dep.non_null.min(INCLUSION_SAMPLE);
-        let inclusion = matched as f64 / compared.max(1) as f64;
-        if inclusion < MIN_INCLUSION {
-            continue;
-        }
-        let names = name_evidence(&dep.column, &key.table, &key.column);
-        let dep_is_key = keys.iter().any(|&(k, _)| k == d);
-        // A table's own key included in another key is a 1:1 extension
-        // only when its name says so.
-        if dep_is_key && names == 0.0 {
-            continue;
-        }
-        let mut evidence = vec![if compared < dep.non_null {
-            format!(
-                "inclusion {:.1}% of {compared} values sampled of {}",
-                inclusion * 100.0,
-                dep.non_null
-            )
-        } else {
-            format!("inclusion {:.1}% of {compared} values", inclusion * 100.0)
-        }];
-        let mut s = 0.7 * inclusion;
-        if names > 0.0 {
-            s += 0.2 * names;
-            evidence.push(format!(
-                "name {} → {}.{}",
-                dep.column, key.table, key.column
-            ));
-        }
-        if dep.v7 > 0 && key.v7 > 0 {
-            let older_share = older as f64 / matched.max(1) as f64;
-            if older == 0 {
-                s += 0.1;
-                evidence.push("v7 times consistent (no child older than its parent)".into());
-            } else if older_share > 0.1 {
-                s -= 0.2;
-                evidence.push(format!(
-                    "{:.0}% of child rows older than their parent",
-                    older_share * 100.0
-                ));
-            }
-        }
+        };
         // Small keys (a handful of rows) include many columns by chance
         // only when values repeat across tables, which UUIDs do not: keep
         // the best-scored key, the smallest on a tie (the most specific).
-        let fk = ForeignKey {
-            from: dep.set(),
-            to: key.set(),
-            score: (s.clamp(0.0, 1.0) * 1000.0).round() / 1000.0,
-            declared: false,
-            inclusion,
-            evidence,
-            from_partitioned: snapshot
-                .relation(dep.relation)
-                .is_some_and(|r| r.kind == RelKind::PartitionedTable),
-            older,
-            matched,
+        let rows_of = |set: &ColumnSet| {
+            candidates
+                .iter()
+                .find(|c| c.set() == *set)
+                .map(|c| c.rows)
+                .unwrap_or(i64::MAX)
         };
-        let replace = match best.get(&d) {
+        let replace = match best.get(&row.0) {
             None => true,
             Some(old) => {
-                let old_rows = candidates
-                    .iter()
-                    .find(|c| c.set() == old.to)
-                    .map(|c| c.rows)
-                    .unwrap_or(i64::MAX);
-                fk.score > old.score || (fk.score == old.score && key.rows < old_rows)
+                fk.score > old.score
+                    || (fk.score == old.score && rows_of(&fk.to) < rows_of(&old.to))
             }
         };
         if replace {
-            best.insert(d, fk);
+            best.insert(row.0, fk);
         }
     }
     let mut foreign_keys: Vec<ForeignKey> = best.into_values().collect();
     one_direction(&mut foreign_keys, &declared_fks);
-    for fk in &mut foreign_keys {
+    with_declared(&mut foreign_keys, declared_fks);
+    // A link table (every uuid column found a reference, as
+    // `employee_territories (employee_id, territory_id)`) is keyed by its
+    // references together: one of them alone, unique as it may happen to
+    // be in the data, is no key of its own, and nothing references it.
+    let references_from = |c: &ColumnSet| {
+        foreign_keys
+            .iter()
+            .filter(|f| f.from.schema == c.schema && f.from.table == c.table)
+            .count()
+    };
+    let link_keys: Vec<ColumnSet> = keys
+        .iter()
+        .filter(|&&(_, declared)| !declared)
+        .map(|&(i, _)| candidates[i].set())
+        .filter(|key| foreign_keys.iter().any(|f| f.from == *key) && references_from(key) >= 2)
+        .collect();
+    foreign_keys.retain(|f| !link_keys.contains(&f.to));
+    Ok(Report {
+        primary_keys: primary_keys(snapshot, candidates, keys, &link_keys),
+        foreign_keys,
+    })
+}
+
+/// The declared foreign keys marked among `foreign_keys`, those the data
+/// did not propose added; sorted by score, then by name.
+fn with_declared(foreign_keys: &mut Vec<ForeignKey>, declared_fks: Vec<(ColumnSet, ColumnSet)>) {
+    for fk in foreign_keys.iter_mut() {
         fk.declared = declared_fks
             .iter()
             .any(|(f, t)| *f == fk.from && *t == fk.to);
@@ -555,25 +599,16 @@ pub fn score(
             ))
         })
     });
-    // A link table (every uuid column found a reference, as
-    // `employee_territories (employee_id, territory_id)`) is keyed by its
-    // references together: one of them alone, unique as it may happen to
-    // be in the data, is no key of its own, and nothing references it.
-    let references_from = |c: &ColumnSet| {
-        foreign_keys
-            .iter()
-            .filter(|f| f.from.schema == c.schema && f.from.table == c.table)
-            .count()
-    };
-    let link_keys: Vec<ColumnSet> = keys
-        .iter()
-        .filter(|&&(_, declared)| !declared)
-        .map(|&(i, _)| candidates[i].set())
-        .filter(|key| foreign_keys.iter().any(|f| f.from == *key) && references_from(key) >= 2)
-        .collect();
-    foreign_keys.retain(|f| !link_keys.contains(&f.to));
-    let primary_keys = keys
-        .iter()
+}
+
+/// The primary keys proposed (a link table's key left out).
+fn primary_keys(
+    snapshot: &Snapshot,
+    candidates: &[Candidate],
+    keys: &[(usize, bool)],
+    link_keys: &[ColumnSet],
+) -> Vec<PrimaryKey> {
+    keys.iter()
         .filter(|&&(i, _)| !link_keys.contains(&candidates[i].set()))
         .map(|&(i, declared)| {
             let relation = candidates[i].relation;
@@ -590,11 +625,7 @@ pub fn score(
                     .is_some_and(|r| r.kind == RelKind::PartitionedTable),
             }
         })
-        .collect();
-    Ok(Report {
-        primary_keys,
-        foreign_keys,
-    })
+        .collect()
 }
 
 /// Where two keys include each other (a one-to-one link: each key's values

@@ -57,6 +57,25 @@ pub struct NamePart {
     pub quoted: bool,
 }
 
+/// A name that does not read as psql reads names: what is wrong, with the
+/// name as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameError(pub String);
+
+impl std::fmt::Display for NameError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NameError {}
+
+impl From<NameError> for String {
+    fn from(e: NameError) -> String {
+        e.0
+    }
+}
+
 /// Reads a dotted name the way psql and pg_dump read one (`public."Order"`,
 /// `"a.b".c`): dots split parts only outside double quotes, a quoted part
 /// keeps its case, dots and spaces (`""` is one `"`), an unquoted part folds
@@ -70,7 +89,7 @@ pub struct NamePart {
 /// assert_eq!(parse_name("\"a.b\".c").unwrap().len(), 2);
 /// assert!(parse_name("\"open").is_err());
 /// ```
-pub fn parse_name(text: &str) -> Result<Vec<NamePart>, String> {
+pub fn parse_name(text: &str) -> Result<Vec<NamePart>, NameError> {
     let mut parts = Vec::new();
     let mut chars = text.trim().chars().peekable();
     loop {
@@ -81,9 +100,9 @@ pub fn parse_name(text: &str) -> Result<Vec<NamePart>, String> {
             loop {
                 match chars.next() {
                     None => {
-                        return Err(format!(
+                        return Err(NameError(format!(
                             "'{text}' has an unterminated quoted name (expected a closing \")"
-                        ))
+                        )))
                     }
                     Some('"') if chars.peek() == Some(&'"') => {
                         chars.next();
@@ -99,27 +118,27 @@ pub fn parse_name(text: &str) -> Result<Vec<NamePart>, String> {
                     break;
                 }
                 if !(c.is_alphanumeric() || c == '_' || c == '$') {
-                    return Err(format!(
+                    return Err(NameError(format!(
                         "'{text}' has '{c}' outside quotes (expected letters, digits, _ or $; quote a name that holds others: \"my name\")"
-                    ));
+                    )));
                 }
                 name.push(c.to_ascii_lowercase());
                 chars.next();
             }
         }
         if name.is_empty() {
-            return Err(format!(
+            return Err(NameError(format!(
                 "'{text}' has an empty name part (expected name or schema.name)"
-            ));
+            )));
         }
         parts.push(NamePart { name, quoted });
         match chars.next() {
             None => return Ok(parts),
             Some('.') => {}
             Some(c) => {
-                return Err(format!(
+                return Err(NameError(format!(
                     "'{text}' has '{c}' after a quoted name (expected a dot or the end)"
-                ))
+                )))
             }
         }
     }

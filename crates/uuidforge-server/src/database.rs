@@ -297,7 +297,7 @@ pub async fn discover(
                 ApiError::with_status(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     "diagram",
-                    e,
+                    e.message,
                     "an ER diagram",
                 )
             })?,

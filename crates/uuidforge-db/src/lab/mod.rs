@@ -3,14 +3,18 @@
 //!
 //! Pure parts: the matrix of cells, the SQL each step runs, the figures a
 //! cell produces and the recommendation that follows from them. The
-//! executor (`uuidforge lab keys`) inserts with concurrent writers, times
-//! and reads the statistics.
+//! executor ([`run`], feature `client`) inserts with concurrent writers,
+//! times and reads the statistics; `uuidforge lab keys` prints what it
+//! measured.
 //!
 //! Cells are key kinds × writer counts. Key kinds: `bigint` identity,
 //! UUIDv4, the server-wide `uuidv7()` of the extension, PostgreSQL 18's own
 //! `uuidv7()` (one generator per backend), and UUIDv7 from one
 //! generator per writer (the application-side case) for every counter and
 //! guard length asked for, and PostgreSQL 18's layout (`pg18`) the same way.
+
+#[cfg(feature = "client")]
+pub mod run;
 
 use crate::ident::{qualified, quote_ident};
 use serde::{Deserialize, Serialize};
@@ -130,20 +134,24 @@ pub fn matrix(
     counter_bits: &[u8],
     guard_bits: &[u8],
     server: ServerKinds,
-) -> Result<Vec<Cell>, String> {
+) -> Result<Vec<Cell>, crate::error::DbError> {
+    use crate::error::DbError;
     if writers.is_empty() || writers.iter().any(|&w| w == 0 || w > 64) {
-        return Err(format!(
-            "invalid value '{writers:?}' for '--writers': expected 1 to 64 writers, e.g. 1,4,16"
+        return Err(DbError::invalid(
+            "writers",
+            format!("invalid value '{writers:?}' for '--writers': expected 1 to 64 writers, e.g. 1,4,16"),
         ));
     }
     if let Some(c) = counter_bits.iter().find(|&&c| c > 42) {
-        return Err(format!(
-            "invalid value '{c}' for '--counter-bits': expected 0..=42 (with 32 random bits left)"
+        return Err(DbError::invalid(
+            "counter-bits",
+            format!("invalid value '{c}' for '--counter-bits': expected 0..=42 (with 32 random bits left)"),
         ));
     }
     if let Some(g) = guard_bits.iter().find(|&&g| g > 4) {
-        return Err(format!(
-            "invalid value '{g}' for '--guard-bits': expected 0..=4"
+        return Err(DbError::invalid(
+            "guard-bits",
+            format!("invalid value '{g}' for '--guard-bits': expected 0..=4"),
         ));
     }
     let mut kinds = vec![KeyKind::BigintIdentity, KeyKind::V4];
@@ -595,12 +603,15 @@ mod tests {
         );
         assert!(matrix(&[0], &[4], &[0], ServerKinds::default())
             .unwrap_err()
+            .message
             .contains("--writers"));
         assert!(matrix(&[1], &[43], &[0], ServerKinds::default())
             .unwrap_err()
+            .message
             .contains("--counter-bits"));
         assert!(matrix(&[1], &[4], &[9], ServerKinds::default())
             .unwrap_err()
+            .message
             .contains("--guard-bits"));
     }
 
