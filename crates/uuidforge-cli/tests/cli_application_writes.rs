@@ -12,7 +12,6 @@
 mod common;
 
 use common::{admin_sql, fresh_database, url, uuidforge};
-use std::process::Stdio;
 use std::time::Duration;
 
 const PARENTS: u32 = 20_000;
@@ -61,35 +60,7 @@ fn migrate_beside_writers(tag: &str, how: &[&str]) {
     let dir = common::scratch("writes", tag);
     let script = dir.join("writes.sql");
     std::fs::write(&script, WRITES).unwrap();
-    let pgbench = std::process::Command::new("pgbench")
-        .args([
-            "-n",
-            "-c",
-            "4",
-            "-j",
-            "2",
-            "-T",
-            "25",
-            "--max-tries",
-            "10",
-            "-f",
-        ])
-        .arg(&script)
-        .args([
-            "-h",
-            "127.0.0.1",
-            "-p",
-            &common::port(),
-            "-U",
-            "uuidforge",
-            &db,
-        ])
-        .env("PGPASSWORD", "uuidforge")
-        .env("PGCLUSTER", "15/main")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("pgbench (from the PostgreSQL server package)");
+    let pgbench = common::pgbench(&db, &script, 25);
     std::thread::sleep(Duration::from_secs(2));
     let out = uuidforge()
         .env_remove("UUIDFORGE_DB")

@@ -497,26 +497,9 @@ fn writers_run_throughout_a_batched_migration() {
          INSERT INTO \"Zeilen\" (\"Kunde\", n) SELECT id, 100000 + :client_id * 1000000 + :r * 1000 + (random() * 999)::int FROM customers ORDER BY created_at LIMIT 1 OFFSET :r ON CONFLICT DO NOTHING;\n",
     )
     .unwrap();
-    let pgbench = std::process::Command::new("pgbench")
-        // Long enough for the migration to end while they write, on a busy
-        // 2-core machine too.
-        .args(["-n", "-c", "4", "-j", "2", "-T", "30", "-f"])
-        .arg(&script)
-        .args([
-            "-h",
-            "127.0.0.1",
-            "-p",
-            &common::port(),
-            "-U",
-            "uuidforge",
-            &db,
-        ])
-        .env("PGPASSWORD", "uuidforge")
-        .env("PGCLUSTER", "15/main")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("pgbench (from the PostgreSQL server package)");
+    // Long enough for the migration to end while they write, on a busy
+    // 2-core machine too.
+    let pgbench = common::pgbench(&db, &script, 30);
     std::thread::sleep(Duration::from_secs(2));
     let out = migrate(&db, &dir)
         .args([

@@ -157,7 +157,8 @@ pub fn admin_sql(db: &str, sql: &str) -> String {
 }
 
 /// Runs `uuidforge args` (in `dir`) while another session reads `table`
-/// (a lock a backup shares and an `ALTER TABLE` waits for), kills it with
+/// (a lock a backup shares and an `ALTER TABLE` or `LOCK TABLE` of a
+/// change waits for), kills it with
 /// SIGKILL once its transaction waits on that lock, lets the lock go and
 /// waits until the orphaned backend has ended.
 pub fn kill_while_waiting_on(db: &str, table: &str, dir: &std::path::Path, args: &[&str]) {
@@ -184,7 +185,7 @@ pub fn kill_while_waiting_on(db: &str, table: &str, dir: &std::path::Path, args:
         .spawn()
         .unwrap();
     let waiting = format!(
-        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'ALTER TABLE%{table}%'"
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND (query LIKE 'ALTER TABLE%{table}%' OR query LIKE 'LOCK TABLE%{table}%')"
     );
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while admin_sql(db, &waiting) != "1" {
@@ -435,4 +436,30 @@ impl Hold {
             "DROP EVENT TRIGGER uf_hold; DROP FUNCTION public.uf_hold(); DROP TABLE public.uf_hold",
         );
     }
+}
+
+/// pgbench running `script` on `db` as the login role for `seconds`, 4
+/// clients (deadlocks with a change retried), in the background.
+pub fn pgbench(db: &str, script: &std::path::Path, seconds: u32) -> std::process::Child {
+    std::process::Command::new("pgbench")
+        .args([
+            "-n",
+            "-c",
+            "4",
+            "-j",
+            "2",
+            "--max-tries",
+            "10",
+            "-T",
+            &seconds.to_string(),
+            "-f",
+        ])
+        .arg(script)
+        .args(["-h", "127.0.0.1", "-p", &port(), "-U", "uuidforge", db])
+        .env("PGPASSWORD", "uuidforge")
+        .env("PGCLUSTER", "15/main")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("pgbench (from the PostgreSQL server package)")
 }

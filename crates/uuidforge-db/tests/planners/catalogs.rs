@@ -331,7 +331,10 @@ impl Captured {
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
             .collect();
         let base = fixture_path(&format!("golden/{}/{slug}.sql", self.catalog));
-        let own = fixture_path(&format!("golden/{}/{slug}.pg{}.sql", self.catalog, self.major));
+        let own = fixture_path(&format!(
+            "golden/{}/{slug}.pg{}.sql",
+            self.catalog, self.major
+        ));
         if std::env::var_os("UUIDFORGE_ACCEPT_PLANS").is_some() {
             std::fs::create_dir_all(base.parent().unwrap()).unwrap();
             if self.major == 15 {

@@ -65,7 +65,7 @@ SELECT json_build_object(
      obj_description(co.oid, 'pg_constraint') AS comment,
      pg_get_expr(co.conbin, co.conrelid) AS expression,
      d.definition AS index_definition, am.amname AS method,
-     pg_get_expr(i.indexprs, i.indrelid) AS index_expressions, pg_get_expr(i.indpred, i.indrelid) AS predicate,
+     pg_get_expr(i.indexprs, i.indrelid) AS expressions, pg_get_expr(i.indpred, i.indrelid) AS predicate,
      coalesce(f.keys, '[]') AS keys, coalesce(f.uuid_class, true) AS uuid_class,
      (SELECT coalesce(json_agg(json_build_object('partition', lk.conrelid::int8, 'name', lk.conname) ORDER BY lk.oid), '[]')
         FROM pg_constraint lk WHERE lk.conparentid = co.oid) AS leaves
@@ -119,6 +119,31 @@ pub struct Leaf {
     pub name: String,
 }
 
+/// What of an index must still hold over the columns that become uuid:
+/// its expressions and predicate type, its operator classes fit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexShape {
+    /// Its expressions, as `pg_get_expr` writes them.
+    pub expressions: Option<String>,
+    /// Its `WHERE`.
+    pub predicate: Option<String>,
+    /// Its key columns' operator classes.
+    pub keys: Vec<KeyClass>,
+    /// Whether its access method has a default operator class for uuid.
+    pub uuid_class: bool,
+}
+
+impl IndexShape {
+    /// Its expressions and predicate.
+    pub fn expressions(&self) -> Vec<&str> {
+        [&self.expressions, &self.predicate]
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+            .collect()
+    }
+}
+
 /// An index over a changed column that no constraint owns.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IndexDependent {
@@ -138,14 +163,9 @@ pub struct IndexDependent {
     pub unique: bool,
     /// `COMMENT ON INDEX`.
     pub comment: Option<String>,
-    /// Its expressions, as `pg_get_expr` writes them.
-    pub expressions: Option<String>,
-    /// Its `WHERE`.
-    pub predicate: Option<String>,
-    /// Its key columns' operator classes.
-    pub keys: Vec<KeyClass>,
-    /// Whether its access method has a default operator class for uuid.
-    pub uuid_class: bool,
+    /// What must still hold over uuid columns.
+    #[serde(flatten)]
+    pub shape: IndexShape,
     /// A partitioned table's index: the partitions' indexes attached to it.
     #[serde(default)]
     pub leaves: Vec<Leaf>,
@@ -183,14 +203,9 @@ pub struct ConstraintDependent {
     pub index_definition: Option<String>,
     /// That index's access method.
     pub method: Option<String>,
-    /// That index's expressions.
-    pub index_expressions: Option<String>,
-    /// That index's (an exclusion constraint's) `WHERE`.
-    pub predicate: Option<String>,
-    /// That index's key columns' operator classes.
-    pub keys: Vec<KeyClass>,
-    /// Whether that index's method has a default operator class for uuid.
-    pub uuid_class: bool,
+    /// What of that index must still hold over uuid columns.
+    #[serde(flatten)]
+    pub shape: IndexShape,
     /// A partitioned table's constraint: its partitions' pieces.
     #[serde(default)]
     pub leaves: Vec<Leaf>,
@@ -251,11 +266,9 @@ impl ConstraintDependent {
     /// The expressions that must still type over uuid columns: a CHECK's,
     /// its index's expressions and predicate.
     pub fn expressions(&self) -> Vec<&str> {
-        [&self.expression, &self.index_expressions, &self.predicate]
-            .into_iter()
-            .flatten()
-            .map(String::as_str)
-            .collect()
+        let mut all: Vec<&str> = self.expression.iter().map(String::as_str).collect();
+        all.extend(self.shape.expressions());
+        all
     }
 
     /// `COMMENT ON CONSTRAINT` for it, on `table` (after it is made again).
@@ -271,15 +284,6 @@ impl ConstraintDependent {
 }
 
 impl IndexDependent {
-    /// Its expressions and predicate.
-    pub fn expressions(&self) -> Vec<&str> {
-        [&self.expressions, &self.predicate]
-            .into_iter()
-            .flatten()
-            .map(String::as_str)
-            .collect()
-    }
-
     /// `COMMENT ON INDEX` for it (after it is made again).
     pub fn comment_sql(&self) -> Option<String> {
         self.comment.as_ref().map(|c| {
@@ -289,13 +293,6 @@ impl IndexDependent {
                 quote_literal(c)
             )
         })
-    }
-
-    /// Whether it is a plain b-tree over columns (no expression, predicate,
-    /// order, operator class or `INCLUDE`): what `CREATE INDEX` over the
-    /// column list makes again.
-    pub fn over_columns_only(&self) -> bool {
-        self.expressions.is_none() && self.predicate.is_none()
     }
 }
 
@@ -373,10 +370,10 @@ pub fn probe(
 pub fn cannot_carry(
     answers: &Answers,
     probe_name: &str,
-    keys: (&[KeyClass], bool),
+    shape: &IndexShape,
     changed: &[i16],
 ) -> Result<Option<String>, DbError> {
-    if let Some(why) = unfit(keys.0, keys.1, changed) {
+    if let Some(why) = unfit(&shape.keys, shape.uuid_class, changed) {
         return Ok(Some(why.to_string()));
     }
     match answers.get::<Probe>(probe_name, "probe")? {

@@ -457,7 +457,7 @@ fn probes(target: &Target, found: &Dependents) -> Vec<Read> {
         add("constraint", c.oid, c.table, &c.name, c.expressions());
     }
     for i in &found.indexes {
-        add("index", i.oid, i.table, &i.name, i.expressions());
+        add("index", i.oid, i.table, &i.name, i.shape.expressions());
     }
     reads
 }
@@ -561,7 +561,7 @@ fn refuse_uncarried(target: &Target, found: &Dependents, answers: &Answers) -> R
         if let Some(why) = dependents::cannot_carry(
             answers,
             &probe_name("constraint", c.oid),
-            (&c.keys, c.uuid_class),
+            &c.shape,
             &changed,
         )? {
             return refuse(
@@ -577,12 +577,9 @@ fn refuse_uncarried(target: &Target, found: &Dependents, answers: &Answers) -> R
     }
     for i in &found.indexes {
         let changed = dependents::changed_in(target.snapshot, i.table, &to_uuid);
-        if let Some(why) = dependents::cannot_carry(
-            answers,
-            &probe_name("index", i.oid),
-            (&i.keys, i.uuid_class),
-            &changed,
-        )? {
+        if let Some(why) =
+            dependents::cannot_carry(answers, &probe_name("index", i.oid), &i.shape, &changed)?
+        {
             return refuse(
                 format!("index {}.{} ({})", i.schema, i.name, i.definition),
                 why,

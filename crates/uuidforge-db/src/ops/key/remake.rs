@@ -70,6 +70,28 @@ impl Migration<'_> {
         )
     }
 
+    /// Every constraint and index over a changed column dropped (made again
+    /// from its definition once the new columns have the old names).
+    pub fn drop_dependents(&self) -> Vec<String> {
+        let mut s = Vec::new();
+        for c in &self.dependents.constraints {
+            if let Some(table) = self.snapshot.relation(c.table) {
+                s.push(format!(
+                    "ALTER TABLE {} DROP CONSTRAINT {}",
+                    table.sql_name(),
+                    crate::ident::quote_ident(&c.name)
+                ));
+            }
+        }
+        for i in &self.dependents.indexes {
+            s.push(format!(
+                "DROP INDEX {}",
+                crate::ident::qualified(&i.schema, &i.name)
+            ));
+        }
+        s
+    }
+
     /// The comments and privileges of the changed columns, given to the new
     /// ones (once they have the old names).
     pub fn column_extras(&self) -> Vec<String> {

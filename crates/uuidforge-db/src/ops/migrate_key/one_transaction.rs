@@ -138,7 +138,7 @@ fn fill(m: &Migration) -> Vec<String> {
     // Whatever sits on a changed column is made again at the end from its
     // definition; dropped before the updates (an index would take an entry
     // per row written).
-    s.extend(drop_dependents(m));
+    s.extend(m.drop_dependents());
     s.push(format!(
         "ALTER TABLE {t} DROP CONSTRAINT {}",
         quote_ident(&m.key.pk.name)
@@ -173,26 +173,6 @@ fn fill(m: &Migration) -> Vec<String> {
         }
     }
     s.extend(restore);
-    s
-}
-
-fn drop_dependents(m: &Migration) -> Vec<String> {
-    let mut s = Vec::new();
-    for c in &m.dependents.constraints {
-        if let Some(table) = m.snapshot.relation(c.table) {
-            s.push(format!(
-                "ALTER TABLE {} DROP CONSTRAINT {}",
-                table.sql_name(),
-                quote_ident(&c.name)
-            ));
-        }
-    }
-    for i in &m.dependents.indexes {
-        s.push(format!(
-            "DROP INDEX {}",
-            crate::ident::qualified(&i.schema, &i.name)
-        ));
-    }
     s
 }
 

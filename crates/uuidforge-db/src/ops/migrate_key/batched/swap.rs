@@ -44,21 +44,7 @@ pub(super) fn swap(ctx: &Ctx) -> Result<Swapped, DbError> {
             quote_ident(&r.constraint_name())
         ));
     }
-    for c in &m.dependents.constraints {
-        if let Some(table) = m.snapshot.relation(c.table) {
-            s.push(format!(
-                "ALTER TABLE {} DROP CONSTRAINT {}",
-                table.sql_name(),
-                quote_ident(&c.name)
-            ));
-        }
-    }
-    for i in &m.dependents.indexes {
-        s.push(format!(
-            "DROP INDEX {}",
-            crate::ident::qualified(&i.schema, &i.name)
-        ));
-    }
+    s.extend(m.drop_dependents());
     s.extend(swap_key(ctx));
     let mut after = Swapped {
         swap: s,
