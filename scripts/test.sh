@@ -62,7 +62,8 @@ db_tools_on_18() {
     cargo test --no-fail-fast -p uuidforge-db --all-features
   UUIDFORGE_TEST_PGPORT="$PG_PORT" PATH="$PG_BIN:$PATH" \
     cargo test --no-fail-fast -p uuidforge-cli --test cli_db --test cli_migrate \
-      --test cli_migrate_batched --test cli_merge --test cli_rename --test cli_plans
+      --test cli_migrate_batched --test cli_merge --test cli_rename --test cli_plans \
+      --test cli_changes_together --test cli_application_writes --test cli_musicbrainz
 }
 
 fuzz() {

@@ -47,14 +47,14 @@ CREATE UNIQUE INDEX "customers_id_old_key" ON "public"."customers" ("id_old");
 ALTER TABLE "public"."customers" ALTER COLUMN "id" SET DEFAULT "public".uuidv7();
 ALTER TABLE "public"."Zeilen" RENAME COLUMN "Kunde" TO "Kunde_old";
 ALTER TABLE "public"."Zeilen" RENAME COLUMN "Kunde_uuidforge_new" TO "Kunde";
-ALTER TABLE "public"."Zeilen" ALTER COLUMN "Kunde" SET NOT NULL;
 ALTER TABLE "public"."Zeilen" ALTER COLUMN "Kunde_old" DROP NOT NULL;
+ALTER TABLE "public"."Zeilen" ALTER COLUMN "Kunde" SET NOT NULL;
 ALTER TABLE "public"."customers" RENAME COLUMN "parent_id" TO "parent_id_old";
 ALTER TABLE "public"."customers" RENAME COLUMN "parent_id_uuidforge_new" TO "parent_id";
 ALTER TABLE "public"."orders" RENAME COLUMN "customer_id" TO "customer_id_old";
 ALTER TABLE "public"."orders" RENAME COLUMN "customer_id_uuidforge_new" TO "customer_id";
-ALTER TABLE "public"."orders" ALTER COLUMN "customer_id" SET NOT NULL;
 ALTER TABLE "public"."orders" ALTER COLUMN "customer_id_old" DROP NOT NULL;
+ALTER TABLE "public"."orders" ALTER COLUMN "customer_id" SET NOT NULL;
 ALTER TABLE "public"."referrals" RENAME COLUMN "customer_id" TO "customer_id_old";
 ALTER TABLE "public"."referrals" RENAME COLUMN "customer_id_uuidforge_new" TO "customer_id";
 ALTER TABLE "public"."referrals" RENAME COLUMN "referred_by" TO "referred_by_old";
@@ -66,6 +66,9 @@ ALTER TABLE "public"."customers" ADD CONSTRAINT "customers_parent_id_fkey" FOREI
 ALTER TABLE "public"."orders" ADD CONSTRAINT "orders_customer_id_fkey" FOREIGN KEY ("customer_id") REFERENCES "public"."customers" ("id") ON UPDATE NO ACTION ON DELETE CASCADE;
 ALTER TABLE "public"."referrals" ADD CONSTRAINT "referrals_customer_id_fkey" FOREIGN KEY ("customer_id") REFERENCES "public"."customers" ("id") ON UPDATE NO ACTION ON DELETE NO ACTION DEFERRABLE INITIALLY DEFERRED;
 ALTER TABLE "public"."referrals" ADD CONSTRAINT "referrals_referred_by_fkey" FOREIGN KEY ("referred_by") REFERENCES "public"."customers" ("id") ON UPDATE RESTRICT ON DELETE SET NULL;
+DO $uuidforge$ DECLARE n name; BEGIN SELECT conname INTO n FROM pg_constraint WHERE conrelid = '"public"."customers"'::regclass AND contype = 'n' AND conkey = ARRAY[(SELECT attnum FROM pg_attribute WHERE attrelid = '"public"."customers"'::regclass AND attname = 'id')]; IF n IS NOT NULL AND n <> 'customers_id_not_null' THEN EXECUTE format('ALTER TABLE %s RENAME CONSTRAINT %I TO %I', '"public"."customers"', n, 'customers_id_not_null'); END IF; END $uuidforge$;
+DO $uuidforge$ DECLARE n name; BEGIN SELECT conname INTO n FROM pg_constraint WHERE conrelid = '"public"."orders"'::regclass AND contype = 'n' AND conkey = ARRAY[(SELECT attnum FROM pg_attribute WHERE attrelid = '"public"."orders"'::regclass AND attname = 'customer_id')]; IF n IS NOT NULL AND n <> 'orders_customer_id_not_null' THEN EXECUTE format('ALTER TABLE %s RENAME CONSTRAINT %I TO %I', '"public"."orders"', n, 'orders_customer_id_not_null'); END IF; END $uuidforge$;
+DO $uuidforge$ DECLARE n name; BEGIN SELECT conname INTO n FROM pg_constraint WHERE conrelid = '"public"."Zeilen"'::regclass AND contype = 'n' AND conkey = ARRAY[(SELECT attnum FROM pg_attribute WHERE attrelid = '"public"."Zeilen"'::regclass AND attname = 'Kunde')]; IF n IS NOT NULL AND n <> 'Zeilen_Kunde_not_null' THEN EXECUTE format('ALTER TABLE %s RENAME CONSTRAINT %I TO %I', '"public"."Zeilen"', n, 'Zeilen_Kunde_not_null'); END IF; END $uuidforge$;
 CREATE VIEW "public"."order_customers" AS SELECT id,
     customer_id
    FROM orders o;

@@ -79,9 +79,11 @@ SELECT json_build_object(
    SELECT a.attrelid::int8 AS "table", a.attnum AS num, col_description(a.attrelid, a.attnum) AS comment,
      (SELECT json_agg(json_build_object('grantee', CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE pg_get_userbyid(g.grantee) END,
         'privilege', g.privilege_type, 'grantable', g.is_grantable) ORDER BY g.grantee, g.privilege_type)
-        FROM aclexplode(a.attacl) g) AS grants
+        FROM aclexplode(a.attacl) g) AS grants,
+     n.conname AS not_null_name
    FROM given w JOIN pg_attribute a ON a.attrelid = w.rel AND a.attnum = w.num
-   WHERE col_description(a.attrelid, a.attnum) IS NOT NULL OR a.attacl IS NOT NULL) x)
+   LEFT JOIN pg_constraint n ON n.conrelid = a.attrelid AND n.contype = 'n' AND n.conkey = ARRAY[a.attnum]
+   WHERE col_description(a.attrelid, a.attnum) IS NOT NULL OR a.attacl IS NOT NULL OR n.conname IS NOT NULL) x)
 )::text"#;
 
 /// The read of the dependents of `columns` ((table oid, column number)).
@@ -222,7 +224,8 @@ pub struct ColumnGrant {
     pub grantable: bool,
 }
 
-/// A changed column's own comment and privileges.
+/// A changed column's own comment, privileges and NOT NULL constraint's
+/// name.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ColumnExtras {
     /// Its table's oid.
@@ -233,6 +236,9 @@ pub struct ColumnExtras {
     pub comment: Option<String>,
     /// `GRANT … (column)`.
     pub grants: Option<Vec<ColumnGrant>>,
+    /// Its NOT NULL constraint's name (PostgreSQL 18 names them).
+    #[serde(default)]
+    pub not_null_name: Option<String>,
 }
 
 /// Everything over the changed columns, as [`DEPENDENTS_SQL`] reads it.
@@ -297,11 +303,20 @@ impl IndexDependent {
 }
 
 impl ColumnExtras {
-    /// The statements giving column `column` of `table` this comment and
-    /// these privileges.
+    /// The statements giving column `column` of `table` this comment,
+    /// these privileges and its NOT NULL constraint this name (the new
+    /// column's is named for the column it was made as).
     pub fn statements(&self, table: &str, column: &str) -> Vec<String> {
         let c = quote_ident(column);
         let mut out = Vec::new();
+        if let Some(name) = &self.not_null_name {
+            out.push(format!(
+                "DO $uuidforge$ DECLARE n name; BEGIN SELECT conname INTO n FROM pg_constraint WHERE conrelid = {t}::regclass AND contype = 'n' AND conkey = ARRAY[(SELECT attnum FROM pg_attribute WHERE attrelid = {t}::regclass AND attname = {col})]; IF n IS NOT NULL AND n <> {want} THEN EXECUTE format('ALTER TABLE %s RENAME CONSTRAINT %I TO %I', {t}, n, {want}); END IF; END $uuidforge$",
+                t = quote_literal(table),
+                col = quote_literal(column),
+                want = quote_literal(name)
+            ));
+        }
         if let Some(comment) = &self.comment {
             out.push(format!(
                 "COMMENT ON COLUMN {table}.{c} IS {}",

@@ -219,10 +219,12 @@ fn swap(m: &Migration) -> Vec<String> {
             quote_ident(&new_column(&r.column.name))
         ));
         if r.column.not_null {
-            s.push(format!("ALTER TABLE {ct} ALTER COLUMN {c} SET NOT NULL"));
+            // The old one's first: its NOT NULL constraint (PostgreSQL 18
+            // names them) gives its name to the new one's.
             s.push(format!(
                 "ALTER TABLE {ct} ALTER COLUMN {cold} DROP NOT NULL"
             ));
+            s.push(format!("ALTER TABLE {ct} ALTER COLUMN {c} SET NOT NULL"));
         }
     }
     // Their definitions name the columns: after every rename they name
