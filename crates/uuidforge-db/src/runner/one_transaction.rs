@@ -16,22 +16,31 @@ pub(super) async fn run<O: Operation>(
     secret: &[u8],
     applied: &mut Applied,
 ) -> Result<(), DbError> {
-    let tx = Change::begin(config).await?;
-    let plan = super::plan_again(&tx, op, expected).await?;
-    let Run::OneTransaction {
-        lock,
-        steps,
-        checks,
-    } = &plan.change().run
-    else {
+    let Run::OneTransaction { lock, .. } = &expected.change().run else {
         return Err(DbError::unreadable(
             "plan",
             "not a change in one transaction",
         ));
     };
+    let tx = Change::begin(config).await?;
+    // The tables are locked before the plan is made again: nothing can
+    // change between the comparison and the statements. A table renamed
+    // or dropped meanwhile makes the lock fail or the plans differ.
     for sql in lock {
-        tx.execute(sql).await?;
+        match tx.execute(sql).await {
+            Err(e) if e.sqlstate() == Some("42P01") => {
+                return Err(DbError::schema_changed(op.name()))
+            }
+            other => other?,
+        }
     }
+    let plan = super::plan_again(&tx, op, expected).await?;
+    let Run::OneTransaction { steps, checks, .. } = &plan.change().run else {
+        return Err(DbError::unreadable(
+            "plan",
+            "not a change in one transaction",
+        ));
+    };
     let mut before = Vec::new();
     for check in checks {
         if let Check::Unchanged { what, statement } = check {
