@@ -1,6 +1,7 @@
 //! A change as the runner runs it and the printer prints it: what it is
 //! about, what it writes, what it backs up, its steps by mode.
 
+use super::lock::Lock;
 use super::step::{BatchStep, Check, Step};
 use serde::{Deserialize, Serialize};
 
@@ -10,10 +11,11 @@ use serde::{Deserialize, Serialize};
 pub enum Run {
     /// All steps in one transaction, checked before commit.
     OneTransaction {
-        /// Statements run first, before anything is read (locks: what the
-        /// checks read before the steps is what the steps change).
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        lock: Vec<String>,
+        /// The tables locked first, before the plan is made again and
+        /// anything is read (what the checks read before the steps is what
+        /// the steps change).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lock: Option<Lock>,
         /// The steps, in order.
         steps: Vec<Step>,
         /// The checks after them.
@@ -32,7 +34,7 @@ pub enum Run {
 impl Default for Run {
     fn default() -> Run {
         Run::OneTransaction {
-            lock: Vec::new(),
+            lock: None,
             steps: Vec::new(),
             checks: Vec::new(),
         }

@@ -21,6 +21,7 @@
 
 mod change;
 pub mod key;
+mod lock;
 pub mod merge;
 pub mod migrate_key;
 mod print;
@@ -31,6 +32,7 @@ mod step;
 pub mod unmerge;
 
 pub use change::{distinct, touched, Backup, ChangePlan, Run, Touched};
+pub use lock::Lock;
 pub use print::{one_line, print};
 pub use reads::{Answers, Probe, Read};
 pub use statement::{Binding, Statement, Value};

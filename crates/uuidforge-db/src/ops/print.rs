@@ -18,7 +18,7 @@ pub fn print(change: &ChangePlan) -> Vec<String> {
             checks,
         } => {
             out.push("BEGIN;".into());
-            out.extend(lock.iter().map(|s| format!("{s};")));
+            out.extend(lock.iter().map(|l| format!("{};", l.statement())));
             for step in steps {
                 out.extend(print_step(step));
             }
@@ -66,9 +66,13 @@ fn print_batch_step(step: &BatchStep) -> Vec<String> {
     match step {
         BatchStep::Keys(keys) => keys.printed(),
         BatchStep::Transaction {
-            statements, mark, ..
+            lock,
+            statements,
+            mark,
+            ..
         } => {
             let mut lines = vec!["BEGIN;".to_string()];
+            lines.extend(lock.iter().map(|l| format!("{};", l.statement())));
             lines.extend(statements.iter().map(|s| format!("{s};")));
             if let Some(mark) = mark {
                 lines.push(format!(

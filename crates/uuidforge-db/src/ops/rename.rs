@@ -645,7 +645,7 @@ fn change(
             schema_only: true,
         },
         run: Run::OneTransaction {
-            lock: Vec::new(),
+            lock: None,
             steps: Step::each(script.statements.iter().cloned()),
             checks: vec![Check::Zero {
                 what: "verify the rename".into(),

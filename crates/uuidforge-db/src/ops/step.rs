@@ -6,6 +6,7 @@
 //! that operation's type behind the step.
 
 use super::key::NewKeys;
+use super::lock::Lock;
 use super::merge::Implicit;
 use super::statement::Statement;
 use serde::{Deserialize, Serialize};
@@ -143,12 +144,18 @@ pub struct Backfill {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum BatchStep {
     /// Statements in a transaction of their own; with `exclusive`, they
-    /// lock writers out and the run times them. With `mark`, the runner
-    /// records the transaction's id under that name (what later checks
-    /// bind: rows written after it are the application's).
+    /// lock writers out and the run times them: `lock` first (the tables
+    /// it locks, taken before anything else, the plan compared under them
+    /// when it is the first step), then `statements`. With `mark`, the
+    /// runner records the transaction's id under that name (what later
+    /// checks bind: rows written after it are the application's).
     Transaction {
         /// What the step does.
         what: String,
+        /// The tables it locks first (plans recorded by earlier versions
+        /// have none: their locks are among the statements).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lock: Option<Lock>,
         /// The statements.
         statements: Vec<String>,
         /// Whether writers wait while it runs.
@@ -200,16 +207,22 @@ impl BatchStep {
     pub fn transaction(what: impl Into<String>, statements: Vec<String>) -> BatchStep {
         BatchStep::Transaction {
             what: what.into(),
+            lock: None,
             statements,
             exclusive: false,
             mark: None,
         }
     }
 
-    /// A transaction of `statements` that locks writers out.
-    pub fn exclusive(what: impl Into<String>, statements: Vec<String>) -> BatchStep {
+    /// A transaction that locks writers out: `lock`, then `statements`.
+    pub fn exclusive(
+        what: impl Into<String>,
+        lock: Option<Lock>,
+        statements: Vec<String>,
+    ) -> BatchStep {
         BatchStep::Transaction {
             what: what.into(),
+            lock,
             statements,
             exclusive: true,
             mark: None,

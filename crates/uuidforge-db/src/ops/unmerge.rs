@@ -320,7 +320,7 @@ pub fn plan(
                 schema_only: false,
             },
             run: Run::OneTransaction {
-                lock: Vec::new(),
+                lock: None,
                 steps,
                 checks: vec![back_as_they_were(relation, entries)],
             },

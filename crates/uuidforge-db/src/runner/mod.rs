@@ -15,6 +15,7 @@
 mod backfill;
 mod bind;
 pub mod guard;
+mod locks;
 mod one_transaction;
 pub mod state;
 mod steps;
@@ -192,17 +193,6 @@ pub struct Report<'a, P: Serialize> {
     pub applied: Option<&'a Applied>,
 }
 
-/// Whether `e` is a lock lost to others (waited longer than the lock
-/// timeout, or chosen to break a deadlock with the application's
-/// transactions): nothing was changed, and trying again is safe.
-fn lost_a_lock(e: &DbError) -> bool {
-    matches!(e.sqlstate(), Some("55P03" | "40P01"))
-}
-
-/// How many times a change in one transaction is tried when it loses its
-/// locks.
-const ONE_TRANSACTION_TRIES: u32 = 5;
-
 /// Whether `run` computes new keys (and so needs the secret).
 fn needs_secret(run: &Run) -> bool {
     match run {
@@ -262,12 +252,9 @@ pub async fn apply<O: Operation>(
                 let mut applied = Applied::default();
                 match one_transaction::run(config, op, expected, &secret, &mut applied).await {
                     Ok(()) => break applied,
-                    Err(e) if tries < ONE_TRANSACTION_TRIES && lost_a_lock(&e) => {
+                    Err(e) if tries < locks::TRIES && locks::lost(&e) => {
                         // Rolled back: nothing was changed.
-                        tokio::time::sleep(std::time::Duration::from_millis(
-                            200 * u64::from(tries),
-                        ))
-                        .await;
+                        locks::pause(tries).await;
                     }
                     Err(e) => return Err(e),
                 }

@@ -26,14 +26,15 @@ pub(super) async fn run<O: Operation>(
     // The tables are locked before the plan is made again: nothing can
     // change between the comparison and the statements. A table renamed
     // or dropped meanwhile makes the lock fail or the plans differ.
-    for sql in lock {
-        match tx.execute(sql).await {
+    if let Some(lock) = lock {
+        match super::locks::take(tx.client(), lock).await {
             Err(e) if e.sqlstate() == Some("42P01") => {
                 return Err(DbError::schema_changed(op.name()))
             }
             other => other?,
         }
     }
+    super::locks::wait_normally(tx.client()).await?;
     let plan = super::plan_again(&tx, op, expected).await?;
     let Run::OneTransaction { steps, checks, .. } = &plan.change().run else {
         return Err(DbError::unreadable(

@@ -7,13 +7,9 @@
 use super::state::{self, Position};
 use super::{Applied, Progress};
 use crate::client::{Change, DbError};
-use crate::ops::{BatchStep, ChangePlan, Operation, Planned, Run};
+use crate::ops::{BatchStep, ChangePlan, Lock, Operation, Planned, Run};
 use std::time::Instant;
 use tokio_postgres::{Client, Config};
-
-/// How many times an exclusive step is tried when it waits too long for
-/// its locks, or loses them to a deadlock.
-const EXCLUSIVE_TRIES: u32 = 5;
 
 /// Where a change in batches is recorded: its state table and row.
 #[derive(Debug, Clone)]
@@ -40,9 +36,9 @@ pub(super) async fn start<O: Operation>(
     loop {
         tries += 1;
         match try_start(config, op, expected, pid).await {
-            Err(e) if tries < EXCLUSIVE_TRIES && super::lost_a_lock(&e) => {
+            Err(e) if tries < super::locks::TRIES && super::locks::lost(&e) => {
                 // Rolled back with its connection: nothing was changed.
-                tokio::time::sleep(std::time::Duration::from_millis(200 * u64::from(tries))).await;
+                super::locks::pause(tries).await;
             }
             done => return done,
         }
@@ -56,15 +52,24 @@ async fn try_start<O: Operation>(
     pid: i32,
 ) -> Result<(Recorded, f64), DbError> {
     let started = Instant::now();
-    let tx = Change::begin(config).await?;
-    let plan = super::plan_again(&tx, op, expected).await?;
-    let change = plan.change();
-    let Run::Batches { steps, .. } = &change.run else {
+    let Run::Batches { steps, .. } = &expected.change().run else {
         return Err(DbError::unreadable("plan", "not a change in batches"));
     };
-    let Some(BatchStep::Transaction { statements, .. }) = steps.first() else {
+    let Some(BatchStep::Transaction {
+        lock, statements, ..
+    }) = steps.first()
+    else {
         return Err(DbError::unreadable("plan", "the plan has no first step"));
     };
+    let tx = Change::begin(config).await?;
+    // Its locks first (super::locks); then the plan made again under them
+    // (nothing can change between the comparison and the statements).
+    match lock {
+        Some(lock) => super::locks::take(tx.client(), lock).await?,
+        None => super::locks::wait_briefly(tx.client()).await?,
+    }
+    let plan = super::plan_again(&tx, op, expected).await?;
+    let change = plan.change();
     for statement in statements {
         tx.execute(statement).await?;
     }
@@ -185,13 +190,19 @@ async fn run_step(
     let mut done = StepDone::default();
     match step {
         BatchStep::Transaction {
+            lock,
             statements,
             exclusive,
             mark,
             ..
         } => {
-            let seconds =
-                transaction(client, at, (statements, mark.as_deref()), *exclusive, next).await?;
+            let work = Work {
+                lock: lock.as_ref(),
+                statements,
+                mark: mark.as_deref(),
+                exclusive: *exclusive,
+            };
+            let seconds = transaction(client, at, work, next).await?;
             if *exclusive {
                 done.exclusive = Some(seconds);
             }
@@ -274,30 +285,48 @@ async fn check(
     Ok(checks)
 }
 
-/// Runs `statements` in the transaction `locked` opened, with the mark and
-/// the move to step `next`; its duration. An exclusive one is tried again
-/// when it waited too long for its locks (it never keeps writers queued
-/// longer than the lock timeout).
+/// A transaction step's work.
+struct Work<'a> {
+    lock: Option<&'a Lock>,
+    statements: &'a [String],
+    mark: Option<&'a str>,
+    exclusive: bool,
+}
+
+/// Runs a step's statements in the transaction `locked` opened, with the
+/// mark and the move to step `next`; its duration. An exclusive one waits
+/// for its locks briefly and is tried again when it lost them
+/// ([`super::locks`]): it never keeps writers queued long, and never makes
+/// the server fail one of their transactions to break a deadlock.
 async fn transaction(
     client: &Client,
     at: &Recorded,
-    (statements, mark): (&[String], Option<&str>),
-    exclusive: bool,
+    work: Work<'_>,
     next: usize,
 ) -> Result<f64, DbError> {
+    let Work {
+        lock,
+        statements,
+        mark,
+        exclusive,
+    } = work;
     let mut tries = 0;
     loop {
         tries += 1;
         let started = Instant::now();
-        let mut result = Ok(());
+        let mut result = match (lock, exclusive) {
+            (Some(lock), _) => super::locks::take(client, lock).await,
+            (None, true) => super::locks::wait_briefly(client).await,
+            (None, false) => Ok(()),
+        };
         for statement in statements {
+            if result.is_err() {
+                break;
+            }
             result = client
                 .batch_execute(statement)
                 .await
                 .map_err(|e| DbError::new(statement.clone(), e));
-            if result.is_err() {
-                break;
-            }
         }
         if let (Ok(()), Some(mark)) = (&result, mark) {
             result = state::mark(client, &at.table, at.id, mark).await;
@@ -312,10 +341,10 @@ async fn transaction(
             }
             Err(e) => {
                 rollback(client).await;
-                if !(exclusive && tries < EXCLUSIVE_TRIES && super::lost_a_lock(&e)) {
+                if !(exclusive && tries < super::locks::TRIES && super::locks::lost(&e)) {
                     return Err(e);
                 }
-                tokio::time::sleep(std::time::Duration::from_millis(200 * u64::from(tries))).await;
+                super::locks::pause(tries).await;
                 if locked(client, at).await?.is_none() {
                     return Err(DbError::conflict(
                         "resume",

@@ -480,7 +480,7 @@ pub fn plan(
             schema_only: false,
         },
         run: Run::OneTransaction {
-            lock: Vec::new(),
+            lock: None,
             steps,
             checks: vec![Check::Zero {
                 what: "verify the merge".into(),

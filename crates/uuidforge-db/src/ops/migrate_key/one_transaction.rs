@@ -22,7 +22,7 @@ use crate::introspect::{create_views, drop_views, quiet_triggers};
 use crate::ops::key::checks::{self, Phase};
 use crate::ops::key::values::Becomes;
 use crate::ops::key::{by_column, cut, names, new_column, old_reference, Migration, NewKeys};
-use crate::ops::{ChangePlan, Check, Run, Statement, Step};
+use crate::ops::{ChangePlan, Check, Lock, Run, Statement, Step};
 
 /// The temporary key map.
 const MAP: &str = "uuidforge_keymap";
@@ -63,7 +63,7 @@ pub fn change(m: &Migration) -> ChangePlan {
         run: Run::OneTransaction {
             // Writers wait from here on: the rows counted and digested
             // before the steps, and the keys read, are all there will be.
-            lock: vec![lock_all(m)],
+            lock: Some(lock_all(m)),
             steps,
             checks: vec![
                 Check::Zero {
@@ -90,7 +90,7 @@ pub fn change(m: &Migration) -> ChangePlan {
 
 /// Locks every table written, referencing tables first (as a writer's
 /// statement that checks a foreign key has).
-pub(crate) fn lock_all(m: &Migration) -> String {
+pub(crate) fn lock_all(m: &Migration) -> Lock {
     let mut order: Vec<String> = m
         .written()
         .iter()
@@ -98,7 +98,7 @@ pub(crate) fn lock_all(m: &Migration) -> String {
         .map(|r| r.sql_name())
         .collect();
     order.push(m.key.table.sql_name());
-    format!("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE", order.join(", "))
+    Lock::access_exclusive(order)
 }
 
 /// The statements up to the new values: settings, views dropped, new

@@ -35,7 +35,7 @@ use crate::introspect::Partition;
 use crate::ops::key::checks::{self, Phase};
 use crate::ops::key::substitute::{index_over, Remake};
 use crate::ops::key::{by_column, cut, new_column, piece, Migration, Reference};
-use crate::ops::{BatchStep, ChangePlan, Run};
+use crate::ops::{BatchStep, ChangePlan, Lock, Run};
 
 /// What the phases of a batched plan share: the migration, the names it
 /// makes, and the tables the triggers keep right.
@@ -51,7 +51,7 @@ struct Ctx<'m, 'a> {
     /// Locks every table, referencing tables first (a deadlock with the
     /// application's own order loses the step, which the runner tries
     /// again).
-    lock_all: String,
+    lock_all: Lock,
     /// The table itself and each referencing table, with its reference
     /// columns.
     tables: Vec<(&'a Relation, Vec<&'m Reference<'a>>)>,
@@ -204,6 +204,7 @@ pub fn change(m: &Migration, batch_size: i64) -> Result<ChangePlan, DbError> {
     refuse_unsupported(&ctx)?;
     let mut steps = vec![BatchStep::exclusive(
         "prepare: new columns, the key map, triggers for rows written meanwhile",
+        Some(ctx.lock_all.clone()),
         prepare::prepare(&ctx),
     )];
     steps.extend(prepare::keys_and_backfills(&ctx));
@@ -212,6 +213,7 @@ pub fn change(m: &Migration, batch_size: i64) -> Result<ChangePlan, DbError> {
     let swapped = swap::swap(&ctx)?;
     steps.push(BatchStep::Transaction {
         what: "swap: constraints onto the new columns, names exchanged".into(),
+        lock: Some(ctx.lock_all.clone()),
         statements: swapped.swap,
         exclusive: true,
         mark: Some("swap".into()),
@@ -236,6 +238,7 @@ pub fn change(m: &Migration, batch_size: i64) -> Result<ChangePlan, DbError> {
         if !statements.is_empty() {
             steps.push(BatchStep::Transaction {
                 what: what.into(),
+                lock: None,
                 statements,
                 exclusive,
                 mark: None,

@@ -21,10 +21,9 @@ pub(super) fn prepare(ctx: &Ctx) -> Vec<String> {
     let Ctx {
         m, kn, map, tables, ..
     } = ctx;
-    let mut prepare = vec![
-        ctx.lock_all.clone(),
-        format!("CREATE TABLE {map} (old text PRIMARY KEY, new uuid NOT NULL UNIQUE)"),
-    ];
+    let mut prepare = vec![format!(
+        "CREATE TABLE {map} (old text PRIMARY KEY, new uuid NOT NULL UNIQUE)"
+    )];
     for (table, columns) in tables.iter() {
         let mut added = Vec::new();
         if table.oid == m.key.table.oid {
@@ -369,7 +368,7 @@ pub(super) fn index_steps(ctx: &Ctx) -> Result<Vec<BatchStep>, DbError> {
 /// NOT NULL proved without a scan under the swap's locks (a validated
 /// CHECK lets SET NOT NULL skip it), then every count checked.
 pub(super) fn check_steps(ctx: &Ctx) -> Vec<BatchStep> {
-    let mut add_checks = vec![ctx.lock_all.clone()];
+    let mut add_checks = Vec::new();
     let mut validate_checks = Vec::new();
     for (table, column) in &ctx.not_null() {
         let check = ctx.not_null_check(table.oid, column);
@@ -384,7 +383,11 @@ pub(super) fn check_steps(ctx: &Ctx) -> Vec<BatchStep> {
         ));
     }
     vec![
-        BatchStep::exclusive("add NOT NULL checks (not valid yet)", add_checks),
+        BatchStep::exclusive(
+            "add NOT NULL checks (not valid yet)",
+            Some(ctx.lock_all.clone()),
+            add_checks,
+        ),
         BatchStep::transaction(
             "validate the NOT NULL checks (writers go on)",
             validate_checks,

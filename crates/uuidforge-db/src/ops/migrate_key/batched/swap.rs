@@ -25,10 +25,7 @@ pub(super) struct Swapped {
 /// The swap and what follows it.
 pub(super) fn swap(ctx: &Ctx) -> Result<Swapped, DbError> {
     let m = ctx.m;
-    let mut s = vec![
-        "SET CONSTRAINTS ALL IMMEDIATE".to_string(),
-        ctx.lock_all.clone(),
-    ];
+    let mut s = vec!["SET CONSTRAINTS ALL IMMEDIATE".to_string()];
     s.extend(drop_views(&m.views));
     for (table, _) in &ctx.tables {
         s.push(format!(
