@@ -20,13 +20,6 @@ pub fn read_key_file(option: &str, path: &Path) -> Result<TimestampHider, String
             path.display()
         )
     })?;
-    if key.len() != HIDE_KEY_BYTES {
-        return Err(format!(
-            "invalid value '{}' for '{option}': the key file holds {} bytes, expected exactly {HIDE_KEY_BYTES} raw bytes (make one with `uuidforge hide --new-key FILE`)",
-            path.display(),
-            key.len()
-        ));
-    }
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -40,9 +33,9 @@ pub fn read_key_file(option: &str, path: &Path) -> Result<TimestampHider, String
             }
         }
     }
-    TimestampHider::with_key(&key).map_err(|e| {
+    TimestampHider::from_key_file(&key).map_err(|e| {
         format!(
-            "invalid value '{}' for '{option}': the key file holds {}, expected {} (make one with `uuidforge hide --new-key FILE`)",
+            "invalid value '{}' for '{option}': the key file holds {}, expected {}",
             path.display(),
             e.value,
             e.expected

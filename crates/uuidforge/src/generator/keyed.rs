@@ -152,6 +152,28 @@ impl TimestampHider {
         Ok(TimestampHider::new(key))
     }
 
+    /// A hider from the bytes of a key file: exactly [`HIDE_KEY_BYTES`]
+    /// raw bytes (not hex, no newline), as `uuidforge hide --new-key`
+    /// writes them; any other length is refused, since a file of another
+    /// kind given by mistake would otherwise become a key.
+    ///
+    /// ```
+    /// use uuidforge::generator::TimestampHider;
+    /// assert!(TimestampHider::from_key_file(&[7u8; 32]).is_ok());
+    /// let e = TimestampHider::from_key_file(b"0123456789abcdef0123456789abcdef\n").err().unwrap();
+    /// assert_eq!((e.field, e.value.as_str()), ("key file", "33 bytes"));
+    /// ```
+    pub fn from_key_file(bytes: &[u8]) -> Result<TimestampHider, FieldError> {
+        if bytes.len() != HIDE_KEY_BYTES {
+            return Err(FieldError::new(
+                "key file",
+                format!("{} bytes", bytes.len()),
+                format!("exactly {HIDE_KEY_BYTES} raw bytes (make one with `uuidforge hide --new-key FILE`)"),
+            ));
+        }
+        Ok(TimestampHider::new(bytes))
+    }
+
     fn round(&self, i: u8, half: u64) -> u64 {
         let h = hmac(&self.key, &[b"uuidforge/hide", &[i], &half.to_be_bytes()]);
         u64::from_be_bytes(h[..8].try_into().expect("8 bytes")) & mask(61) as u64

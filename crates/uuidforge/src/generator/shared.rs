@@ -264,7 +264,18 @@ impl SharedGenerator {
             let payload = loop {
                 reads += 1;
                 let mut state = self.unpack(old, cell.real.load(Ordering::Relaxed));
-                match state.advance(&self.layout, real, rng, &mut local)? {
+                let advanced = state.advance(&self.layout, real, rng, &mut local);
+                let advanced = match advanced {
+                    Ok(a) => a,
+                    Err(e) => {
+                        // An error under the Error policies is an event too
+                        // (E4): counted before it is returned.
+                        self.record(local);
+                        cell.record(&local);
+                        return Err(e);
+                    }
+                };
+                match advanced {
                     Advance::Stall if reads < MAX_STALL_READS => {
                         real = self.read_clock(&mut clock)?;
                         old = cell.last.load(Ordering::Acquire);

@@ -714,3 +714,20 @@ fn resuming_a_cell_moves_it_above_the_checkpoint_but_never_back() {
     assert!(crate::v7::unix_ms(&next) > ahead);
     assert!(cell.telemetry().ahead_ms >= 3_599_000);
 }
+
+#[test]
+fn an_overflow_refused_under_the_error_policy_is_counted() {
+    // A counter of one bit, the guard bit: the second value of a
+    // millisecond overflows, and the Error policy refuses it.
+    let tiny = GeneratorConfig {
+        counter_bits: 1,
+        guard_bits: 1,
+        overflow: OverflowPolicy::Error,
+        ..config("default")
+    };
+    let g = SharedGenerator::new(tiny).unwrap();
+    let refused = (0..1_000_000).find_map(|_| g.generate().err());
+    assert!(matches!(refused, Some(GenError::CounterOverflow { .. })));
+    assert!(g.telemetry().overflows >= 1);
+    assert!(g.cell_telemetry().overflows >= 1);
+}
