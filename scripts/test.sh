@@ -3,7 +3,8 @@
 # formatting, lints, the conformance file check, unit/property/integration
 # tests, the PostgreSQL extension against the real server (regression suite
 # and concurrent writers, with and without shared_preload_libraries), the
-# web page and API (node --test, headless chromium, schemathesis), and a
+# web page and API (node --test, headless chromium, schemathesis), the
+# Python package (its wheel, pytest against it), and a
 # short fuzzing run of every parser.
 #
 # Before the first test both PostgreSQL servers (15 from Debian on 5432, 18
@@ -49,7 +50,8 @@ cargo_test() {
   # The extension links against the server's symbols: it is tested inside
   # the server by its own suite, not by a test binary. --no-fail-fast: one
   # failing test binary must not hide the results of the others.
-  cargo test --workspace --exclude uuidforge-pg --all-features --no-fail-fast
+  # The Python module is tested through its wheel by pytest (a step below).
+  cargo test --workspace --exclude uuidforge-pg --exclude uuidforge-py --all-features --no-fail-fast
 }
 
 db_tools_on_18() {
@@ -115,6 +117,8 @@ step "conformance vectors match their independent generator" conformance
 step "cargo test (PostgreSQL 15, not preloaded)" cargo_test
 step "database tools on PostgreSQL 18 (the uuidforge-db tests and the CLI's db tests)" db_tools_on_18
 step "web page and API: node --test, headless chromium, schemathesis (scripts/web-test.sh)" ./scripts/web-test.sh
+step "Python package: the abi3 wheel, pytest against it in a fresh venv, on PostgreSQL 15 (scripts/python-test.sh)" \
+  ./scripts/python-test.sh
 step "PostgreSQL 15 extension: regression suite, concurrent writers (both modes), checkpoint" \
   ./crates/uuidforge-pg/tests/run.sh 15
 step "PostgreSQL 18 extension: regression suite, concurrent writers (both modes), checkpoint" \

@@ -376,11 +376,7 @@ impl BatchSource {
     /// the `error` policy, a backfill past the end of time).
     pub fn fill(&mut self, out: &mut [Uuid]) -> Result<(), GenError> {
         match &mut self.0 {
-            Kind::Shared(g) => {
-                for slot in out {
-                    *slot = g.generate_or_continue();
-                }
-            }
+            Kind::Shared(g) => g.fill_or_continue(out),
             Kind::V7(g) => g.fill(out)?,
             Kind::Backfill(g) => g.fill(out)?,
             Kind::V4(rng) => {

@@ -731,3 +731,56 @@ fn an_overflow_refused_under_the_error_policy_is_counted() {
     assert!(g.telemetry().overflows >= 1);
     assert!(g.cell_telemetry().overflows >= 1);
 }
+
+#[test]
+fn batches_through_one_cell_are_increasing_and_distinct_across_threads() {
+    let cell = std::sync::Arc::new(GeneratorCell::new());
+    let g = std::sync::Arc::new(SharedGenerator::new(config("default")).unwrap());
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let (cell, g) = (cell.clone(), g.clone());
+            std::thread::spawn(move || {
+                let mut mine = Vec::new();
+                for round in 0..50 {
+                    let mut batch = vec![Uuid::nil(); 700 + round];
+                    g.fill_in(&cell, &mut batch).unwrap();
+                    mine.extend(batch);
+                    mine.push(g.generate_in(&cell).unwrap());
+                }
+                mine
+            })
+        })
+        .collect();
+    let all: Vec<Vec<Uuid>> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    for mine in &all {
+        assert!(mine.windows(2).all(|w| w[0] < w[1]));
+    }
+    let mut every: Vec<Uuid> = all.concat();
+    let n = every.len();
+    every.sort();
+    every.dedup();
+    assert_eq!(every.len(), n);
+    assert_eq!(cell.last(), every.last().copied());
+}
+
+#[test]
+fn a_batch_under_the_error_policy_stops_at_the_overflow() {
+    let tiny = GeneratorConfig {
+        counter_bits: 1,
+        guard_bits: 1,
+        overflow: OverflowPolicy::Error,
+        ..config("default")
+    };
+    let g = SharedGenerator::new(tiny).unwrap();
+    let mut batch = vec![Uuid::nil(); 10];
+    assert!(matches!(
+        g.fill_in(&GeneratorCell::new(), &mut batch),
+        Err(GenError::CounterOverflow { .. })
+    ));
+    assert!(g.telemetry().overflows >= 1);
+}
+
+#[test]
+fn the_global_generator_is_the_default_profiles() {
+    assert!(std::ptr::eq(global(), global_profile("default").unwrap()));
+}
