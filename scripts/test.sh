@@ -79,6 +79,24 @@ fuzz() {
     cd crates/uuidforge-grep
     cargo +nightly fuzz run documents -- -max_total_time="$FUZZ_SECONDS" 2>&1 | tail -n 3
   )
+  # The fuzz workspaces' lock files are committed: a build that rewrites
+  # one means a dependency changed without it being committed.
+  if git rev-parse --git-dir >/dev/null 2>&1; then
+    git diff --exit-code --stat -- crates/uuidforge/fuzz/Cargo.lock crates/uuidforge-grep/fuzz/Cargo.lock \
+      || { echo "the fuzz Cargo.lock files changed while building: commit them"; return 1; }
+  fi
+}
+
+# What `git status` says before the first step; the last step compares.
+status_before=$(git status --porcelain 2>/dev/null || true)
+work_tree_unchanged() {
+  local after
+  after=$(git status --porcelain 2>/dev/null || true)
+  if [ "$after" != "$status_before" ]; then
+    echo "the run changed the work tree:"
+    diff <(printf '%s\n' "$status_before") <(printf '%s\n' "$after") || true
+    return 1
+  fi
 }
 
 names=() results=() seconds=()
@@ -130,6 +148,7 @@ step "the extension updated from every release (ALTER EXTENSION UPDATE from 0.1.
 step "a major-version upgrade 15 -> 18 with the extension in use (pg_upgrade, or pg_dump where it cannot)" \
   ./crates/uuidforge-pg/tests/pg-upgrade.sh
 step "fuzz every parser for ${FUZZ_SECONDS}s each" fuzz
+step "the work tree is as the run found it (git status)" work_tree_unchanged
 
 passed=0 failed=0
 printf '\n== summary\n'

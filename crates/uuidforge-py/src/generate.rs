@@ -296,7 +296,7 @@ fn one_of(py: Python<'_>, version: u8) -> PyResult<Bound<'_, PyAny>> {
     to_py(py, value)
 }
 
-/// A UUIDv4: 122 bits from a CSPRNG (ChaCha12 seeded by the operating
+/// A UUIDv4: 122 bits from a CSPRNG (ChaCha8 seeded by the operating
 /// system, reseeded after fork).
 #[pyfunction]
 pub fn uuid4(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {

@@ -8,7 +8,7 @@
 //! Order: `uuid7()` is the library's process-wide generator — one 128-bit
 //! compare-and-swap per value, strictly increasing across threads in the
 //! order values are handed out, no lock — and its random source is a
-//! ChaCha12 CSPRNG that reseeds in a child after `fork()` (a
+//! ChaCha8 CSPRNG that reseeds in a child after `fork()` (a
 //! `pthread_atfork` handler), so nothing is for the user to call after
 //! `os.fork()` or in `multiprocessing` workers. `host_wide=` orders values
 //! across processes through the shared cell of `uuidforge-host`.

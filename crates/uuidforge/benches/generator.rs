@@ -8,11 +8,11 @@ use std::time::{Duration, Instant};
 use uuid::Uuid;
 use uuidforge::generator::{GeneratorConfig, V7Generator};
 
-/// LiosK's generator with the same CSPRNG as ours (ChaCha12 from the OS).
+/// LiosK's generator with the same CSPRNG as ours (ChaCha8 from the OS).
 #[allow(deprecated)] // the rand 0.9 adapter is deprecated in favour of rand 0.10
 fn uuid7_chacha(
-) -> uuid7::V7Generator<uuid7::generator::with_rand09::Adapter<rand_chacha::ChaCha12Rng>> {
-    uuid7::V7Generator::with_rand09(rand_chacha::ChaCha12Rng::from_os_rng())
+) -> uuid7::V7Generator<uuid7::generator::with_rand09::Adapter<rand_chacha::ChaCha8Rng>> {
+    uuid7::V7Generator::with_rand09(rand_chacha::ChaCha8Rng::from_os_rng())
 }
 
 fn one_thread(c: &mut Criterion) {

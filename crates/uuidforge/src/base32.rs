@@ -146,9 +146,12 @@ impl std::fmt::Debug for Base32Text {
 pub fn encode(uuid: &Uuid) -> Base32Text {
     #[cfg(target_arch = "x86_64")]
     match crate::x86::tier() {
-        // SAFETY (both arms): the tier says the CPU has the features.
+        // SAFETY (every arm): the tier says the CPU has the features.
         crate::x86::VBMI => {
             return Base32Text(unsafe { crate::x86::base32_encode_vbmi(uuid.as_bytes()) })
+        }
+        crate::x86::AVX2 => {
+            return Base32Text(unsafe { crate::x86::base32_encode_avx2(uuid.as_bytes()) })
         }
         crate::x86::SSSE3_BMI2 => {
             return Base32Text(unsafe { crate::x86::base32_encode(uuid.as_u128()) })
@@ -220,14 +223,16 @@ pub fn decode(text: &[u8]) -> Result<Uuid, ParseError> {
         ));
     };
     #[cfg(target_arch = "x86_64")]
-    if let tier @ (crate::x86::VBMI | crate::x86::SSSE3_BMI2) = crate::x86::tier() {
+    if let tier @ (crate::x86::VBMI | crate::x86::AVX2 | crate::x86::SSSE3_BMI2) =
+        crate::x86::tier()
+    {
         let mut bytes = [0u8; 16];
         // SAFETY: the tier says the CPU has the features.
         let ok = unsafe {
-            if tier == crate::x86::VBMI {
-                crate::x86::base32_decode_vbmi_into(text, &mut bytes)
-            } else {
-                crate::x86::base32_decode_into(text, &mut bytes)
+            match tier {
+                crate::x86::VBMI => crate::x86::base32_decode_vbmi_into(text, &mut bytes),
+                crate::x86::AVX2 => crate::x86::base32_decode_avx2_into(text, &mut bytes),
+                _ => crate::x86::base32_decode_into(text, &mut bytes),
             }
         };
         return if ok {
@@ -237,6 +242,30 @@ pub fn decode(text: &[u8]) -> Result<Uuid, ParseError> {
         };
     }
     decode_portable(text)
+}
+
+/// Runs every Base32 kernel this CPU has (whatever `UUIDFORGE_CPU_TIER`
+/// says) on `data` and panics, naming the tier, where one disagrees with
+/// the portable code: the fuzz target calls it on every input.
+#[doc(hidden)]
+pub fn __check_every_tier(data: &[u8]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if let Ok(text) = <&[u8; LEN]>::try_from(data) {
+            let reference = decode_portable(text).ok().map(|u| u.as_u128());
+            for (tier, value) in crate::x86::base32_decode_every_tier(text) {
+                assert_eq!(value, reference, "{tier} decodes {data:?} otherwise");
+            }
+        }
+        if let Ok(bytes) = <&[u8; 16]>::try_from(data) {
+            let reference = encode_portable(&Uuid::from_bytes(*bytes));
+            for (tier, text) in crate::x86::base32_encode_every_tier(bytes) {
+                assert_eq!(text, reference, "{tier} encodes {data:?} otherwise");
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = data;
 }
 
 /// The portable decoder (also the reference for the SIMD one).
@@ -427,13 +456,8 @@ mod tests {
             prop_assert_eq!(encode(&id).as_str().len(), LEN);
             prop_assert_eq!(encode_portable(&id).to_vec(), encode_bytes(&bytes, LEN));
             #[cfg(target_arch = "x86_64")]
-            {
-                if crate::x86::available() {
-                    prop_assert_eq!(unsafe { crate::x86::base32_encode(id.as_u128()) }[..LEN].to_vec(), encode_bytes(&bytes, LEN));
-                }
-                if crate::x86::vbmi_available() {
-                    prop_assert_eq!(unsafe { crate::x86::base32_encode_vbmi(&bytes) }[..LEN].to_vec(), encode_bytes(&bytes, LEN));
-                }
+            for (tier, text) in crate::x86::base32_encode_every_tier(&bytes) {
+                prop_assert_eq!(text.to_vec(), encode_bytes(&bytes, LEN), "{}", tier);
             }
         }
 
@@ -445,13 +469,8 @@ mod tests {
             let reference = decode_portable(&text).ok().map(|u| u.as_u128());
             prop_assert_eq!(decode(&text).ok().map(|u| u.as_u128()), reference);
             #[cfg(target_arch = "x86_64")]
-            {
-                if crate::x86::available() {
-                    prop_assert_eq!(unsafe { crate::x86::base32_decode(&text) }, reference);
-                }
-                if crate::x86::vbmi_available() {
-                    prop_assert_eq!(unsafe { crate::x86::base32_decode_vbmi(&text) }, reference);
-                }
+            for (tier, value) in crate::x86::base32_decode_every_tier(&text) {
+                prop_assert_eq!(value, reference, "{}", tier);
             }
         }
 
@@ -462,13 +481,8 @@ mod tests {
             let v = u128::from_be_bytes(bytes);
             prop_assert_eq!(decode_portable(&text).unwrap().as_u128(), v);
             #[cfg(target_arch = "x86_64")]
-            {
-                if crate::x86::available() {
-                    prop_assert_eq!(unsafe { crate::x86::base32_decode(&text) }, Some(v));
-                }
-                if crate::x86::vbmi_available() {
-                    prop_assert_eq!(unsafe { crate::x86::base32_decode_vbmi(&text) }, Some(v));
-                }
+            for (tier, value) in crate::x86::base32_decode_every_tier(&text) {
+                prop_assert_eq!(value, Some(v), "{}", tier);
             }
         }
 

@@ -60,6 +60,31 @@ pub mod v7;
 pub mod v8;
 
 pub use error::{FieldError, ParseError};
+
+/// The CPU tier the codecs' kernels run at on this machine:
+/// `"avx512-vbmi"`, `"avx2"`, `"ssse3-bmi2"` or `"portable"` (every
+/// non-x86-64 CPU). The best this CPU has, unless the environment variable
+/// `UUIDFORGE_CPU_TIER` names a lower one (for benchmarking and testing the
+/// lower tiers on one machine; a higher or unknown name changes nothing).
+/// Benchmarks print it beside their figures.
+///
+/// ```
+/// assert!(["avx512-vbmi", "avx2", "ssse3-bmi2", "portable"].contains(&uuidforge::cpu_tier()));
+/// ```
+pub fn cpu_tier() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let t = x86::tier();
+        x86::NAMES
+            .iter()
+            .find(|(n, _)| *n == t)
+            .map_or("portable", |(_, name)| name)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        "portable"
+    }
+}
 pub use generator::v7;
 pub use uuid::Uuid;
 

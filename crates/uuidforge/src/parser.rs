@@ -143,6 +143,25 @@ pub fn parse_detect_bytes(b: &[u8]) -> Result<(Uuid, Format), ParseError> {
     }
 }
 
+/// Parses `data` as a canonical UUID with every kernel this CPU has
+/// (whatever `UUIDFORGE_CPU_TIER` says) and panics, naming the tier, where
+/// one disagrees with the portable parser: the fuzz target calls it on
+/// every input.
+#[doc(hidden)]
+pub fn __check_every_tier(data: &[u8]) {
+    #[cfg(target_arch = "x86_64")]
+    if let Ok(text) = <&[u8; 36]>::try_from(data) {
+        if crate::x86::supports(crate::x86::VBMI) {
+            let portable = parse_canonical_portable(text).ok().map(|u| u.into_bytes());
+            // SAFETY: the CPU has the tier's features.
+            let vbmi = unsafe { crate::x86::parse_canonical_vbmi(text) };
+            assert_eq!(vbmi, portable, "avx512-vbmi parses {data:?} otherwise");
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = data;
+}
+
 /// Parses the canonical 8-4-4-4-12 form, hex digits in any case.
 ///
 /// ```
@@ -360,7 +379,8 @@ mod tests {
             if flip >= 36 { prop_assert_eq!(portable.clone().unwrap(), Uuid::from_bytes(bytes)); }
             prop_assert_eq!(parse_canonical(&text), portable.clone());
             #[cfg(target_arch = "x86_64")]
-            if crate::x86::vbmi_available() {
+            if crate::x86::supports(crate::x86::VBMI) {
+                // SAFETY: the CPU has the tier's features.
                 prop_assert_eq!(unsafe { crate::x86::parse_canonical_vbmi(&text) }, portable.ok().map(|u| u.into_bytes()));
             }
         }

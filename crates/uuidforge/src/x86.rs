@@ -1,8 +1,15 @@
-//! x86_64 kernels beyond the SSE2 baseline, selected at run time in two
+//! x86_64 kernels beyond the SSE2 baseline, selected at run time in three
 //! tiers: AVX-512 VBMI (`vpmultishiftqb` cuts 5-bit groups, `vpermb` looks
-//! symbols up; Intel since Ice Lake, AMD since Zen 4) and SSSE3 + BMI2
-//! (`pshufb`, `pdep`/`pext`). Every caller keeps a portable path; the tests
-//! run every tier the machine has against it.
+//! symbols up; Intel since Ice Lake, AMD since Zen 4), AVX2 (`vpshufb` and
+//! 16-bit multiplies on a whole UUID at once; every x86-64 server CPU of
+//! the last decade) and SSSE3 + BMI2 (`pshufb`, `pdep`/`pext`: fast on
+//! Intel and AMD Zen 3+, microcoded — slow — on Zen 1 and 2, which the AVX2
+//! tier serves instead). Every caller keeps a portable path; the tests run
+//! every tier the machine has against it.
+//!
+//! `UUIDFORGE_CPU_TIER` (`portable`, `ssse3-bmi2`, `avx2`, `avx512-vbmi`)
+//! caps the tier, read once, so that one machine benchmarks and tests the
+//! lower ones; it never raises it above what the CPU has.
 
 use core::arch::x86_64::*;
 
@@ -13,50 +20,118 @@ const UNKNOWN: u8 = 0;
 pub(crate) const BASELINE: u8 = 1;
 /// SSSE3 and BMI2.
 pub(crate) const SSSE3_BMI2: u8 = 2;
-/// AVX-512 VBMI, VL and BW (with SSSE3 and BMI2).
-pub(crate) const VBMI: u8 = 3;
+/// AVX2.
+pub(crate) const AVX2: u8 = 3;
+/// AVX-512 VBMI, VL and BW.
+pub(crate) const VBMI: u8 = 4;
 
-/// The best tier of this CPU, detected once; one relaxed load afterwards.
+/// The tiers' names, as `UUIDFORGE_CPU_TIER` takes them and
+/// [`crate::cpu_tier`] reports them.
+pub(crate) const NAMES: [(u8, &str); 4] = [
+    (BASELINE, "portable"),
+    (SSSE3_BMI2, "ssse3-bmi2"),
+    (AVX2, "avx2"),
+    (VBMI, "avx512-vbmi"),
+];
+
+/// The tier in use, decided once; one relaxed load afterwards.
 static TIER: AtomicU8 = AtomicU8::new(UNKNOWN);
 
-/// The best kernel tier this CPU runs.
+/// The tier the kernels run at: the CPU's best, capped by
+/// `UUIDFORGE_CPU_TIER`.
 #[inline(always)]
 pub(crate) fn tier() -> u8 {
     match TIER.load(Ordering::Relaxed) {
-        UNKNOWN => detect(),
+        UNKNOWN => decide(),
         t => t,
     }
 }
 
 #[cold]
-fn detect() -> u8 {
-    let t = if std::is_x86_feature_detected!("avx512vbmi")
-        && std::is_x86_feature_detected!("avx512vl")
-        && std::is_x86_feature_detected!("avx512bw")
-        && std::is_x86_feature_detected!("bmi2")
-        && std::is_x86_feature_detected!("ssse3")
-    {
-        VBMI
-    } else if std::is_x86_feature_detected!("ssse3") && std::is_x86_feature_detected!("bmi2") {
-        SSSE3_BMI2
-    } else {
-        BASELINE
-    };
+fn decide() -> u8 {
+    let best = NAMES
+        .iter()
+        .rev()
+        .map(|(t, _)| *t)
+        .find(|t| supports(*t))
+        .unwrap_or(BASELINE);
+    let cap = std::env::var("UUIDFORGE_CPU_TIER")
+        .ok()
+        .and_then(|name| NAMES.iter().find(|(_, n)| *n == name).map(|(t, _)| *t))
+        .unwrap_or(VBMI);
+    let t = best.min(cap);
     TIER.store(t, Ordering::Relaxed);
     t
 }
 
-/// Whether the SSSE3 + BMI2 kernels can run.
-#[cfg(test)]
-pub(crate) fn available() -> bool {
-    tier() >= SSSE3_BMI2
+/// Whether this CPU runs tier `t`'s kernels (whatever the cap).
+pub(crate) fn supports(t: u8) -> bool {
+    match t {
+        BASELINE => true,
+        SSSE3_BMI2 => {
+            std::is_x86_feature_detected!("ssse3") && std::is_x86_feature_detected!("bmi2")
+        }
+        AVX2 => std::is_x86_feature_detected!("avx2"),
+        VBMI => {
+            std::is_x86_feature_detected!("avx512vbmi")
+                && std::is_x86_feature_detected!("avx512vl")
+                && std::is_x86_feature_detected!("avx512bw")
+        }
+        _ => false,
+    }
 }
 
-/// Whether the AVX-512 VBMI kernels can run.
+/// Base32 of `bytes` by every kernel this CPU runs (whatever the cap),
+/// with the tier's name: for the tests and the fuzz target.
+pub(crate) fn base32_encode_every_tier(bytes: &[u8; 16]) -> Vec<(&'static str, [u8; 26])> {
+    let mut out = Vec::new();
+    let first = |x: [u8; 32]| -> [u8; 26] { x[..26].try_into().expect("26") };
+    // SAFETY (each call): `supports` says the CPU has the tier's features.
+    unsafe {
+        if supports(SSSE3_BMI2) {
+            out.push((
+                "ssse3-bmi2",
+                first(base32_encode(u128::from_be_bytes(*bytes))),
+            ));
+        }
+        if supports(AVX2) {
+            out.push(("avx2", first(base32_encode_avx2(bytes))));
+        }
+        if supports(VBMI) {
+            out.push(("avx512-vbmi", first(base32_encode_vbmi(bytes))));
+        }
+    }
+    out
+}
+
+/// The value of 26 Base32 symbols by every kernel this CPU runs, with the
+/// tier's name (`None`: refused).
+pub(crate) fn base32_decode_every_tier(text: &[u8; 26]) -> Vec<(&'static str, Option<u128>)> {
+    let mut out = Vec::new();
+    let run = |f: unsafe fn(&[u8; 26], &mut [u8; 16]) -> bool| {
+        let mut bytes = [0u8; 16];
+        // SAFETY: called only for a tier `supports` allows.
+        unsafe { f(text, &mut bytes) }.then(|| u128::from_be_bytes(bytes))
+    };
+    if supports(SSSE3_BMI2) {
+        out.push(("ssse3-bmi2", run(base32_decode_into)));
+    }
+    if supports(AVX2) {
+        out.push(("avx2", run(base32_decode_avx2_into)));
+    }
+    if supports(VBMI) {
+        out.push(("avx512-vbmi", run(base32_decode_vbmi_into)));
+    }
+    out
+}
+
+/// Whether the AVX-512 VBMI kernels are in use.
 #[inline(always)]
 pub(crate) fn vbmi_available() -> bool {
     tier() == VBMI
 }
+
+const Z: i8 = -128; // pshufb: zero the byte
 
 const FIVE_BIT_GROUPS: u64 = 0x1F1F_1F1F_1F1F_1F1F;
 
@@ -91,18 +166,6 @@ pub(crate) unsafe fn base32_encode(v: u128) -> [u8; 32] {
     _mm_storeu_si128(out.as_mut_ptr().cast(), first);
     _mm_storeu_si128(out.as_mut_ptr().add(16).cast(), second);
     out
-}
-
-/// Decodes 26 Crockford symbols (any case, `O`→0, `I`/`L`→1) into a 128-bit
-/// value; `None` if a symbol is invalid or the first one is above `7`.
-///
-/// # Safety
-/// The CPU must support SSSE3 and BMI2 ([`available`]).
-#[cfg(test)]
-#[target_feature(enable = "ssse3,bmi2")]
-pub(crate) unsafe fn base32_decode(text: &[u8; 26]) -> Option<u128> {
-    let mut out = [0u8; 16];
-    base32_decode_into(text, &mut out).then(|| u128::from_be_bytes(out))
 }
 
 /// [`base32_decode`] writing the big-endian bytes to `out` with one 16-byte
@@ -175,13 +238,173 @@ pub(crate) unsafe fn base32_decode_into(text: &[u8; 26], out: &mut [u8; 16]) -> 
     ok
 }
 
+/// Base32-encodes 16 bytes into 26 Crockford symbols with AVX2: each
+/// symbol's two source bytes gathered into a 16-bit word (`vpshufb` on the
+/// value broadcast to both lanes), its 5 bits moved to the word's top by a
+/// multiply and brought down by a shift, the words packed to bytes and the
+/// bytes looked up in the alphabet's two halves.
+///
+/// # Safety
+/// The CPU must support AVX2 ([`supports`]).
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn base32_encode_avx2(bytes: &[u8; 16]) -> [u8; 32] {
+    // Symbol i has its lowest bit at 125 - 5i (of 128, from the right): in
+    // the word (byte 15 - L/8, then the byte before it above), shifted by
+    // L % 8. Z: the byte before the first, which is zero.
+    let x = _mm256_broadcastsi128_si256(_mm_loadu_si128(bytes.as_ptr().cast()));
+    let words_a = _mm256_setr_epi8(
+        0, Z, 0, Z, 1, 0, 2, 1, 2, 1, 3, 2, 4, 3, 4, 3, // symbols 0..8
+        5, 4, 5, 4, 6, 5, 7, 6, 7, 6, 8, 7, 9, 8, 9, 8, // symbols 8..16
+    );
+    let words_b = _mm256_setr_epi8(
+        10, 9, 10, 9, 11, 10, 12, 11, 12, 11, 13, 12, 14, 13, 14, 13, // 16..24
+        15, 14, 15, 14, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, // 24..26
+    );
+    // 1 << (11 - L % 8): the 5 bits to the top of the word (the pattern
+    // repeats every 8 symbols, 5 bytes).
+    let up_a = _mm256_setr_epi16(
+        1 << 6,
+        1 << 11,
+        1 << 8,
+        1 << 5,
+        1 << 10,
+        1 << 7,
+        1 << 4,
+        1 << 9, //
+        1 << 6,
+        1 << 11,
+        1 << 8,
+        1 << 5,
+        1 << 10,
+        1 << 7,
+        1 << 4,
+        1 << 9,
+    );
+    let up_b = _mm256_setr_epi16(
+        1 << 6,
+        1 << 11,
+        1 << 8,
+        1 << 5,
+        1 << 10,
+        1 << 7,
+        1 << 4,
+        1 << 9, //
+        1 << 6,
+        1 << 11,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+    );
+    let a = _mm256_srli_epi16(
+        _mm256_mullo_epi16(_mm256_shuffle_epi8(x, words_a), up_a),
+        11,
+    );
+    let b = _mm256_srli_epi16(
+        _mm256_mullo_epi16(_mm256_shuffle_epi8(x, words_b), up_b),
+        11,
+    );
+    // Bytes in lane order (0..8, 16..24 | 8..16, 24..32), then in order.
+    let values = _mm256_permute4x64_epi64(_mm256_packus_epi16(a, b), 0b11_01_10_00);
+    let low = _mm256_broadcastsi128_si256(_mm_loadu_si128(b"0123456789ABCDEF".as_ptr().cast()));
+    let high = _mm256_broadcastsi128_si256(_mm_loadu_si128(b"GHJKMNPQRSTVWXYZ".as_ptr().cast()));
+    let symbols = _mm256_blendv_epi8(
+        _mm256_shuffle_epi8(low, values),
+        _mm256_shuffle_epi8(high, values),
+        _mm256_cmpgt_epi8(values, _mm256_set1_epi8(15)),
+    );
+    let mut out = [0u8; 32];
+    _mm256_storeu_si256(out.as_mut_ptr().cast(), symbols);
+    out
+}
+
+/// [`base32_decode_avx2`] writing the bytes to `out` with one store;
+/// returns whether the text was valid. Six zero symbols in front make 32:
+/// four groups of eight, one per 64-bit lane, which two multiply-adds pack
+/// into 40 bits each (as the AVX-512 kernel does).
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn base32_decode_avx2_into(text: &[u8; 26], out: &mut [u8; 16]) -> bool {
+    const X: i8 = -1; // invalid
+                      // Lane 0: symbols 0..10 after six padding bytes; lane 1: symbols 10..26.
+                      // Two 16-byte loads inside the text.
+    let first = _mm_slli_si128(_mm_loadu_si128(text.as_ptr().cast()), 6);
+    let second = _mm_loadu_si128(text.as_ptr().add(10).cast());
+    let c = _mm256_inserti128_si256(_mm256_castsi128_si256(first), second, 1);
+    let digits = _mm256_broadcastsi128_si256(_mm_setr_epi8(
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, X, X, X, X, X, X,
+    ));
+    // @ A B C D E F G H I J K L M N O
+    let row4 = _mm256_broadcastsi128_si256(_mm_setr_epi8(
+        X, 10, 11, 12, 13, 14, 15, 16, 17, 1, 18, 19, 1, 20, 21, 0,
+    ));
+    // P Q R S T U V W X Y Z [ \ ] ^ _
+    let row5 = _mm256_broadcastsi128_si256(_mm_setr_epi8(
+        22, 23, 24, 25, 26, X, 27, 28, 29, 30, 31, X, X, X, X, X,
+    ));
+    // Fold a-z onto A-Z; other bytes keep their row and fail below.
+    let is_lower = _mm256_and_si256(
+        _mm256_cmpgt_epi8(c, _mm256_set1_epi8(0x60)),
+        _mm256_cmpgt_epi8(_mm256_set1_epi8(0x7b), c),
+    );
+    let c = _mm256_sub_epi8(c, _mm256_and_si256(is_lower, _mm256_set1_epi8(0x20)));
+    let low = _mm256_and_si256(c, _mm256_set1_epi8(0x0f));
+    let row = _mm256_and_si256(_mm256_srli_epi16(c, 4), _mm256_set1_epi8(0x0f));
+    let pick = |n: i8, table: __m256i| {
+        _mm256_and_si256(
+            _mm256_cmpeq_epi8(row, _mm256_set1_epi8(n)),
+            _mm256_shuffle_epi8(table, low),
+        )
+    };
+    let in_rows = _mm256_or_si256(
+        _mm256_or_si256(
+            _mm256_cmpeq_epi8(row, _mm256_set1_epi8(3)),
+            _mm256_cmpeq_epi8(row, _mm256_set1_epi8(4)),
+        ),
+        _mm256_cmpeq_epi8(row, _mm256_set1_epi8(5)),
+    );
+    let v = _mm256_or_si256(
+        _mm256_or_si256(pick(3, digits), pick(4, row4)),
+        pick(5, row5),
+    );
+    let v = _mm256_or_si256(v, _mm256_andnot_si256(in_rows, _mm256_set1_epi8(X)));
+    // The six padding bytes are zero, whatever they looked up.
+    let padding = _mm256_setr_epi8(
+        X, X, X, X, X, X, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        0, 0,
+    );
+    let values = _mm256_andnot_si256(padding, v);
+    // Invalid symbols are 0xff, the only values with bit 7 set; the first
+    // symbol (byte 6) must also be at most 7.
+    let bad = _mm256_movemask_epi8(values);
+    let first_symbol = _mm256_extract_epi8(values, 6) as u8;
+    let ok = bad == 0 && first_symbol <= 7;
+    let pairs = _mm256_maddubs_epi16(values, _mm256_set1_epi16(0x0120)); // 32*a + b
+    let quads = _mm256_madd_epi16(pairs, _mm256_set1_epi32(0x0001_0400)); // 1024*a + b
+    let groups = _mm256_or_si256(
+        _mm256_srli_epi64(quads, 32),
+        _mm256_srli_epi64(_mm256_slli_epi64(quads, 32), 12),
+    );
+    // Lane 0: group 0 is byte 0, group 1 bytes 1..6; lane 1: bytes 6..16.
+    let be = _mm256_setr_epi8(
+        0, 12, 11, 10, 9, 8, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, //
+        4, 3, 2, 1, 0, 12, 11, 10, 9, 8, Z, Z, Z, Z, Z, Z,
+    );
+    let picked = _mm256_shuffle_epi8(groups, be);
+    let bytes = _mm_or_si128(
+        _mm256_castsi256_si128(picked),
+        _mm_slli_si128(_mm256_extracti128_si256(picked, 1), 6),
+    );
+    _mm_storeu_si128(out.as_mut_ptr().cast(), bytes);
+    ok
+}
+
 /// Crockford's alphabet as a `vpermb` table.
 #[inline(always)]
 unsafe fn alphabet() -> __m256i {
     _mm256_loadu_si256(crate::base32::ALPHABET.as_ptr().cast())
 }
-
-const Z: i8 = -128; // pshufb: zero the byte
 
 /// Base32-encodes 16 bytes into 26 Crockford symbols.
 ///
@@ -212,18 +435,6 @@ pub(crate) unsafe fn base32_encode_vbmi(bytes: &[u8; 16]) -> [u8; 32] {
     let mut out = [0u8; 32];
     _mm256_storeu_si256(out.as_mut_ptr().cast(), symbols);
     out
-}
-
-/// Decodes 26 Crockford symbols; `None` if one is invalid or the first is
-/// above `7`.
-///
-/// # Safety
-/// The CPU must support AVX-512 VBMI, VL and BW ([`vbmi_available`]).
-#[cfg(test)]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
-pub(crate) unsafe fn base32_decode_vbmi(text: &[u8; 26]) -> Option<u128> {
-    let mut out = [0u8; 16];
-    base32_decode_vbmi_into(text, &mut out).then(|| u128::from_be_bytes(out))
 }
 
 /// [`base32_decode_vbmi`] writing the bytes to `out` with one store (see

@@ -14,6 +14,7 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     let _ = parse_canonical(data);
+    uuidforge::parser::__check_every_tier(data);
     if let Ok(Value::Uuid192(k)) = parse_value(data) {
         assert_eq!(k.to_string().parse::<uuidforge::uuid192::Uuid192>().unwrap(), k);
     }

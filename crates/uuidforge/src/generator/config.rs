@@ -88,7 +88,7 @@ pub enum ClockMode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Randomness {
-    /// ChaCha12 seeded from the operating system, reseeded periodically and
+    /// ChaCha8 seeded from the operating system, reseeded periodically and
     /// after `fork()`. Default.
     Csprng,
     /// A non-cryptographic generator (wyrand) seeded from the OS: faster,

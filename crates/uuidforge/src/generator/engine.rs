@@ -167,6 +167,120 @@ impl Layout {
         self.finish(self.head(tick, counter, segment), random)
     }
 
+    /// Bytes of randomness one value's tail takes: its random bits rounded
+    /// up to whole bytes (7 for the default layout's 56), not a whole
+    /// word — the CSPRNG is most of a batch's cost.
+    #[inline(always)]
+    pub const fn random_bytes(&self) -> usize {
+        self.r.div_ceil(8) as usize
+    }
+
+    /// The random tail of value `i` from `bytes`, where each value has
+    /// [`Layout::random_bytes`] of them (unaligned reads; `bytes` has 8
+    /// spare bytes at the end).
+    #[inline(always)]
+    fn random_at(&self, bytes: &[u8], i: usize) -> u128 {
+        let per = self.random_bytes();
+        let at = i * per;
+        let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+        if per <= 8 {
+            word(at) as u128
+        } else {
+            word(at) as u128 | (word(at + 8) as u128) << 64
+        }
+    }
+
+    /// Fills `out` with the values that follow `state`, all from the one
+    /// clock reading `real`, the random tails drawn in bulk (B11): within
+    /// a tick a Method 1 counter runs in a tight loop that only adds the
+    /// counter step. Returns how many were made: fewer than `out.len()`
+    /// when the overflow policy stalls (the clock must move first).
+    pub fn fill_run(
+        &self,
+        state: &mut State,
+        real: Option<u64>,
+        rng: &mut impl RandSource,
+        telemetry: &mut Telemetry,
+        out: &mut [Uuid],
+    ) -> Result<usize, GenError> {
+        const CHUNK: usize = 256;
+        let per = self.random_bytes();
+        let mut bytes = [0u8; CHUNK * 16 + 8];
+        let plus_one = matches!(self.increment, Increment::One);
+        let mut made = 0;
+        for chunk in out.chunks_mut(CHUNK) {
+            if per > 0 {
+                rng.fill(&mut bytes[..chunk.len() * per]);
+            }
+            let mut i = 0;
+            while i < chunk.len() {
+                if let Advance::Stall = state.advance(self, real, rng, telemetry)? {
+                    return Ok(made + i);
+                }
+                chunk[i] = self.finish(state.head, self.random_at(&bytes, i));
+                i += 1;
+                if plus_one {
+                    let room = (self.max_counter() - state.counter).min((chunk.len() - i) as u128)
+                        as usize;
+                    let slots = &mut chunk[i..i + room];
+                    state.head = if self.s + self.r < 62 {
+                        self.count_on_low(state.head, slots, &bytes[i * per..])
+                    } else {
+                        let mut head = state.head;
+                        for (k, slot) in slots.iter_mut().enumerate() {
+                            head += self.counter_unit;
+                            *slot = self.finish(head, self.random_at(&bytes, i + k));
+                        }
+                        head
+                    };
+                    state.counter += room as u128;
+                    i += room;
+                }
+            }
+            made += chunk.len();
+        }
+        Ok(made)
+    }
+
+    /// The values after `head`, one counter step apart, with the tails in
+    /// `bytes` ([`Layout::random_bytes`] each), for layouts whose counter
+    /// step and tail lie below bit 62 (every built-in one): the UUID's
+    /// upper 64 bits change only when the counter carries into `rand_a`,
+    /// so each value is an add, a load and an or on the lower 64 bits.
+    /// Returns the last head.
+    #[inline(always)]
+    fn count_on_low(&self, mut head: u128, slots: &mut [Uuid], bytes: &[u8]) -> u128 {
+        const LOW: u64 = (1 << 62) - 1;
+        let per = self.random_bytes();
+        let tail = self.random_mask as u64;
+        let unit = self.counter_unit as u64;
+        let upper = |head: u128| {
+            let top = (head >> 62) as u64; // 48-bit ms, 12 bits of rand_a
+            ((top >> 12) << 16) | 0x7000 | (top & 0xfff)
+        };
+        let mut top = upper(head);
+        let mut low = head as u64 & LOW;
+        // Every read below is inside `bytes` (checked once here).
+        assert!(bytes.len() >= slots.len() * per + 8);
+        for (k, slot) in slots.iter_mut().enumerate() {
+            low += unit;
+            if low > LOW {
+                // The counter carries into rand_a (or the millisecond).
+                head = ((head >> 62) + 1) << 62;
+                low &= LOW;
+                top = upper(head);
+            }
+            // SAFETY: k * per + 8 <= slots.len() * per + 8 <= bytes.len().
+            let random =
+                u64::from_le(unsafe { bytes.as_ptr().add(k * per).cast::<u64>().read_unaligned() });
+            // Two 8-byte stores: a batch is read after it is written, so
+            // the store forwarding that one vector store buys a single value
+            // (see uuid_from_u128) does not matter here.
+            *slot = Uuid::from_u64_pair(top, low | (random & tail) | (0b10 << 62));
+        }
+        ((head >> 62) << 62) | low as u128
+    }
+
     /// Random bits for the tail of one UUID.
     #[inline]
     pub fn random_tail(&self, rng: &mut impl RandSource) -> u128 {
@@ -187,6 +301,12 @@ pub(crate) fn uuid_of_payload(p: u128) -> Uuid {
         | (0b10 << 62)
         | (p & mask(62));
     uuid_from_u128(v)
+}
+
+/// The 122 payload bits of a UUIDv7 (the inverse of [`uuid_of_payload`]).
+#[inline(always)]
+pub(crate) fn payload_of_uuid(v: u128) -> u128 {
+    ((v >> 80) << 74) | (((v >> 64) & 0xfff) << 62) | (v & mask(62))
 }
 
 /// `Uuid::from_u128` through one 16-byte vector store: built from two

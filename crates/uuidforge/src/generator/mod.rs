@@ -224,54 +224,25 @@ impl<T: TimeSource, R: RandSource> V7Generator<T, R> {
     /// drawing the random tails in bulk (B11). Within one tick, a Method 1
     /// counter runs in a tight loop that only adds the counter step.
     pub fn fill(&mut self, out: &mut [Uuid]) -> Result<(), GenError> {
-        const CHUNK: usize = 256;
-        let per = if self.layout.r > 64 { 2 } else { 1 };
-        let mut bytes = [0u8; CHUNK * 16];
-        let real = match self.clock.now_unix_ns() {
+        let mut real = match self.clock.now_unix_ns() {
             Some(ns) => Some(self.layout.tick_of(ns)?),
             None => None,
         };
-        let plus_one = matches!(self.layout.increment, Increment::One);
-        for chunk in out.chunks_mut(CHUNK) {
-            let random = &mut bytes[..chunk.len() * per * 8];
-            if self.layout.r > 0 {
-                self.rng.fill(random);
-            }
-            let word = |i: usize| -> u128 {
-                let at = i * per * 8;
-                let lo =
-                    u64::from_le_bytes(random[at..at + 8].try_into().expect("8 bytes")) as u128;
-                if per == 2 {
-                    lo | (u64::from_le_bytes(random[at + 8..at + 16].try_into().expect("8 bytes"))
-                        as u128)
-                        << 64
-                } else {
-                    lo
-                }
-            };
-            let mut i = 0;
-            while i < chunk.len() {
-                let step =
-                    self.state
-                        .advance(&self.layout, real, &mut self.rng, &mut self.telemetry)?;
-                if let Advance::Stall = step {
-                    // A stall needs the clock to move: the per-UUID path reads it.
-                    self.advance()?;
-                }
-                chunk[i] = self.current(word(i));
-                i += 1;
-                if plus_one {
-                    let room = (self.layout.max_counter() - self.state.counter)
-                        .min((chunk.len() - i) as u128) as usize;
-                    let mut head = self.state.head;
-                    for (k, slot) in chunk[i..i + room].iter_mut().enumerate() {
-                        head += self.layout.counter_unit;
-                        *slot = self.layout.finish(head, word(i + k));
-                    }
-                    self.state.head = head;
-                    self.state.counter += room as u128;
-                    i += room;
-                }
+        let mut done = 0;
+        while done < out.len() {
+            done += self.layout.fill_run(
+                &mut self.state,
+                real,
+                &mut self.rng,
+                &mut self.telemetry,
+                &mut out[done..],
+            )?;
+            if done < out.len() {
+                // A stall needs the clock to move: the per-UUID path reads
+                // it until it does.
+                out[done] = self.generate()?;
+                done += 1;
+                real = self.state.last_real;
             }
         }
         Ok(())

@@ -10,9 +10,10 @@
 //! it reads its timestamp and counter out of the last value's leading bits,
 //! and a larger prefix makes a larger UUID.
 
-use super::engine::{uuid_of_payload, Advance, Layout, State};
+use super::engine::{payload_of_uuid, uuid_of_payload, Advance, Layout, State};
 use super::source::{ConfiguredRng, RandSource, SystemClock, TimeSource, TscClock};
 use super::{ClockMode, GenError, GeneratorConfig, Randomness, Telemetry, MAX_STALL_READS};
+use crate::bits::mask;
 use portable_atomic::AtomicU128;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -248,6 +249,8 @@ impl SharedGenerator {
         State {
             tick,
             counter,
+            // A single value draws its own segment and makes its head
+            // (generate_with); a batch reads them (unpack_for_batch).
             segment: 0,
             head: 0,
             // Zero means no reading published yet; a non-zero value still
@@ -257,6 +260,15 @@ impl SharedGenerator {
                 t => Some(t >> (REAL_UNIT_BITS - self.layout.f)),
             },
         }
+    }
+
+    /// [`SharedGenerator::unpack`] with the segment the last value carries
+    /// and the head, which a batch counts on from.
+    fn unpack_for_batch(&self, last: u128, real: u64) -> State {
+        let mut state = self.unpack(last, real);
+        state.segment = ((last >> self.layout.r) & mask(self.layout.s)) as u64;
+        state.head = self.layout.head(state.tick, state.counter, state.segment);
+        state
     }
 
     fn read_clock(&self, clock: &mut impl TimeSource) -> Result<Option<u64>, GenError> {
@@ -441,41 +453,21 @@ impl SharedGenerator {
             let mut real = self.read_clock(clock)?;
             loop {
                 let old = cell.last.load(Ordering::Acquire);
-                let mut state = self.unpack(old, cell.real.load(Ordering::Relaxed));
+                let mut state = self.unpack_for_batch(old, cell.real.load(Ordering::Relaxed));
                 let mut local = Telemetry::default();
-                let mut made = 0;
-                let mut last = old;
-                let mut refused = None;
-                while made < chunk.len() {
-                    let before = local;
-                    match state.advance(&self.layout, real, rng, &mut local) {
-                        Ok(Advance::Ready) => {}
-                        Ok(Advance::Stall) => break,
-                        Err(e) => {
-                            if made > 0 {
-                                // The values made so far are taken; the
-                                // error (and its event) comes on the next
-                                // call.
-                                local = before;
-                            } else {
-                                refused = Some(e);
-                            }
-                            break;
-                        }
+                let made = match self
+                    .layout
+                    .fill_run(&mut state, real, rng, &mut local, chunk)
+                {
+                    Ok(made) => made,
+                    Err(e) => {
+                        // Nothing of this chunk was handed out; the error
+                        // is an event too (E4).
+                        self.record(local);
+                        cell.record(&local);
+                        return Err(e);
                     }
-                    let segment = self.layout.init_segment(rng);
-                    let random = self.layout.random_tail(rng);
-                    last = self
-                        .layout
-                        .payload(self.layout.head(state.tick, state.counter, segment), random);
-                    chunk[made] = uuid_of_payload(last);
-                    made += 1;
-                }
-                if let Some(e) = refused {
-                    self.record(local);
-                    cell.record(&local);
-                    return Err(e);
-                }
+                };
                 if made == 0 {
                     // A stall with nothing made: the clock must move.
                     reads += 1;
@@ -487,6 +479,8 @@ impl SharedGenerator {
                     real = self.read_clock(clock)?;
                     continue;
                 }
+                let last = chunk[made - 1].as_u128();
+                let last = payload_of_uuid(last);
                 if cell
                     .last
                     .compare_exchange(old, last, Ordering::AcqRel, Ordering::Acquire)

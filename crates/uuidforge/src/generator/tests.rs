@@ -784,3 +784,28 @@ fn a_batch_under_the_error_policy_stops_at_the_overflow() {
 fn the_global_generator_is_the_default_profiles() {
     assert!(std::ptr::eq(global(), global_profile("default").unwrap()));
 }
+
+#[test]
+fn batches_count_on_by_one_within_a_tick_across_fills() {
+    for profile in ["default", "counter42", "pg18"] {
+        let clock = SimClock::at_ms(T0);
+        let mut g = sim(config(profile), &clock, ScriptRng::seeded(9));
+        let layout = engine::Layout::new(&config(profile), &mut ScriptRng::seeded(1)).unwrap();
+        let read = |u: &Uuid| layout.read_payload(engine::payload_of_uuid(u.as_u128()));
+        let mut all = Vec::new();
+        for round in 0..4 {
+            let mut buf = vec![Uuid::nil(); 3000 + round];
+            g.fill(&mut buf).unwrap();
+            all.extend(buf);
+            all.push(g.generate().unwrap());
+        }
+        for w in all.windows(2) {
+            let ((t0, c0), (t1, c1)) = (read(&w[0]), read(&w[1]));
+            if t0 == t1 && layout.c > 0 {
+                assert_eq!(c1, c0 + 1, "{profile}: {} then {}", w[0], w[1]);
+            } else {
+                assert!(t1 > t0, "{profile}: {} then {}", w[0], w[1]);
+            }
+        }
+    }
+}
