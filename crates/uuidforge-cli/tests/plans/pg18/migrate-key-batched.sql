@@ -90,8 +90,8 @@ SELECT (jsonb_build_object('rows without a new key', (SELECT count(*) FROM "publ
 
 -- step 16: swap: constraints onto the new columns, names exchanged (one transaction; writers wait)
 BEGIN;
-SET CONSTRAINTS ALL IMMEDIATE;
 LOCK TABLE "public"."Zeilen", "public"."orders", "public"."referrals", "public"."customers" IN ACCESS EXCLUSIVE MODE;
+SET CONSTRAINTS ALL IMMEDIATE;
 DROP VIEW "public"."order_customers";
 DROP TRIGGER uuidforge_migrate ON "public"."customers";
 DROP FUNCTION "public"."uuidforge_migrate_<oid>"();
