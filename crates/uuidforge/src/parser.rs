@@ -151,11 +151,9 @@ pub fn parse_detect_bytes(b: &[u8]) -> Result<(Uuid, Format), ParseError> {
 pub fn __check_every_tier(data: &[u8]) {
     #[cfg(target_arch = "x86_64")]
     if let Ok(text) = <&[u8; 36]>::try_from(data) {
-        if crate::x86::supports(crate::x86::VBMI) {
-            let portable = parse_canonical_portable(text).ok().map(|u| u.into_bytes());
-            // SAFETY: the CPU has the tier's features.
-            let vbmi = unsafe { crate::x86::parse_canonical_vbmi(text) };
-            assert_eq!(vbmi, portable, "avx512-vbmi parses {data:?} otherwise");
+        let portable = parse_canonical_portable(text).ok().map(|u| u.into_bytes());
+        for (tier, parsed) in crate::x86::parse_canonical_every_tier(text) {
+            assert_eq!(parsed, portable, "{tier} parses {data:?} otherwise");
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -180,12 +178,21 @@ pub fn parse_canonical(text: &[u8]) -> Result<Uuid, ParseError> {
         ));
     };
     #[cfg(target_arch = "x86_64")]
-    if crate::x86::vbmi_available() {
-        // SAFETY: the CPU features were just checked.
-        return match unsafe { crate::x86::parse_canonical_vbmi(s) } {
-            Some(bytes) => Ok(Uuid::from_bytes(bytes)),
-            None => Err(locate_canonical_error(s)),
+    {
+        // SAFETY (both arms): the tier says the CPU has the features.
+        let parsed = match crate::x86::tier() {
+            crate::x86::VBMI => Some(unsafe { crate::x86::parse_canonical_vbmi(s) }),
+            crate::x86::SSSE3_BMI2 | crate::x86::AVX2 => {
+                Some(unsafe { crate::x86::parse_canonical_ssse3(s) })
+            }
+            _ => None,
         };
+        if let Some(parsed) = parsed {
+            return match parsed {
+                Some(bytes) => Ok(Uuid::from_bytes(bytes)),
+                None => Err(locate_canonical_error(s)),
+            };
+        }
     }
     parse_canonical_portable(s)
 }
@@ -379,9 +386,8 @@ mod tests {
             if flip >= 36 { prop_assert_eq!(portable.clone().unwrap(), Uuid::from_bytes(bytes)); }
             prop_assert_eq!(parse_canonical(&text), portable.clone());
             #[cfg(target_arch = "x86_64")]
-            if crate::x86::supports(crate::x86::VBMI) {
-                // SAFETY: the CPU has the tier's features.
-                prop_assert_eq!(unsafe { crate::x86::parse_canonical_vbmi(&text) }, portable.ok().map(|u| u.into_bytes()));
+            for (tier, parsed) in crate::x86::parse_canonical_every_tier(&text) {
+                prop_assert_eq!(parsed, portable.clone().ok().map(|u| u.into_bytes()), "{}", tier);
             }
         }
 

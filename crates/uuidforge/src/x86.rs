@@ -71,7 +71,7 @@ pub(crate) fn supports(t: u8) -> bool {
         SSSE3_BMI2 => {
             std::is_x86_feature_detected!("ssse3") && std::is_x86_feature_detected!("bmi2")
         }
-        AVX2 => std::is_x86_feature_detected!("avx2"),
+        AVX2 => std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("ssse3"),
         VBMI => {
             std::is_x86_feature_detected!("avx512vbmi")
                 && std::is_x86_feature_detected!("avx512vl")
@@ -104,6 +104,22 @@ pub(crate) fn base32_encode_every_tier(bytes: &[u8; 16]) -> Vec<(&'static str, [
     out
 }
 
+/// A canonical text parsed by every kernel this CPU runs (whatever the
+/// cap), with the tier's name (`None`: refused).
+pub(crate) fn parse_canonical_every_tier(text: &[u8; 36]) -> Vec<(&'static str, Option<[u8; 16]>)> {
+    let mut out = Vec::new();
+    // SAFETY (each call): `supports` says the CPU has the tier's features.
+    unsafe {
+        if supports(SSSE3_BMI2) || supports(AVX2) {
+            out.push(("ssse3", parse_canonical_ssse3(text)));
+        }
+        if supports(VBMI) {
+            out.push(("avx512-vbmi", parse_canonical_vbmi(text)));
+        }
+    }
+    out
+}
+
 /// The value of 26 Base32 symbols by every kernel this CPU runs, with the
 /// tier's name (`None`: refused).
 pub(crate) fn base32_decode_every_tier(text: &[u8; 26]) -> Vec<(&'static str, Option<u128>)> {
@@ -123,12 +139,6 @@ pub(crate) fn base32_decode_every_tier(text: &[u8; 26]) -> Vec<(&'static str, Op
         out.push(("avx512-vbmi", run(base32_decode_vbmi_into)));
     }
     out
-}
-
-/// Whether the AVX-512 VBMI kernels are in use.
-#[inline(always)]
-pub(crate) fn vbmi_available() -> bool {
-    tier() == VBMI
 }
 
 const Z: i8 = -128; // pshufb: zero the byte
@@ -252,12 +262,14 @@ pub(crate) unsafe fn base32_encode_avx2(bytes: &[u8; 16]) -> [u8; 32] {
     // the word (byte 15 - L/8, then the byte before it above), shifted by
     // L % 8. Z: the byte before the first, which is zero.
     let x = _mm256_broadcastsi128_si256(_mm_loadu_si128(bytes.as_ptr().cast()));
+    // Lanes hold symbols 0..8 and 16..24 (a), 8..16 and 24..32 (b), so
+    // that packing a and b to bytes puts every symbol in its place.
     let words_a = _mm256_setr_epi8(
         0, Z, 0, Z, 1, 0, 2, 1, 2, 1, 3, 2, 4, 3, 4, 3, // symbols 0..8
-        5, 4, 5, 4, 6, 5, 7, 6, 7, 6, 8, 7, 9, 8, 9, 8, // symbols 8..16
+        10, 9, 10, 9, 11, 10, 12, 11, 12, 11, 13, 12, 14, 13, 14, 13, // 16..24
     );
     let words_b = _mm256_setr_epi8(
-        10, 9, 10, 9, 11, 10, 12, 11, 12, 11, 13, 12, 14, 13, 14, 13, // 16..24
+        5, 4, 5, 4, 6, 5, 7, 6, 7, 6, 8, 7, 9, 8, 9, 8, // symbols 8..16
         15, 14, 15, 14, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, // 24..26
     );
     // 1 << (11 - L % 8): the 5 bits to the top of the word (the pattern
@@ -306,8 +318,7 @@ pub(crate) unsafe fn base32_encode_avx2(bytes: &[u8; 16]) -> [u8; 32] {
         _mm256_mullo_epi16(_mm256_shuffle_epi8(x, words_b), up_b),
         11,
     );
-    // Bytes in lane order (0..8, 16..24 | 8..16, 24..32), then in order.
-    let values = _mm256_permute4x64_epi64(_mm256_packus_epi16(a, b), 0b11_01_10_00);
+    let values = _mm256_packus_epi16(a, b);
     let low = _mm256_broadcastsi128_si256(_mm_loadu_si128(b"0123456789ABCDEF".as_ptr().cast()));
     let high = _mm256_broadcastsi128_si256(_mm_loadu_si128(b"GHJKMNPQRSTVWXYZ".as_ptr().cast()));
     let symbols = _mm256_blendv_epi8(
@@ -400,6 +411,82 @@ pub(crate) unsafe fn base32_decode_avx2_into(text: &[u8; 26], out: &mut [u8; 16]
     ok
 }
 
+/// Parses a canonical 8-4-4-4-12 text with SSSE3 (the tiers below
+/// AVX-512 VBMI): three 16-byte loads (0..16, 16..32, 20..36), each byte
+/// turned into its hex value, the 32 digits gathered in order by `pshufb`,
+/// pairs joined by `pmaddubsw` and packed; `None` if a dash or a hex digit
+/// is wrong (the caller then locates the error).
+///
+/// # Safety
+/// The CPU must support SSSE3 (every tier from [`SSSE3_BMI2`] up).
+#[target_feature(enable = "ssse3")]
+pub(crate) unsafe fn parse_canonical_ssse3(s: &[u8; 36]) -> Option<[u8; 16]> {
+    let p = _mm_loadu_si128(s.as_ptr().cast());
+    let q = _mm_loadu_si128(s.as_ptr().add(16).cast());
+    let r = _mm_loadu_si128(s.as_ptr().add(20).cast());
+    // The hex value of each byte, and whether it is a hex digit.
+    let hex = |c: __m128i| {
+        let digit = _mm_sub_epi8(c, _mm_set1_epi8(b'0' as i8));
+        let is_digit = _mm_cmpeq_epi8(_mm_min_epu8(digit, _mm_set1_epi8(9)), digit);
+        let alpha = _mm_sub_epi8(
+            _mm_or_si128(c, _mm_set1_epi8(0x20)),
+            _mm_set1_epi8(b'a' as i8),
+        );
+        let is_alpha = _mm_cmpeq_epi8(_mm_min_epu8(alpha, _mm_set1_epi8(5)), alpha);
+        let value = _mm_or_si128(
+            _mm_and_si128(is_digit, digit),
+            _mm_and_si128(is_alpha, _mm_add_epi8(alpha, _mm_set1_epi8(10))),
+        );
+        (
+            value,
+            _mm_movemask_epi8(_mm_or_si128(is_digit, is_alpha)) as u32,
+        )
+    };
+    let (pv, p_ok) = hex(p);
+    let (qv, q_ok) = hex(q);
+    let (rv, r_ok) = hex(r);
+    let dash = |c: __m128i| _mm_movemask_epi8(_mm_cmpeq_epi8(c, _mm_set1_epi8(b'-' as i8))) as u32;
+    // Digits: 0..8, 9..13, 14..18, 19..23, 24..36; dashes 8, 13, 18, 23.
+    let valid = p_ok == (0xffff & !(1 << 8 | 1 << 13))
+        && dash(p) & (1 << 8 | 1 << 13) == (1 << 8 | 1 << 13)
+        && q_ok & 0xff7b == 0xff7b
+        && dash(q) & (1 << 2 | 1 << 7) == (1 << 2 | 1 << 7)
+        && r_ok & 0xf000 == 0xf000;
+    if !valid {
+        return None;
+    }
+    // The first 16 digits: p's 0..8, 9..13, 14..16 and q's 0..2.
+    let first = _mm_or_si128(
+        _mm_shuffle_epi8(
+            pv,
+            _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 14, 15, Z, Z),
+        ),
+        _mm_shuffle_epi8(
+            qv,
+            _mm_setr_epi8(Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, 0, 1),
+        ),
+    );
+    // The last 16: q's 3..7 (19..23) and r's 4..16 (24..36).
+    let second = _mm_or_si128(
+        _mm_shuffle_epi8(
+            qv,
+            _mm_setr_epi8(3, 4, 5, 6, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z),
+        ),
+        _mm_shuffle_epi8(
+            rv,
+            _mm_setr_epi8(Z, Z, Z, Z, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+        ),
+    );
+    let join = _mm_set1_epi16(0x0110); // 16 * high + low
+    let bytes = _mm_packus_epi16(
+        _mm_maddubs_epi16(first, join),
+        _mm_maddubs_epi16(second, join),
+    );
+    let mut out = [0u8; 16];
+    _mm_storeu_si128(out.as_mut_ptr().cast(), bytes);
+    Some(out)
+}
+
 /// Crockford's alphabet as a `vpermb` table.
 #[inline(always)]
 unsafe fn alphabet() -> __m256i {
@@ -413,7 +500,7 @@ unsafe fn alphabet() -> __m256i {
 /// offset, and `vpermb` maps the low 5 bits to the alphabet.
 ///
 /// # Safety
-/// The CPU must support AVX-512 VBMI, VL and BW ([`vbmi_available`]).
+/// The CPU must support AVX-512 VBMI, VL and BW ([`supports`]).
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
 pub(crate) unsafe fn base32_encode_vbmi(bytes: &[u8; 16]) -> [u8; 32] {
     let x = _mm256_broadcastsi128_si256(_mm_loadu_si128(bytes.as_ptr().cast()));
@@ -495,7 +582,7 @@ unsafe fn decode_tables() -> (__m512i, __m512i) {
 /// wrong (the caller then locates the error).
 ///
 /// # Safety
-/// The CPU must support AVX-512 VBMI, VL and BW ([`vbmi_available`]).
+/// The CPU must support AVX-512 VBMI, VL and BW ([`supports`]).
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
 pub(crate) unsafe fn parse_canonical_vbmi(s: &[u8; 36]) -> Option<[u8; 16]> {
     const DASHES: u64 = (1 << 8) | (1 << 13) | (1 << 18) | (1 << 23);
