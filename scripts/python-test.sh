@@ -10,11 +10,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
 ./scripts/python-build.sh
-cargo build --quiet -p uuidforge-cli
+if [ -z "${UUIDFORGE_BIN:-}" ]; then
+  cargo build --quiet -p uuidforge-cli
+  export UUIDFORGE_BIN="$PWD/target/debug/uuidforge"
+fi
 VENV=target/python/test-venv
 rm -rf "$VENV"
 "$PYTHON" -m venv "$VENV"
 "$VENV/bin/pip" install --quiet --disable-pip-version-check -r python/tests/requirements.txt target/wheels/uuidforge-*.whl
-export UUIDFORGE_BIN="$PWD/target/debug/uuidforge"
 cd python/tests
 exec "../../$VENV/bin/python" -m pytest -q -p no:cacheprovider "$@"

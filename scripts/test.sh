@@ -46,11 +46,24 @@ conformance() {
     || { echo "conformance/vectors.json is stale: run python3 conformance/generate.py > conformance/vectors.json"; return 1; }
 }
 
-cargo_test() {
+# The tests are built once (cargo test --no-run) and their binaries listed;
+# the run on PostgreSQL 15 is cargo's, the run on 18 starts the same
+# binaries (cargo would build them again for the smaller feature set of one
+# package).
+TEST_BINARIES=target/test-binaries.tsv
+build_tests() {
   # The extension links against the server's symbols: it is tested inside
-  # the server by its own suite, not by a test binary. --no-fail-fast: one
-  # failing test binary must not hide the results of the others.
-  # The Python module is tested through its wheel by pytest (a step below).
+  # the server by its own suite, not by a test binary. The Python module is
+  # tested through its wheel by pytest (a step below).
+  cargo test --workspace --exclude uuidforge-pg --exclude uuidforge-py --all-features --no-run \
+    --message-format=json-render-diagnostics >target/cargo-test-messages.json
+  python3 scripts/test_binaries.py list <target/cargo-test-messages.json >"$TEST_BINARIES"
+  echo "$(wc -l <"$TEST_BINARIES") test binaries"
+}
+
+cargo_test() {
+  # --no-fail-fast: one failing test binary must not hide the results of
+  # the others.
   cargo test --workspace --exclude uuidforge-pg --exclude uuidforge-py --all-features --no-fail-fast
 }
 
@@ -60,12 +73,10 @@ db_tools_on_18() {
   # pick: the lowest major version at least the server's).
   . scripts/pg-env.sh
   pg_env 18
-  UUIDFORGE_TEST_PGPORT="$PG_PORT" PATH="$PG_BIN:$PATH" \
-    cargo test --no-fail-fast -p uuidforge-db --all-features
-  UUIDFORGE_TEST_PGPORT="$PG_PORT" PATH="$PG_BIN:$PATH" \
-    cargo test --no-fail-fast -p uuidforge-cli --test cli_db --test cli_migrate \
-      --test cli_migrate_batched --test cli_merge --test cli_rename --test cli_plans \
-      --test cli_changes_together --test cli_application_writes --test cli_musicbrainz
+  UUIDFORGE_TEST_PGPORT="$PG_PORT" PATH="$PG_BIN:$PATH" python3 scripts/test_binaries.py run "$TEST_BINARIES" \
+    uuidforge-db uuidforge-cli:cli_db uuidforge-cli:cli_migrate uuidforge-cli:cli_migrate_batched \
+    uuidforge-cli:cli_merge uuidforge-cli:cli_rename uuidforge-cli:cli_plans uuidforge-cli:cli_changes_together \
+    uuidforge-cli:cli_application_writes uuidforge-cli:cli_musicbrainz
 }
 
 fuzz() {
@@ -111,9 +122,33 @@ step() {
   (set -euo pipefail; "$@")
   status=$?
   set -e
-  names+=("$name")
-  seconds+=($((SECONDS - started)))
-  if [ "$status" = 0 ]; then results+=(passed); else results+=("failed (exit $status)"); fi
+  record "$name" "$status" $((SECONDS - started))
+}
+record() {
+  names+=("$1")
+  seconds+=("$3")
+  if [ "$2" = 0 ]; then results+=(passed); else results+=("failed (exit $2)"); fi
+}
+# beside NAME COMMAND...: starts COMMAND in the background, its output in
+# a log of its own, while the next steps run (it must not share a server
+# or files with them); joined() waits for it, prints its log and records
+# it. The machine has two cores: a step mostly waiting on a server or a
+# single-threaded program leaves one to the steps beside it.
+beside_name="" beside_pid="" beside_started=0 beside_log=target/test-beside.log
+beside() {
+  beside_name=$1
+  shift
+  printf '\n== %s (started beside the next steps)\n' "$beside_name"
+  beside_started=$SECONDS
+  (set -euo pipefail; "$@") >"$beside_log" 2>&1 &
+  beside_pid=$!
+}
+joined() {
+  local status=0
+  wait "$beside_pid" || status=$?
+  printf '\n== %s (ran beside the steps above)\n' "$beside_name"
+  cat "$beside_log"
+  record "$beside_name" "$status" $((SECONDS - beside_started))
 }
 
 step "toolchain" toolchain
@@ -132,11 +167,16 @@ clippy() {
 step "cargo clippy" clippy
 step "rustdoc (broken links are errors)" rustdoc
 step "conformance vectors match their independent generator" conformance
+step "build the tests once (cargo test --no-run)" build_tests
+# The binary the tests used, for the scripts below (no second build).
+export UUIDFORGE_BIN="$PWD/target/debug/uuidforge"
 step "cargo test (PostgreSQL 15, not preloaded)" cargo_test
-step "database tools on PostgreSQL 18 (the uuidforge-db tests and the CLI's db tests)" db_tools_on_18
+beside "database tools on PostgreSQL 18 (the uuidforge-db tests and the CLI's db tests)" db_tools_on_18
 step "web page and API: node --test, headless chromium, schemathesis (scripts/web-test.sh)" ./scripts/web-test.sh
 step "Python package: the abi3 wheel, pytest against it in a fresh venv, on PostgreSQL 15 (scripts/python-test.sh)" \
   ./scripts/python-test.sh
+joined
+beside "fuzz every parser for ${FUZZ_SECONDS}s each" fuzz
 step "PostgreSQL 15 extension: regression suite, concurrent writers (both modes), checkpoint" \
   ./crates/uuidforge-pg/tests/run.sh 15
 step "PostgreSQL 18 extension: regression suite, concurrent writers (both modes), checkpoint" \
@@ -147,7 +187,7 @@ step "the extension updated from every release (ALTER EXTENSION UPDATE from 0.1.
   ./crates/uuidforge-pg/tests/upgrade.sh
 step "a major-version upgrade 15 -> 18 with the extension in use (pg_upgrade, or pg_dump where it cannot)" \
   ./crates/uuidforge-pg/tests/pg-upgrade.sh
-step "fuzz every parser for ${FUZZ_SECONDS}s each" fuzz
+joined
 step "the work tree is as the run found it (git status)" work_tree_unchanged
 
 passed=0 failed=0

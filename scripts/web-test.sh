@@ -5,7 +5,7 @@
 #   3. schemathesis (PyPI) against /api/openapi.json.
 # Installs what it needs (chromium from Debian, playwright-core from npm,
 # schemathesis into target/st-venv); downloads no browser. Called by
-# scripts/test.sh; usable alone after `cargo build -p uuidforge-cli`.
+# scripts/test.sh; usable alone (it builds the command line unless UUIDFORGE_BIN names it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 say() { echo "== web-test: $*"; }
@@ -31,7 +31,12 @@ fi
 say "node --test (identicon golden vectors, UUIDs in text, Base32, times)"
 node --test --test-reporter=spec "$web/tests/"
 
-cargo build -q -p uuidforge-cli
+# The binary the test command built (UUIDFORGE_BIN), else this one.
+bin=${UUIDFORGE_BIN:-}
+if [ -z "$bin" ]; then
+  cargo build -q -p uuidforge-cli
+  bin=target/debug/uuidforge
+fi
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 base="http://127.0.0.1:$port"
 names="$out/names.redb"
@@ -45,17 +50,17 @@ psql -Xq -v ON_ERROR_STOP=1 -h 127.0.0.1 -U uuidforge -d uuidforge_web_e2e -f "$
 unset PGPASSWORD
 db="postgres://uuidforge:uuidforge@127.0.0.1:5432/uuidforge_web_e2e"
 rm -f "$out/hide.key"
-target/debug/uuidforge hide --new-key "$out/hide.key" 2>/dev/null
+"$bin" hide --new-key "$out/hide.key" 2>/dev/null
 # The token the page and the API tests use (a server without --token makes
 # its own; a test of that is in crates/uuidforge-cli/tests/cli_serve.rs).
 UUIDFORGE_TOKEN=$(python3 -c 'import secrets; print(secrets.token_hex(32))')
 export UUIDFORGE_TOKEN
-target/debug/uuidforge serve --bind "127.0.0.1:$port" --names-db "$names" --db "$db" \
+"$bin" serve --bind "127.0.0.1:$port" --names-db "$names" --db "$db" \
   --hide-key-file "$out/hide.key" 2>"$out/server.log" &
 server=$!
 # A second server without a database: its /db page explains how to start one.
 plain_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-target/debug/uuidforge serve --bind "127.0.0.1:$plain_port" --names-db "$out/plain-names.redb" 2>"$out/plain-server.log" &
+"$bin" serve --bind "127.0.0.1:$plain_port" --names-db "$out/plain-names.redb" 2>"$out/plain-server.log" &
 plain=$!
 trap 'kill $server $plain 2>/dev/null || true' EXIT
 for _ in $(seq 100); do
