@@ -17,6 +17,7 @@ use uuidforge_db::ops::rename::{Rename, RenameOptions, RenamePlan};
 use uuidforge_db::runner::Applied;
 
 mod change;
+mod install_sql;
 mod merge;
 mod migrate_key;
 
@@ -69,6 +70,12 @@ enum Command {
     /// written since conflicts. Prints the plan; changes the database only
     /// with --apply.
     Unmerge(merge::UnmergeArgs),
+    /// Install the SQL edition — uuidv7(), uuidv7_from, bounds, partition
+    /// keys, plausibility checks in plain SQL and PL/pgSQL — into a schema,
+    /// for servers that refuse custom extensions (managed PostgreSQL); an
+    /// older edition there is upgraded in place. Prints the plan (the SQL);
+    /// changes the database only with --apply.
+    InstallSql(install_sql::InstallSqlArgs),
 }
 
 #[derive(clap::Args)]
@@ -225,6 +232,11 @@ fn parse_share(text: &str) -> Result<f64, String> {
 /// Runs `db`: exit 0, or for `find` 0 when something was found and 1 when
 /// nothing was.
 pub fn run(args: Args) -> Result<ExitCode, UsageError> {
+    if let Command::InstallSql(a) = &args.command {
+        if a.offline() {
+            return install_sql::print_script(a);
+        }
+    }
     let config = uuidforge_db::client::config(args.db.as_deref()).map_err(UsageError::plain)?;
     if let Some(path) = args.pg_dump.clone() {
         uuidforge_db::backup::use_pg_dump(path);
@@ -244,6 +256,7 @@ pub fn run(args: Args) -> Result<ExitCode, UsageError> {
             Command::MigrateKey(a) => migrate_key::run(session, &config, a).await,
             Command::Merge(a) => merge::merge(session, &config, a).await,
             Command::Unmerge(a) => merge::unmerge(session, &config, a).await,
+            Command::InstallSql(a) => install_sql::run(session, &config, a).await,
         }
     })
 }
@@ -356,6 +369,9 @@ fn write_table(
                 " [default calls {}, which orders per session: {};]",
                 a.calls, a.fix
             ));
+        }
+        if let Some(d) = &c.key_default {
+            status.push_str(&format!(" [new keys: {}]", d.description));
         }
         if let Some(t) = &c.v7_times {
             status.push_str(&format!(

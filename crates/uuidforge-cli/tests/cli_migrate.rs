@@ -711,7 +711,15 @@ fn partitioned_tables_and_composite_foreign_keys() {
          INSERT INTO posts (tenant, author) SELECT tenant, id FROM members, generate_series(1, 2);",
     );
     migrate(&db, &dir)
-        .args(["members", "--column", "id", "--batch-size", "50", "--apply"])
+        .args([
+            "members",
+            "--column",
+            "id",
+            "--batch-size",
+            "50",
+            "--apply",
+            "--no-default",
+        ])
         .assert()
         .success();
     assert_eq!(
@@ -763,7 +771,7 @@ fn every_key_type() {
     for (i, (ty, _)) in types.iter().enumerate() {
         let how: &[&str] = if i == 0 { &["--batch-size", "10"] } else { &[] };
         migrate(&db, &dir)
-            .args([&format!("k{i}"), "--apply"])
+            .args([&format!("k{i}"), "--apply", "--no-default"])
             .args(how)
             .assert()
             .success();
@@ -858,7 +866,7 @@ fn generated_columns_over_a_reference_keep_their_values() {
     let before = admin_sql(&db, values);
     let dir = scratch("generated");
     migrate(&db, &dir)
-        .args(["parent", "--apply"])
+        .args(["parent", "--apply", "--no-default"])
         .assert()
         .success();
     assert_eq!(admin_sql(&db, values), before);

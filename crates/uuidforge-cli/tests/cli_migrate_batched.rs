@@ -547,10 +547,33 @@ fn quoted_names_in_batches() {
          INSERT INTO \"s\"\"q; x\".\"Kind\" (\"ref\"\"s\") SELECT 1 + g % 500 FROM generate_series(1, 1000) g;",
     );
     let dir = scratch("quoted");
+    // The new key's generator: the SQL edition, in the same odd schema.
+    uuidforge()
+        .env_remove("UUIDFORGE_DB")
+        .current_dir(&dir)
+        .args([
+            "db",
+            "--db",
+            &url(&db),
+            "install-sql",
+            "--schema",
+            "s\"q; x",
+            "--apply",
+        ])
+        .assert()
+        .success();
     migrate_table(&db, &dir, r#""s""q; x"."we""ird; --""#)
         .args(["--batch-size", "50", "--apply"])
         .assert()
         .success();
+    assert_eq!(
+        admin_sql(
+            &db,
+            "SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+              WHERE d.adrelid = '\"s\"\"q; x\".\"we\"\"ird; --\"'::regclass AND a.attname = 'K\"ey'"
+        ),
+        "\"s\"\"q; x\".uuidv7()"
+    );
     assert_eq!(
         admin_sql(
             &db,

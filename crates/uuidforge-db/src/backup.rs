@@ -202,20 +202,20 @@ pub fn pg_dump_for(server_version_num: i32) -> Result<PgDump, DbError> {
     })
 }
 
-/// Dumps `relations` (quoted qualified names, as `pg_dump -t` reads them
-/// literally) into `file`, which must not exist, with a `pg_dump` fit for
-/// a server of `server_version_num` ([`pg_dump_for`]), then reads it back
-/// with `pg_restore --list`.
+/// Dumps what `what` names — relations and schemas (quoted qualified
+/// names, as `pg_dump -t` and `-n` read them literally) — into `file`,
+/// which must not exist, with a `pg_dump` fit for a server of
+/// `server_version_num` ([`pg_dump_for`]), then reads it back with
+/// `pg_restore --list`.
 pub fn dump(
     config: &Config,
     server_version_num: i32,
-    relations: &[String],
-    schema_only: bool,
+    what: &crate::ops::Backup,
     file: &Path,
 ) -> Result<Backup, DbError> {
     let pg_dump = pg_dump_for(server_version_num)?;
     create_private(file)?;
-    let dumped = run_dump(config, &pg_dump, relations, schema_only, file);
+    let dumped = run_dump(config, &pg_dump, what, file);
     if dumped.is_err() {
         // Only the empty file made above, or pg_dump's part of a dump.
         let _ = std::fs::remove_file(file);
@@ -254,10 +254,10 @@ fn create_private(file: &Path) -> Result<(), DbError> {
 fn run_dump(
     config: &Config,
     pg_dump: &PgDump,
-    relations: &[String],
-    schema_only: bool,
+    what: &crate::ops::Backup,
     file: &Path,
 ) -> Result<Backup, DbError> {
+    let (relations, schema_only) = (&what.relations, what.schema_only);
     let mut command = Command::new(&pg_dump.path);
     command
         .envs(libpq_env(config))
@@ -270,6 +270,9 @@ fn run_dump(
     }
     for relation in relations {
         command.arg("--table").arg(relation);
+    }
+    for schema in &what.schemas {
+        command.arg("--schema").arg(schema);
     }
     let output = command
         .output()
@@ -296,13 +299,13 @@ fn run_dump(
         .lines()
         .filter(|l| !l.starts_with(';') && !l.trim().is_empty())
         .count();
-    if entries < relations.len() {
+    if entries < relations.len() + what.schemas.len() {
         return Err(failed(
             "pg_restore --list",
             format!(
-                "{} holds {entries} entries for {} relations (expected one at least per relation)",
+                "{} holds {entries} entries for {} relations and schemas (expected one at least each)",
                 file.display(),
-                relations.len()
+                relations.len() + what.schemas.len()
             ),
         ));
     }

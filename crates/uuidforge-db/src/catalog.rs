@@ -21,7 +21,19 @@ pub static SNAPSHOT_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(
   'database', current_database(),
   'user', current_user,
   'server_version_num', current_setting('server_version_num')::int,
-  'extension_schema', (SELECT e.extnamespace::regnamespace::text FROM pg_extension e WHERE e.extname = 'uuidforge'),
+  'extension_schema', (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+                        WHERE e.extname = 'uuidforge'),
+  -- NULL where the role may not read it (it is a superuser's setting).
+  'extension_preloaded', (SELECT 'uuidforge' = ANY (string_to_array(replace(s.setting, ' ', ''), ','))
+                            FROM pg_settings s WHERE s.name = 'shared_preload_libraries'),
+  -- The SQL edition (uuidforge db install-sql) in each schema holding it,
+  -- with the version its version function returns.
+  'sql_editions', (SELECT coalesce(json_agg(json_build_object('schema', n.nspname,
+                            'version', substring(p.prosrc from '''([^'']*)''')) ORDER BY n.nspname), '[]')
+       FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+      WHERE p.proname = 'uuidforge_sql_version' AND p.pronargs = 0
+        AND NOT EXISTS (SELECT FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass
+                           AND d.objid = p.oid AND d.deptype = 'e')),
   'token_matcher', (SELECT format('%I.%I', n.nspname, p.proname) FROM pg_proc p
        JOIN pg_namespace n ON n.oid = p.pronamespace
        JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e'
@@ -46,7 +58,7 @@ pub static SNAPSHOT_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(
                       'type_name', format_type(a.atttypid, a.atttypmod), 'not_null', a.attnotnull,
                       'can_select', CASE WHEN c.relkind = 'c' THEN true
                                          ELSE has_column_privilege(c.oid, a.attnum, 'SELECT') END,
-                      'default_calls', (SELECT coalesce(json_agg(p.pronamespace::regnamespace::text || '.' || p.proname
+                      'default_calls', (SELECT coalesce(json_agg((SELECT nspname FROM pg_namespace WHERE oid = p.pronamespace) || '.' || p.proname
                                                                   ORDER BY p.oid), '[]')
                                           FROM pg_attrdef d
                                           JOIN pg_depend dep ON dep.classid = 'pg_attrdef'::regclass
@@ -62,7 +74,12 @@ pub static SNAPSHOT_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(
                 'oid', t.oid::int8, 'name', t.typname, 'schema', n.nspname, 'typtype', t.typtype::text,
                 'base', t.typbasetype::int8,
                 'elem', CASE WHEN t.typcategory = 'A' THEN t.typelem::int8 ELSE 0 END,
-                'relid', t.typrelid::int8) ORDER BY t.oid), '[]')
+                'relid', t.typrelid::int8,
+                'default_calls', CASE WHEN t.typtype = 'd' AND t.typdefaultbin IS NOT NULL THEN
+                   (SELECT coalesce(json_agg((SELECT nspname FROM pg_namespace WHERE oid = p.pronamespace) || '.' || p.proname ORDER BY p.oid), '[]')
+                      FROM pg_depend dep JOIN pg_proc p ON p.oid = dep.refobjid
+                     WHERE dep.classid = 'pg_type'::regclass AND dep.objid = t.oid
+                       AND dep.refclassid = 'pg_proc'::regclass) END) ORDER BY t.oid), '[]')
        FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
       WHERE t.typtype IN ('b', 'd', 'c')
         AND (t.typtype <> 'c' OR n.nspname NOT IN ('pg_catalog', 'information_schema'))),
@@ -169,7 +186,8 @@ pub struct Column {
     pub not_null: bool,
     /// The connected role may read it.
     pub can_select: bool,
-    /// The functions its default calls, as `schema.name`.
+    /// The functions its default calls, as `schema.name` (the names as
+    /// they are, unquoted).
     #[serde(default)]
     pub default_calls: Vec<String>,
 }
@@ -306,6 +324,19 @@ pub struct TypeInfo {
     pub elem: u32,
     /// A composite type's relation, else 0.
     pub relid: u32,
+    /// The functions a domain's default calls, as `schema.name`.
+    #[serde(default)]
+    pub default_calls: Option<Vec<String>>,
+}
+
+/// The uuidforge SQL edition installed in a schema
+/// (`uuidforge db install-sql`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SqlEdition {
+    /// The schema.
+    pub schema: String,
+    /// What its `uuidforge_sql_version()` returns.
+    pub version: String,
 }
 
 /// An index (`pg_index`).
@@ -406,8 +437,17 @@ pub struct Snapshot {
     pub user: String,
     /// `server_version_num`.
     pub server_version_num: i32,
-    /// Schema of the `uuidforge` extension when it is installed.
+    /// Schema of the `uuidforge` extension when it is installed (its name
+    /// as it is, unquoted).
     pub extension_schema: Option<String>,
+    /// Whether the server preloads the extension (its `uuidv7()` then
+    /// orders values across sessions); `None` where the role may not read
+    /// `shared_preload_libraries`.
+    #[serde(default)]
+    pub extension_preloaded: Option<bool>,
+    /// The SQL edition in each schema that holds it.
+    #[serde(default)]
+    pub sql_editions: Vec<SqlEdition>,
     /// The extension's `uuid_text_holds_any(text, uuid[])`, qualified and
     /// quoted, when installed and executable: finds UUID tokens in text
     /// much faster than a regular expression does.

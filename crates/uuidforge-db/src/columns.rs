@@ -242,6 +242,51 @@ pub struct UuidColumn {
     /// server-wide one is installed, and the statement that fixes it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default_advice: Option<DefaultAdvice>,
+    /// For a uuid column of a primary key: what makes its values when an
+    /// insert leaves it out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key_default: Option<KeyDefault>,
+}
+
+/// What a key column's default calls.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KeyDefault {
+    /// The generator, `None` without a default.
+    pub generator: Option<crate::generators::Generator>,
+    /// For people: the function and the order it keeps, or that the
+    /// application supplies the keys.
+    pub description: String,
+}
+
+/// What `column` of `relation`'s primary key gets by default (uuid
+/// columns of a primary key only).
+fn key_default(
+    snapshot: &Snapshot,
+    relation: &Relation,
+    column: &crate::catalog::Column,
+) -> Option<KeyDefault> {
+    let pk = snapshot.primary_key(relation.oid)?;
+    if !pk.columns.contains(&column.num)
+        || column.type_name != "uuid" && !is_uuid_domain(snapshot, column)
+    {
+        return None;
+    }
+    let generator = crate::generators::of_column(snapshot, column);
+    Some(KeyDefault {
+        description: match &generator {
+            Some(g) => g.describe(),
+            None => "no default: the application supplies the keys".into(),
+        },
+        generator,
+    })
+}
+
+/// Whether `column`'s type is a domain over uuid (`uuidv7_gen`).
+fn is_uuid_domain(snapshot: &Snapshot, column: &crate::catalog::Column) -> bool {
+    snapshot
+        .type_info(column.type_oid)
+        .and_then(|t| snapshot.type_info(t.base))
+        .is_some_and(|base| base.name == "uuid" && base.schema == "pg_catalog")
 }
 
 /// A default to change: PostgreSQL 18's `uuidv7()` (`pg_catalog`, searched
@@ -547,6 +592,7 @@ pub fn uuid_columns(
                 sampled_values: sampled.map(|s| s.values),
                 v7_times: v7.map(V7Times::of),
                 default_advice: default_advice(snapshot, relation, column),
+                key_default: key_default(snapshot, relation, column),
                 source: source_name,
                 unindexed_foreign_keys: unindexed_fks
                     .iter()

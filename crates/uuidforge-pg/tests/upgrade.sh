@@ -84,25 +84,7 @@ put_library() {
 # build_release VERSION: the directory holding that release's uuidforge.so
 # and uuidforge--VERSION.sql, built from its commit on first use.
 build_release() {
-  local version="$1" commit="${release_commit[$1]}" dir src
-  git -C "$root" cat-file -e "$commit^{commit}" 2>/dev/null ||
-    fail "release $version's commit $commit is not in $root (a shallow clone? git fetch --unshallow)"
-  dir="$cache/$version-${commit:0:12}-pg15"
-  if [ ! -f "$dir/uuidforge.so" ]; then
-    echo "-- building release $version (commit ${commit:0:12}) into $dir" >&2
-    src="$work/src-$version"
-    mkdir -p "$src" "$cache"
-    git -C "$root" archive "$commit" | tar -x -C "$src"
-    # Those releases said 0.1.0 in Cargo.toml; the commit is the release.
-    (cd "$src" && CARGO_TARGET_DIR="$cache/target" cargo pgrx package -p uuidforge-pg \
-      --pg-config "$PG_CONFIG" --debug --out-dir "$src/out") >"$work/build-$version.log" 2>&1 ||
-      { tail -30 "$work/build-$version.log" >&2; fail "building release $version"; }
-    rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
-    cp "$(find "$src/out" -name uuidforge.so)" "$dir.tmp/uuidforge.so"
-    cp "$(find "$src/out" -name 'uuidforge--*.sql' | head -1)" "$dir.tmp/uuidforge--$version.sql"
-    mv "$dir.tmp" "$dir"
-  fi
-  echo "$dir"
+  "$root/scripts/release-build.sh" "$1"
 }
 
 # uses_up_to VERSION: upgrade/use-X.Y.Z.sql of every version up to VERSION.

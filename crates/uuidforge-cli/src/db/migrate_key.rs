@@ -42,6 +42,12 @@ pub(super) struct MigrateKeyArgs {
     /// default uuidforge-migrate-DATABASE-TABLE.key.
     #[arg(long, value_name = "FILE")]
     key_file: Option<std::path::PathBuf>,
+    /// Give the new key no default: the application makes the keys. Without
+    /// it the key gets the best UUIDv7 generator the database has (the
+    /// uuidforge extension's uuidv7(), else the SQL edition's, else
+    /// PostgreSQL 18's), and a database with none is refused.
+    #[arg(long)]
+    no_default: bool,
     /// Migrate in batches of about N rows, each its own transaction, for
     /// tables too large to lock: writers go on, only two short steps lock
     /// them out; progress is kept in the table uuidforge_changes.
@@ -49,7 +55,7 @@ pub(super) struct MigrateKeyArgs {
     batch_size: Option<i64>,
     /// Complete a batched migration that was killed or lost its
     /// connection, from its last committed step.
-    #[arg(long, conflicts_with_all = ["apply", "batch_size", "order_by", "keep_old", "column", "also", "leave"])]
+    #[arg(long, conflicts_with_all = ["apply", "batch_size", "order_by", "keep_old", "column", "also", "leave", "no_default"])]
     resume: bool,
     #[command(flatten)]
     change: ChangeArgs,
@@ -197,6 +203,7 @@ pub(super) async fn run(
             column: args.column.clone(),
             also: args.also.clone(),
             leave: args.leave.clone(),
+            no_default: args.no_default,
         },
         batch_size: args.batch_size,
     };

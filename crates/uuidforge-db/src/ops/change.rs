@@ -79,6 +79,9 @@ pub struct Touched {
 pub struct Backup {
     /// The relations (quoted, qualified).
     pub relations: Vec<String>,
+    /// Whole schemas (quoted): what a SQL edition upgrade replaces.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub schemas: Vec<String>,
     /// Their definitions only (a rename), or their rows too.
     pub schema_only: bool,
 }
@@ -104,6 +107,13 @@ pub struct ChangePlan {
     /// Printed after the plan: notes and scripts (an undo), each line as
     /// it is.
     pub epilogue: Vec<String>,
+}
+
+impl Backup {
+    /// Whether there is nothing to back up (a new schema's objects).
+    pub fn is_empty(&self) -> bool {
+        self.relations.is_empty() && self.schemas.is_empty()
+    }
 }
 
 impl ChangePlan {

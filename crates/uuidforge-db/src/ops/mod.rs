@@ -20,6 +20,7 @@
 //! of a key and what refers to it ([`key`]).
 
 mod change;
+pub mod install_sql;
 pub mod key;
 mod lock;
 pub mod merge;

@@ -643,6 +643,7 @@ fn change(
         backup: Backup {
             relations,
             schema_only: true,
+            ..Default::default()
         },
         run: Run::OneTransaction {
             lock: None,

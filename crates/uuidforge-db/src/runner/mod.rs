@@ -231,14 +231,20 @@ pub async fn apply<O: Operation>(
         .backup_file
         .clone()
         .unwrap_or_else(|| crate::backup::default_file(&planned_from.database));
-    let backup = crate::backup::dump(
-        config,
-        planned_from.server_version_num,
-        &change.backup.relations,
-        change.backup.schema_only,
-        &file,
-    )?;
-    (ctx.backed_up)(&backup);
+    // Nothing to back up when the change only makes new objects.
+    let backup = if change.backup.is_empty() {
+        None
+    } else {
+        Some(crate::backup::dump(
+            config,
+            planned_from.server_version_num,
+            &change.backup,
+            &file,
+        )?)
+    };
+    if let Some(backup) = &backup {
+        (ctx.backed_up)(backup);
+    }
     let secret = if needs_secret(&change.run) {
         (ctx.secret)()?
     } else {
@@ -273,7 +279,7 @@ pub async fn apply<O: Operation>(
         }
     };
     guard.release().await;
-    applied.backup = Some(backup);
+    applied.backup = backup;
     applied.seconds = started.elapsed().as_secs_f64();
     Ok(applied)
 }

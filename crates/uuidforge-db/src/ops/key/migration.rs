@@ -9,6 +9,7 @@ use super::values::{self, Becomes};
 use super::{by_column, new_column, old_reference, references_to, Key, Reference};
 use crate::catalog::{Column, RelKind, Relation, Snapshot};
 use crate::error::DbError;
+use crate::generators::Generator;
 use crate::ident::quote_ident;
 use crate::introspect::{Partition, UserTrigger, ViewDefinition};
 use crate::ops::rename::Mention;
@@ -31,6 +32,9 @@ pub struct MigrateOptions {
     /// Columns (`TABLE.COLUMN`) named for the key without a foreign key
     /// that hold other values than the key's: left as they are.
     pub leave: Vec<String>,
+    /// Give the new key no default (the application makes the keys), even
+    /// where no generator is installed.
+    pub no_default: bool,
 }
 
 /// Key types a migration reads.
@@ -74,6 +78,8 @@ pub struct Target<'a> {
     pub references: Vec<Reference<'a>>,
     /// The columns of `--leave`, (table, column).
     pub left: Vec<(u32, i16)>,
+    /// What the new key's default calls (none with `--no-default`).
+    pub generator: Option<Generator>,
 }
 
 impl<'a> Target<'a> {
@@ -124,6 +130,7 @@ impl<'a> Target<'a> {
             order_column,
             references,
             left,
+            generator: crate::generators::for_new_key(snapshot, options.no_default)?,
         };
         target.refuse_foreign_constraints()?;
         for r in by_column(&target.references) {
@@ -401,11 +408,27 @@ pub fn reads(target: &Target, answers: &Answers) -> Result<Vec<Read>, DbError> {
         ),
         values::read(target.snapshot, &target.key, &named),
     ];
+    if let Some(Generator::Extension { function, .. }) = &target.generator {
+        // Whether the extension orders across sessions: it knows (a role
+        // that is not a superuser may not read shared_preload_libraries).
+        let schema = function.rsplit_once('.').map_or("", |(s, _)| s);
+        reads.push(Read::new(
+            SERVER_WIDE,
+            "ask the extension whether its order is server-wide",
+            crate::plan::Query::new(format!(
+                "SELECT {}.uuidv7_is_server_wide()::text",
+                quote_ident(schema)
+            )),
+        ));
+    }
     if let Some(found) = answers.get::<Dependents>("dependents", "dependents")? {
         reads.extend(probes(target, &found));
     }
     Ok(reads)
 }
+
+/// The read of whether the extension's `uuidv7()` is server-wide.
+const SERVER_WIDE: &str = "extension_server_wide";
 
 /// The columns the migration changes (the key, the references), each with
 /// the name of a table holding it (a partition declaring a reference
@@ -466,7 +489,12 @@ impl<'a> Migration<'a> {
     /// The migration of `target`, from the planning pass's answers;
     /// refused when a view, constraint or index over the changed columns
     /// cannot move, or a column holds the key's values unnamed.
-    pub fn new(target: Target<'a>, answers: &Answers) -> Result<Migration<'a>, DbError> {
+    pub fn new(mut target: Target<'a>, answers: &Answers) -> Result<Migration<'a>, DbError> {
+        if let Some(Generator::Extension { server_wide, .. }) = target.generator.as_mut() {
+            if let Some(answer) = answers.text(SERVER_WIDE) {
+                *server_wide = Some(answer == "true");
+            }
+        }
         let views: Vec<ViewDefinition> = answers.get_or_default("views", "dependent views")?;
         super::views::check(target.snapshot, &target.watched(), &views)?;
         let mut found: Dependents = answers.get_or_default("dependents", "dependents")?;

@@ -478,6 +478,7 @@ pub fn plan(
         backup: Backup {
             relations: backup,
             schema_only: false,
+            ..Default::default()
         },
         run: Run::OneTransaction {
             lock: None,

@@ -62,8 +62,10 @@ pub struct MigratePlan {
     pub batch_size: Option<i64>,
     /// The referencing columns.
     pub references: Vec<ReferenceSummary>,
-    /// What the key's default becomes.
+    /// What the key's default becomes, for people.
     pub default: String,
+    /// The generator it calls (none with `--no-default`).
+    pub generator: Option<crate::generators::Generator>,
     /// Functions and procedures using the changed columns, to review.
     pub functions: Vec<Mention>,
     /// The change the runner runs.
@@ -110,7 +112,8 @@ impl Operation for MigrateKey {
             old_name: m.old_name.clone(),
             batch_size: self.batch_size,
             references: references(&m),
-            default: default_note(snapshot),
+            default: crate::generators::default_note(m.generator.as_ref()),
+            generator: m.generator.clone(),
             functions: m.functions.clone(),
             change,
         })
@@ -132,14 +135,6 @@ fn references(m: &Migration) -> Vec<ReferenceSummary> {
             },
         })
         .collect()
-}
-
-/// What the key's default becomes.
-pub fn default_note(snapshot: &Snapshot) -> String {
-    match &snapshot.extension_schema {
-        Some(schema) => format!("{schema}.uuidv7() (the uuidforge extension)"),
-        None => "none: the uuidforge extension is not installed; generate UUIDv7 keys in the application or install it and set DEFAULT uuidv7()".into(),
-    }
 }
 
 /// The first lines of a migration plan: the table, the key and what
@@ -186,7 +181,10 @@ fn summary(m: &Migration, how: &str) -> Vec<String> {
                 .join(", ")
         ));
     }
-    lines.push(format!("  new default: {}", default_note(m.snapshot)));
+    lines.push(format!(
+        "  new default: {}",
+        crate::generators::default_note(m.generator.as_ref())
+    ));
     lines.extend(m.functions.iter().map(|f| {
         format!(
             "  review {} {}: {}",
@@ -204,6 +202,7 @@ fn backup(m: &Migration) -> crate::ops::Backup {
     crate::ops::Backup {
         relations: m.written().iter().map(|r| r.sql_name()).collect(),
         schema_only: false,
+        ..Default::default()
     }
 }
 

@@ -203,10 +203,10 @@ fn swap(m: &Migration) -> Vec<String> {
         quote_ident(&old_index_name(m)),
         names(&m.key.pk_with(&m.old_name))
     ));
-    if let Some(schema) = &m.snapshot.extension_schema {
+    if let Some(generator) = &m.generator {
         s.push(format!(
-            "ALTER TABLE {t} ALTER COLUMN {k} SET DEFAULT {}.uuidv7()",
-            quote_ident(schema)
+            "ALTER TABLE {t} ALTER COLUMN {k} SET DEFAULT {}",
+            generator.call()
         ));
     }
     for r in by_column(&m.references) {

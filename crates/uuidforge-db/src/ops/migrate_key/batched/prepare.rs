@@ -59,11 +59,12 @@ pub(super) fn prepare(ctx: &Ctx) -> Vec<String> {
 }
 
 /// A UUIDv7 from the clock, in SQL, for rows written while the migration
-/// runs: the extension's `uuidv7()` or, without it, a version 4 UUID whose
-/// first 48 bits become the Unix milliseconds (RFC 9562 §5.7).
+/// runs: the new key's generator or, without one (`--no-default`), a
+/// version 4 UUID whose first 48 bits become the Unix milliseconds (RFC
+/// 9562 §5.7).
 fn uuidv7_sql(ctx: &Ctx) -> String {
-    match &ctx.m.snapshot.extension_schema {
-        Some(schema) => format!("{}.uuidv7()", quote_ident(schema)),
+    match &ctx.m.generator {
+        Some(generator) => generator.call(),
         None => "encode(set_byte(overlay(uuid_send(gen_random_uuid()) PLACING substring(int8send((extract(epoch FROM clock_timestamp()) * 1000)::int8) FROM 3) FROM 1 FOR 6), 6, (get_byte(uuid_send(gen_random_uuid()), 6) & 15) | 112), 'hex')::uuid".into(),
     }
 }

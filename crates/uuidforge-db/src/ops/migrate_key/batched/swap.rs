@@ -111,10 +111,10 @@ fn swap_key(ctx: &Ctx) -> Vec<String> {
     s.push(format!("ALTER TABLE {t} RENAME COLUMN {k} TO {old}"));
     s.push(format!("ALTER TABLE {t} ALTER COLUMN {old} DROP NOT NULL"));
     s.push(format!("ALTER TABLE {t} RENAME COLUMN {kn} TO {k}"));
-    if let Some(schema) = &m.snapshot.extension_schema {
+    if let Some(generator) = &m.generator {
         s.push(format!(
-            "ALTER TABLE {t} ALTER COLUMN {k} SET DEFAULT {}.uuidv7()",
-            quote_ident(schema)
+            "ALTER TABLE {t} ALTER COLUMN {k} SET DEFAULT {}",
+            generator.call()
         ));
     }
     s
