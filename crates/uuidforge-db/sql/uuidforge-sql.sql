@@ -71,30 +71,36 @@ CREATE OR REPLACE FUNCTION @schema@.uuidv7() RETURNS uuid
   LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
   AS $$
 DECLARE
-  -- The counter first, then the clock: a later call never reads an earlier
-  -- millisecond with a greater counter.
-  n int8 := nextval('@schema@.uuidv7_counter');
-  ms int8 := floor(date_part('epoch', clock_timestamp()) * 1000);
-  epoch int8 := n >> 42;
+  -- Everything costly before the counter is drawn: what runs between the
+  -- draw and the insert lets other sessions' later values in first.
+  random_bits text := right(gen_random_uuid()::text, 8);
+  -- The session's last value: its millisecond and counter epoch.
   last text := current_setting('uuidforge_sql.uuidv7_last', true);
-  last_ms int8;
-  last_epoch int8;
+  last_ms int8 := coalesce(nullif(split_part(last, ' ', 1), '')::int8, 0);
+  last_epoch int8 := coalesce(nullif(split_part(last, ' ', 2), '')::int8, -1);
+  -- No earlier millisecond than the last one, whatever the clock says.
+  floor_ms int8 := greatest(floor(date_part('epoch', clock_timestamp()) * 1000)::int8, last_ms);
+  n int8;
+  ms int8;
 BEGIN
-  IF last <> '' THEN
-    last_ms := split_part(last, ' ', 1)::int8;
-    last_epoch := split_part(last, ' ', 2)::int8;
-    IF epoch <> last_epoch AND ms <= last_ms THEN
-      ms := last_ms + 1;      -- the counter wrapped: the next millisecond
-    ELSIF ms < last_ms THEN
-      ms := last_ms;          -- the clock stepped back: stay
-    END IF;
+  IF floor_ms > last_ms THEN
+    PERFORM set_config('uuidforge_sql.uuidv7_last', floor_ms || ' ' || last_epoch, false);
   END IF;
-  IF last IS NULL OR last = '' OR ms <> last_ms OR epoch <> last_epoch THEN
-    PERFORM set_config('uuidforge_sql.uuidv7_last', ms || ' ' || epoch, false);
+  -- The counter, then the clock: a later call never reads an earlier
+  -- millisecond with a greater counter.
+  n := nextval('@schema@.uuidv7_counter');
+  ms := greatest(floor(date_part('epoch', clock_timestamp()) * 1000)::int8, floor_ms);
+  IF ms > floor_ms OR n >> 42 <> last_epoch THEN
+    -- Rare: the millisecond moved since the floor was kept, or the counter
+    -- wrapped (then the next millisecond), or the session's first value.
+    IF n >> 42 <> last_epoch AND last_epoch >= 0 AND ms <= floor_ms THEN
+      ms := floor_ms + 1;
+    END IF;
+    PERFORM set_config('uuidforge_sql.uuidv7_last', ms || ' ' || (n >> 42), false);
   END IF;
   RETURN (lpad(to_hex(ms), 12, '0')
           || to_hex(((28672 | ((n & 4398046511103) >> 30)) << 32) | (2147483648 | (n & 1073741823)))
-          || right(gen_random_uuid()::text, 8))::uuid;
+          || random_bits)::uuid;
 END
 $$;
 COMMENT ON FUNCTION @schema@.uuidv7() IS 'a UUIDv7 (RFC 9562 section 5.7): increasing within the session always, and across sessions for calls that do not overlap (see the edition''s header)';

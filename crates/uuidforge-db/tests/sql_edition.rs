@@ -284,3 +284,55 @@ async fn the_sql_edition_answers_as_the_extension_does() {
     drop(admin);
     db.drop_now().await;
 }
+
+/// `uuidv7()` within a session stays increasing when the clock steps back
+/// (the session's last millisecond is set ahead of the clock) and when the
+/// counter wraps (its epoch differs from the session's last one).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_session_order_survives_a_clock_step_back_and_a_counter_wrap() {
+    let db = TestDb::create("sql_edition_order").await;
+    let admin = db.admin().await;
+    admin.batch_execute(&edition_sql("ed")).await.unwrap();
+    let ms = |u: &str| i64::from_str_radix(&u.replace('-', "")[..12], 16).unwrap();
+    let one = |sql: &'static str| {
+        let admin = &admin;
+        async move {
+            let row = admin.query_one(sql, &[]).await.unwrap();
+            row.get::<_, String>(0)
+        }
+    };
+    let first = one("SELECT ed.uuidv7()::text").await;
+    // The clock "steps back" by a minute: the session's last millisecond
+    // is a minute ahead of it.
+    let ahead = ms(&first) + 60_000;
+    admin
+        .execute(
+            "SELECT set_config('uuidforge_sql.uuidv7_last', $1 || ' ' || split_part(current_setting('uuidforge_sql.uuidv7_last'), ' ', 2), false)",
+            &[&ahead.to_string()],
+        )
+        .await
+        .unwrap();
+    let values: Vec<String> = admin
+        .query("SELECT ed.uuidv7()::text FROM generate_series(1, 100)", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert!(values.iter().all(|v| ms(v) == ahead), "{values:?}");
+    assert!(values.windows(2).all(|w| w[0] < w[1]));
+    // A counter wrap: the session's last epoch is another one.
+    let last = values.last().unwrap().clone();
+    admin
+        .execute(
+            "SELECT set_config('uuidforge_sql.uuidv7_last', $1 || ' 12345', false)",
+            &[&ahead.to_string()],
+        )
+        .await
+        .unwrap();
+    let after = one("SELECT ed.uuidv7()::text").await;
+    assert_eq!(ms(&after), ahead + 1, "{after}");
+    assert!(after > last);
+    drop(admin);
+    db.drop_now().await;
+}
