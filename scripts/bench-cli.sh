@@ -3,13 +3,23 @@
 #   uuidforge gen -n N (v7, canonical)  vs  uuid::Uuid::now_v7 in a minimal Rust loop
 #                                       vs  Python's uuid.uuid4() loop
 #   uuidforge convert --to base32 over N lines
-# Prints the best of 3 runs of each and the ratios. Usage: scripts/bench-cli.sh [N]
+# Prints the best of 3 runs of each and the ratios.
+# Usage: scripts/bench-cli.sh [--short] [N]   (--short: N = 10 000, debug
+#        builds: the test command runs it so that it keeps working)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-N="${1:-10000000}"
-cargo build --release --quiet -p uuidforge-cli --bin uuidforge --example peer_uuid_v7
-bin=./target/release/uuidforge
-peer=./target/release/examples/peer_uuid_v7
+. scripts/bench-common.sh
+bench_short "$@"
+N="${BENCH_ARGS[0]:-10000000}"
+bin=$(bench_bin)
+if [ "$SHORT" = 1 ]; then
+  N=10000
+  cargo build --quiet -p uuidforge-cli --example peer_uuid_v7
+  peer=./target/debug/examples/peer_uuid_v7
+else
+  cargo build --release --quiet -p uuidforge-cli --example peer_uuid_v7
+  peer=./target/release/examples/peer_uuid_v7
+fi
 best() { # best wall time in seconds of 3 runs of "$@"
   local best=999999
   for _ in 1 2 3; do

@@ -7,13 +7,21 @@
 #      vs ripgrep with the UUID regex.
 # Both pairs are first checked to select the same records. Prints the
 # hyperfine tables and the ratios. Usage:
-#   SIZE_MB=1000 VALUES=1000000 RUNS=3 scripts/bench-grep.sh [DIR]
+#   SIZE_MB=1000 VALUES=1000000 RUNS=3 scripts/bench-grep.sh [--short] [DIR]
+# --short: 2 MB, 1 000 values, 2 runs, debug builds (the test command runs
+# it so that it keeps working).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/bench-common.sh
+bench_short "$@"
+if [ "$SHORT" = 1 ]; then
+  SIZE_MB=2 VALUES=1000 RUNS=2
+fi
 SIZE_MB="${SIZE_MB:-1000}"
 VALUES="${VALUES:-1000000}"
 RUNS="${RUNS:-3}"
-DIR="${1:-${TMPDIR:-/tmp}/uuidforge-grep-bench}"
+DIR="${BENCH_ARGS[0]:-${TMPDIR:-/tmp}/uuidforge-grep-bench}"
+[ "$SHORT" = 0 ] || DIR="$DIR-short"
 need=()
 for tool in jq rg hyperfine; do
   command -v "$tool" >/dev/null || need+=("$([ "$tool" = rg ] && echo ripgrep || echo "$tool")")
@@ -22,11 +30,17 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
-cargo build --release --quiet -p uuidforge-cli --bin uuidforge -p uuidforge-grep --example bench_data
-bin="$PWD/target/release/uuidforge"
+bin=$(bench_bin)
+if [ "$SHORT" = 1 ]; then
+  cargo build --quiet -p uuidforge-grep --example bench_data
+  data=./target/debug/examples/bench_data
+else
+  cargo build --release --quiet -p uuidforge-grep --example bench_data
+  data=./target/release/examples/bench_data
+fi
 mkdir -p "$DIR"
 if [ ! -s "$DIR/orders.ndjson" ] || [ "$(cat "$DIR/params" 2>/dev/null)" != "$SIZE_MB $VALUES" ]; then
-  ./target/release/examples/bench_data "$DIR" "$SIZE_MB" "$VALUES"
+  "$data" "$DIR" "$SIZE_MB" "$VALUES"
   echo "$SIZE_MB $VALUES" > "$DIR/params"
 fi
 cd "$DIR"

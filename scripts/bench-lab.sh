@@ -12,8 +12,15 @@
 # for a quick look). Writes target/lab[-18]/table.md (the table and the
 # recommendation), lab.json and svg/*.svg (a chart per measure).
 # Needs the extension installed (scripts/pg-setup.sh [--pg 18]).
+# --short: 2 000 rows, 1 writer, one counter and guard length, a debug
+# build (the test command runs it so that it keeps working).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/bench-common.sh
+bench_short "$@"
+if [ "$SHORT" = 1 ]; then
+  ROWS=2000 WRITERS=1 COUNTER_BITS=18 GUARD_BITS=0
+fi
 . scripts/pg-env.sh
 PG="${PG:-15}"
 pg_env "$PG"
@@ -26,12 +33,12 @@ out=target/lab
 db=uuidforge_lab_bench
 
 ./scripts/pg-setup.sh --pg "$PG" --no-build --preload
-cargo build --release -q -p uuidforge-cli
+bin=$(bench_bin)
 psql_() { runuser -u postgres -- "$PG_BIN/psql" -h "$PG_SOCKET" -p "$PG_PORT" -Xq "$@"; }
 psql_ -d postgres -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
 rm -rf "$out" && mkdir -p "$out"
 echo "server: PostgreSQL $(psql_ -Atc 'SHOW server_version'), $(nproc) cores, shared_buffers $(psql_ -Atc 'SHOW shared_buffers')"
-target/release/uuidforge lab keys \
+"$bin" lab keys \
   --db "postgres://uuidforge_admin:uuidforge@127.0.0.1:$PG_PORT/$db" \
   --rows "$ROWS" --writers "$WRITERS" --counter-bits "$COUNTER_BITS" --guard-bits "$GUARD_BITS" \
   --svg-dir "$out/svg" --json-out "$out/lab.json" --apply | tee "$out/table.md"

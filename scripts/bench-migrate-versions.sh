@@ -7,9 +7,17 @@
 # Usage: scripts/bench-migrate-versions.sh COMMIT... (HEAD's working tree
 #        is "HEAD"); MODE="--batch-size 5000" for batches; ROUNDS (2),
 #        CUSTOMERS (200000; twice as many orders).
+# --short: HEAD only (the binary the tests built), 200 customers, one
+# round: the test command runs it so that it keeps working.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ $# -ge 1 ] || { echo "usage: $0 COMMIT... (e.g. 5522e90 HEAD)" >&2; exit 2; }
+. scripts/bench-common.sh
+bench_short "$@"
+if [ "$SHORT" = 1 ]; then
+  set -- HEAD
+  ROUNDS=1 CUSTOMERS=200
+fi
+[ $# -ge 1 ] || { echo "usage: $0 [--short] COMMIT... (e.g. 5522e90 HEAD)" >&2; exit 2; }
 ./scripts/pg-setup.sh --no-build >/dev/null
 . scripts/pg-env.sh
 ROUNDS=${ROUNDS:-2}
@@ -22,8 +30,7 @@ url="postgres://uuidforge:uuidforge@127.0.0.1:${UUIDFORGE_TEST_PGPORT:-5432}"
 declare -A bin
 for v in "$@"; do
   if [ "$v" = HEAD ]; then
-    cargo build -q --release -p uuidforge-cli
-    bin[$v]=$PWD/target/release/uuidforge
+    bin[$v]=$(bench_bin)
   else
     dir=target/bench-versions/$v
     [ -d "$dir/src" ] || git worktree add -f "$dir/src" "$v" -q

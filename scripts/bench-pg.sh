@@ -9,11 +9,19 @@
 #      with a fillfactor-100 key index: time,
 #      primary key size, WAL bytes.
 # Needs the extension installed (scripts/pg-setup.sh; --preload is the
-# deployment this measures best). Usage: scripts/bench-pg.sh [rows]
+# deployment this measures best). Usage: scripts/bench-pg.sh [--short] [rows]
+# --short: 20 000 calls and rows, one round (the test command runs it so
+# that it keeps working).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROWS="${1:-5000000}"
+. scripts/bench-common.sh
+bench_short "$@"
+ROWS="${BENCH_ARGS[0]:-5000000}"
 BATCH=100000
+CALLS=2000000 ROUNDS=5
+if [ "$SHORT" = 1 ]; then
+  ROWS=20000 BATCH=10000 CALLS=20000 ROUNDS=1
+fi
 db=uuidforge_bench
 psql_() { runuser -u postgres -- psql -X -v ON_ERROR_STOP=1 -qAt -d "$db" "$@"; }
 now_ns() { date +%s%N; }
@@ -23,18 +31,18 @@ psql_ -c "CREATE EXTENSION uuidforge"
 echo "server: $(psql_ -c 'SHOW server_version'), shared_preload_libraries = '$(psql_ -c 'SHOW shared_preload_libraries')', server-wide uuidv7: $(psql_ -c 'SELECT uuidv7_is_server_wide()')"
 
 echo
-echo "## 1. SELECT count(f()) FROM generate_series(1, 2000000), best of 5"
+echo "## 1. SELECT count(f()) FROM generate_series(1, $CALLS), best of $ROUNDS"
 declare -A best
-for round in 1 2 3 4 5; do
+for round in $(seq "$ROUNDS"); do
   for f in uuidv7 gen_random_uuid uuidv4; do
-    ms=$(psql_ -c '\timing on' -c "SELECT count($f()) FROM generate_series(1, 2000000)" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p')
+    ms=$(psql_ -c '\timing on' -c "SELECT count($f()) FROM generate_series(1, $CALLS)" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p')
     if [ -z "${best[$f]:-}" ] || [ "$(echo "$ms < ${best[$f]}" | awk '{print ($1 < $3)}')" = 1 ]; then best[$f]=$ms; fi
   done
 done
 printf '| function | time (ms) | per call (µs) | ratio to gen_random_uuid() |\n|---|---|---|---|\n'
 for f in uuidv7 uuidv4 gen_random_uuid; do
   awk -v f="$f()" -v t="${best[$f]}" -v base="${best[gen_random_uuid]}" \
-    'BEGIN { printf "| %s | %.0f | %.3f | %.3f |\n", f, t, t * 1000 / 2000000, t / base }'
+    -v n="$CALLS" 'BEGIN { printf "| %s | %.0f | %.3f | %.3f |\n", f, t, t * 1000 / n, t / base }'
 done
 
 echo

@@ -18,8 +18,11 @@
 # benchmark keeps working; its figures mean nothing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/bench-common.sh
+bench_short "$@"
 N=1000000 ROUNDS=5 ROWS=20000
-if [ "${1:-}" = --short ]; then N=2000 ROUNDS=1 ROWS=400; fi
+if [ "$SHORT" = 1 ]; then N=2000 ROUNDS=1 ROWS=400; fi
+bin=$(bench_bin)
 . scripts/pg-env.sh
 pg_env 18
 ./scripts/pg-setup.sh --pg 18 --no-build --preload >/dev/null
@@ -28,7 +31,7 @@ db=uuidforge_bench_sqled
 psql_() { runuser -u postgres -- "$PG_BIN/psql" -h "$PG_SOCKET" -p "$PG_PORT" -X -v ON_ERROR_STOP=1 -qAt "$@"; }
 psql_ -d postgres -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
 psql_ -d "$db" -c "CREATE SCHEMA ext" -c "CREATE EXTENSION uuidforge SCHEMA ext"
-cargo run -q -p uuidforge-cli -- db install-sql --sql-only --schema ed | psql_ -d "$db" >/dev/null 2>&1
+"$bin" db install-sql --sql-only --schema ed | psql_ -d "$db" >/dev/null 2>&1
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 echo "PostgreSQL $(psql_ -d "$db" -c 'SHOW server_version'); extension server-wide: $(psql_ -d "$db" -c 'SELECT ext.uuidv7_is_server_wide()'); $cpu, $(nproc) cores"
 

