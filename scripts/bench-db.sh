@@ -13,6 +13,7 @@ bench_short "$@"
 UUIDFORGE_BENCH_BIN=$(bench_bin)
 export UUIDFORGE_BENCH_BIN
 if [ "$SHORT" = 1 ]; then
-  export BENCH_SCALE=0.001 RUNS=1
+  # Its figures mean nothing: a missed target does not fail it.
+  export BENCH_SCALE=0.001 RUNS=1 BENCH_SHORT=1
 fi
 exec python3 scripts/bench_db.py

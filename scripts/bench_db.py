@@ -276,7 +276,8 @@ def main():
     row("discover on the whole database", f"{discover:.1f} s", "stated", True,
         f"{len(report['primary_keys'])} primary keys, {len(report['foreign_keys'])} foreign keys")
     print("all targets met" if all(results) else "some targets MISSED")
-    return 0 if all(results) else 1
+    # The short mode (tiny tables, a debug build) only shows the benchmark runs.
+    return 0 if all(results) or os.environ.get("BENCH_SHORT") == "1" else 1
 
 
 if __name__ == "__main__":

@@ -217,7 +217,10 @@ def main():
     if w.get("last_error"):
         print(w["last_error"])
     admin(f"DROP DATABASE IF EXISTS {WORK} WITH (FORCE)")
-    ok = ratio <= 1.0 and longest <= 1.0 and w["failed"] == 0 and w["aborted"] == 0
+    writers_ok = w["failed"] == 0 and w["aborted"] == 0
+    # The short mode's times mean nothing; a writer's failure always counts.
+    timed_ok = os.environ.get("BENCH_SHORT") == "1" or (ratio <= 1.0 and longest <= 1.0)
+    ok = writers_ok and timed_ok
     return 0 if ok else 1
 
 

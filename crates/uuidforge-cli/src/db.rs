@@ -17,6 +17,7 @@ use uuidforge_db::ops::rename::{Rename, RenameOptions, RenamePlan};
 use uuidforge_db::runner::Applied;
 
 mod change;
+mod fleet;
 mod install_sql;
 mod merge;
 mod migrate_key;
@@ -27,9 +28,19 @@ pub struct Args {
     /// The database: a URL (postgres://user@host:port/db?sslmode=require),
     /// a key=value string, or a database name. What it leaves out comes
     /// from PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD, PGSSLMODE and
-    /// ~/.pgpass (or PGPASSFILE), as for psql.
+    /// ~/.pgpass (or PGPASSFILE), as for psql. Repeat it for a fleet of
+    /// servers with the same schema, each NAME=URL (eu=postgres://…).
     #[arg(long, global = true, env = "UUIDFORGE_DB", hide_env_values = true)]
-    db: Option<String>,
+    db: Vec<String>,
+    /// A fleet of servers with the same schema: one NAME=CONNECTION per
+    /// line (# comments). Read commands run on every member at once and
+    /// report per member and merged; migrate-key migrates member after
+    /// member. Exit 4: some members did not answer (the others did).
+    #[arg(long, global = true, value_name = "FILE")]
+    fleet: Option<std::path::PathBuf>,
+    /// Members a fleet command talks to at once.
+    #[arg(long, global = true, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
+    members_at_once: u16,
     /// The pg_dump (and the pg_restore beside it) of backups before a
     /// change; its major version must be at least the server's. Default:
     /// the lowest such one found in the usual places
@@ -237,7 +248,11 @@ pub fn run(args: Args) -> Result<ExitCode, UsageError> {
             return install_sql::print_script(a);
         }
     }
-    let config = uuidforge_db::client::config(args.db.as_deref()).map_err(UsageError::plain)?;
+    if args.db.len() > 1 || args.fleet.is_some() {
+        return fleet::run(args);
+    }
+    let config = uuidforge_db::client::config(args.db.first().map(String::as_str))
+        .map_err(UsageError::plain)?;
     if let Some(path) = args.pg_dump.clone() {
         uuidforge_db::backup::use_pg_dump(path);
     }
@@ -392,11 +407,8 @@ fn write_table(
     Ok(())
 }
 
-async fn find(
-    session: &ReadOnly,
-    config: &tokio_postgres::Config,
-    args: FindArgs,
-) -> Result<ExitCode, UsageError> {
+/// The values `find` looks for: its arguments and the lines of `--from`.
+fn needles_of(args: &FindArgs) -> Result<Needles, UsageError> {
     let mut inputs: Vec<(String, String)> = args
         .values
         .iter()
@@ -424,12 +436,27 @@ async fn find(
             "find: no values (give them as arguments or with --from FILE)",
         ));
     }
-    let options = FindOptions {
-        schemas: args.schemas.clone(),
-        indexed_only: args.indexed_only,
-        columns: args.columns.clone(),
-        ..FindOptions::default()
-    };
+    Ok(needles)
+}
+
+impl FindArgs {
+    fn options(&self) -> FindOptions {
+        FindOptions {
+            schemas: self.schemas.clone(),
+            indexed_only: self.indexed_only,
+            columns: self.columns.clone(),
+            ..FindOptions::default()
+        }
+    }
+}
+
+async fn find(
+    session: &ReadOnly,
+    config: &tokio_postgres::Config,
+    args: FindArgs,
+) -> Result<ExitCode, UsageError> {
+    let needles = needles_of(&args)?;
+    let options = args.options();
     if args.plan {
         return print_find_plan(session, &needles, &options, args.json).await;
     }
@@ -548,13 +575,23 @@ pub fn progress_bar(template: &str) -> indicatif::ProgressBar {
 }
 
 async fn discover(session: &ReadOnly, args: DiscoverArgs) -> Result<ExitCode, UsageError> {
-    use uuidforge_db::{diagram, discover};
     let report = exec::discover(session, &args.schemas)
         .await
         .map_err(db_error)?;
-    let mut out = crate::term::stdout();
+    print_discover(&mut crate::term::stdout(), &report, &args)
+}
+
+/// A discovery report as `args` asks: JSON, a diagram, the DDL, or the
+/// text report.
+fn print_discover(
+    out: &mut impl Write,
+    report: &uuidforge_db::discover::Report,
+    args: &DiscoverArgs,
+) -> Result<ExitCode, UsageError> {
+    use uuidforge_db::{diagram, discover};
+    let report = report.clone();
     match (args.json, args.diagram, args.ddl) {
-        (true, _, _) => return print_json(&mut out, &report),
+        (true, _, _) => return print_json(out, &report),
         (_, Some(DiagramFormat::Mermaid), _) => write!(out, "{}", diagram::mermaid(&report))?,
         (_, Some(DiagramFormat::Dot), _) => write!(out, "{}", diagram::dot(&report))?,
         (_, Some(DiagramFormat::Svg), _) => {
@@ -601,21 +638,36 @@ async fn discover(session: &ReadOnly, args: DiscoverArgs) -> Result<ExitCode, Us
 }
 
 async fn related(session: &ReadOnly, args: RelatedArgs) -> Result<ExitCode, UsageError> {
-    let (target, by_name) = match args.name {
-        Some(name) => (name, true),
-        None => (args.column.unwrap_or_default(), false),
-    };
+    let (target, by_name) = args.target();
     let found = exec::related(session, &target, by_name)
         .await
         .map_err(db_error)?;
-    let mut out = crate::term::stdout();
-    if args.json {
-        return print_json(&mut out, &found);
+    print_related(&mut crate::term::stdout(), &found, args.json)
+}
+
+impl RelatedArgs {
+    /// The column (or name, with `--name`) and whether it is a name.
+    fn target(&self) -> (String, bool) {
+        match &self.name {
+            Some(name) => (name.clone(), true),
+            None => (self.column.clone().unwrap_or_default(), false),
+        }
+    }
+}
+
+/// Related columns as JSON or one scored line each with its evidence.
+fn print_related(
+    out: &mut impl Write,
+    found: &[uuidforge_db::related::RelatedColumn],
+    json: bool,
+) -> Result<ExitCode, UsageError> {
+    if json {
+        return print_json(out, &found);
     }
     if found.is_empty() {
         writeln!(out, "No related columns.")?;
     }
-    for r in &found {
+    for r in found {
         writeln!(
             out,
             "{:.3}  {}.{}.{}  {} ({})",

@@ -7,30 +7,6 @@ mod common;
 
 use common::{admin_sql, customers_schema, fresh_database, uuidforge, ANN, ANN_B, PEOPLE_SCHEMA};
 
-/// Object names the plans make from table oids, which differ from run to
-/// run.
-const OID_NAMES: [&str; 3] = ["uuidforge_keymap_", "uuidforge_migrate_", "uuidforge_nn_"];
-
-fn normalize(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some((at, prefix)) = OID_NAMES
-        .iter()
-        .filter_map(|p| rest.find(p).map(|i| (i, *p)))
-        .min()
-    {
-        out.push_str(&rest[..at + prefix.len()]);
-        rest = &rest[at + prefix.len()..];
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        if digits > 0 {
-            out.push_str("<oid>");
-        }
-        rest = &rest[digits..];
-    }
-    out.push_str(rest);
-    out
-}
-
 fn plan_of(db: &str, args: &[&str]) -> String {
     let out = uuidforge()
         .env_remove("UUIDFORGE_DB")
@@ -41,7 +17,8 @@ fn plan_of(db: &str, args: &[&str]) -> String {
         .get_output()
         .stdout
         .clone();
-    normalize(&String::from_utf8(out).unwrap())
+    // Names made from table oids differ from run to run.
+    uuidforge_db::fleet::plans::without_oids(&String::from_utf8(out).unwrap())
 }
 
 /// The reviewed plans of the server under test: `tests/plans/` for

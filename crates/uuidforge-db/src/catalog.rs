@@ -608,6 +608,21 @@ impl Snapshot {
         Some(r)
     }
 
+    /// Whether some of `relation`'s rows live on another server: it is a
+    /// foreign table, or a partitioned table with foreign partitions
+    /// (postgres_fdw shards).
+    pub fn has_foreign_rows(&self, relation: &Relation) -> bool {
+        relation.kind == RelKind::ForeignTable
+            || relation.kind == RelKind::PartitionedTable
+                && self.relations.iter().any(|r| {
+                    r.kind == RelKind::ForeignTable
+                        && r.is_partition
+                        && self
+                            .partition_root(r.oid)
+                            .is_some_and(|root| root.oid == relation.oid)
+                })
+    }
+
     /// The relation `schema`.`name`, exactly (names from a catalog or a
     /// plan, not typed by a user).
     pub fn relation_named(&self, schema: &str, name: &str) -> Option<&Relation> {

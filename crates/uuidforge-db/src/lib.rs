@@ -49,6 +49,7 @@ pub mod discover;
 pub mod dsn;
 pub mod error;
 pub mod find;
+pub mod fleet;
 pub mod generators;
 pub mod ident;
 pub mod introspect;

@@ -55,8 +55,25 @@ pub(super) struct MigrateKeyArgs {
     batch_size: Option<i64>,
     /// Complete a batched migration that was killed or lost its
     /// connection, from its last committed step.
-    #[arg(long, conflicts_with_all = ["apply", "batch_size", "order_by", "keep_old", "column", "also", "leave", "no_default"])]
+    #[arg(long, conflicts_with_all = ["apply", "batch_size", "order_by", "keep_old", "column", "also", "leave", "no_default", "replicated", "sharded"])]
     resume: bool,
+    /// Over a fleet: the table is a reference table replicated on every
+    /// member (countries, currencies): the same new key for the same row
+    /// everywhere. Without it or --sharded, a table holding the same rows
+    /// on every member is taken for replicated.
+    #[arg(long, conflicts_with = "sharded")]
+    replicated: bool,
+    /// Over a fleet: the table is sharded (each member holds its own rows):
+    /// new keys unique across the members.
+    #[arg(long)]
+    sharded: bool,
+    /// Over a fleet: members migrated at once (default one after another).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+    parallel: u16,
+    /// Over a fleet: the file of the fleet's state, which --resume reads
+    /// (default uuidforge-fleet-TABLE.json; written 0600).
+    #[arg(long, value_name = "FILE")]
+    fleet_state: Option<std::path::PathBuf>,
     #[command(flatten)]
     change: ChangeArgs,
 }
@@ -65,12 +82,10 @@ pub(super) struct MigrateKeyArgs {
 /// table.
 fn secret_of(args: &MigrateKeyArgs, database: &str) -> Result<Vec<u8>, DbError> {
     let key_file = args.key_file.clone().unwrap_or_else(|| {
-        let table: String = args
-            .table
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-            .collect();
-        std::path::PathBuf::from(format!("uuidforge-migrate-{database}-{table}.key"))
+        std::path::PathBuf::from(format!(
+            "uuidforge-migrate-{database}-{}.key",
+            args.table_part()
+        ))
     });
     migration_secret(&key_file)
 }
@@ -186,31 +201,177 @@ async fn resume(
     change::print_done(&mut out, &applied_lines(&done), &done.checks)
 }
 
+impl MigrateKeyArgs {
+    /// The operation these arguments ask for.
+    fn operation(&self) -> MigrateKey {
+        MigrateKey {
+            table: self.table.clone(),
+            options: MigrateOptions {
+                order_by: self.order_by.clone(),
+                keep_old: self.keep_old.clone(),
+                column: self.column.clone(),
+                also: self.also.clone(),
+                leave: self.leave.clone(),
+                no_default: self.no_default,
+            },
+            batch_size: self.batch_size,
+        }
+    }
+
+    /// The table's name as a file name's part.
+    fn table_part(&self) -> String {
+        self.table
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect()
+    }
+}
+
 pub(super) async fn run(
     session: ReadOnly,
     config: &tokio_postgres::Config,
     args: MigrateKeyArgs,
 ) -> Result<ExitCode, UsageError> {
+    if args.replicated || args.sharded || args.parallel > 1 || args.fleet_state.is_some() {
+        return Err(UsageError::plain(
+            "--replicated, --sharded, --parallel and --fleet-state are for a fleet (expected several --db or --fleet FILE)",
+        ));
+    }
     if args.resume {
         return resume(session, config, &args).await;
     }
     let database = session.snapshot().await.map_err(db_error)?.database;
-    let op = MigrateKey {
-        table: args.table.clone(),
-        options: MigrateOptions {
-            order_by: args.order_by.clone(),
-            keep_old: args.keep_old.clone(),
-            column: args.column.clone(),
-            also: args.also.clone(),
-            leave: args.leave.clone(),
-            no_default: args.no_default,
-        },
-        batch_size: args.batch_size,
-    };
+    let op = args.operation();
     let secret = || secret_of(&args, &database);
     let lines = change::Lines {
         secret: &secret,
         applied: &|_: &MigratePlan, d: &Applied| applied_lines(d),
     };
     change::run(session, config, &op, &args.change, lines).await
+}
+
+/// `migrate-key` over a fleet: the plan of every member, printed together
+/// and compared; with `--apply` member after member (`--parallel`), the
+/// fleet's state in a file; `--resume` goes on from it.
+pub(super) async fn run_fleet(
+    members: &[uuidforge_db::fleet::Member],
+    at_once: usize,
+    args: MigrateKeyArgs,
+) -> Result<ExitCode, UsageError> {
+    use uuidforge_db::fleet::migrate::{self, Event};
+    let op = args.operation();
+    let state = args.fleet_state.clone().unwrap_or_else(|| {
+        std::path::PathBuf::from(format!("uuidforge-fleet-{}.json", args.table_part()))
+    });
+    let key_file = args.key_file.clone().unwrap_or_else(|| {
+        std::path::PathBuf::from(format!("uuidforge-fleet-{}.key", args.table_part()))
+    });
+    let mut out = crate::term::stdout();
+    let json = args.change.json;
+    let on_event = |e: Event| {
+        if json {
+            return;
+        }
+        let line = match e {
+            Event::Started(m) => format!("-- member {m}: migrating"),
+            Event::AlreadyDone(m) => format!("-- member {m}: migrated before"),
+            Event::Done(m, d) => format!("-- member {m}: done: {}", applied_lines(&d).join("; ")),
+        };
+        let mut out = crate::term::stdout();
+        let _ = writeln!(out, "{}", one_line(&line));
+        let _ = out.flush();
+    };
+    let done = if args.resume {
+        let secret = migration_secret(&key_file).map_err(db_error)?;
+        migrate::resume(members, &secret, &state, None, &on_event).await
+    } else {
+        let forced = match (args.replicated, args.sharded) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        };
+        let plan = migrate::plan(members, &op, forced, at_once)
+            .await
+            .map_err(db_error)?;
+        if !json {
+            writeln!(
+                out,
+                "-- fleet: {} members ({}); {} is {} ({}): {}",
+                plan.members.len(),
+                plan.members.iter().map(|m| m.member.name.as_str()).collect::<Vec<_>>().join(", "),
+                op.table,
+                if plan.replicated { "replicated" } else { "sharded" },
+                plan.why,
+                if plan.replicated {
+                    "the same new key for the same row on every member (one secret)"
+                } else {
+                    "new keys unique across the members (a secret per member)"
+                }
+            )?;
+            writeln!(out, "-- the plans are the same on every member (table oids aside)")?;
+            for m in &plan.members {
+                writeln!(out, "\n-- == member {} ==", m.member.name)?;
+                for line in &m.printed {
+                    writeln!(out, "{line}")?;
+                }
+            }
+            out.flush()?;
+        }
+        if !args.change.apply {
+            if json {
+                let plans: Vec<serde_json::Value> = plan
+                    .members
+                    .iter()
+                    .map(|m| serde_json::json!({"member": m.member.name, "plan": m.plan}))
+                    .collect();
+                return print_json(
+                    &mut out,
+                    &serde_json::json!({"replicated": plan.replicated, "why": plan.why, "members": plans}),
+                );
+            }
+            writeln!(out, "\n-- nothing was changed on any member: run again with --apply")?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        if let Some(dir) = &args.change.backup {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| UsageError::plain(format!("--backup: {}: {e}", dir.display())))?;
+        }
+        let secret = migration_secret(&key_file).map_err(db_error)?;
+        migrate::apply(
+            &op,
+            &plan,
+            &secret,
+            &state,
+            args.change.backup.as_deref(),
+            usize::from(args.parallel),
+            &on_event,
+        )
+        .await
+    }
+    .map_err(|e| {
+        db_error(e.with_hint(format!(
+            "the fleet's state is in {}: complete the migration with the same members and --resume",
+            state.display()
+        )))
+    })?;
+    if json {
+        return print_json(&mut out, &done);
+    }
+    if let Some(keys) = &done.replicated_keys {
+        writeln!(
+            out,
+            "-- verified: the replicated table's new keys are the same on every member ({})",
+            keys.iter()
+                .map(|(m, d)| format!("{m}: {d}"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )?;
+    }
+    writeln!(
+        out,
+        "-- fleet: {} members migrated; state in {}",
+        done.members.len(),
+        state.display()
+    )?;
+    Ok(ExitCode::SUCCESS)
 }

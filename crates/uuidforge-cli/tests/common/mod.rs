@@ -128,15 +128,23 @@ pub fn fresh_database(tag: &str, sql: &str) -> String {
 /// Runs `sql` (one or more statements) in `db` as the superuser; the first
 /// column of the last statement's first row as text ("" when none).
 pub fn admin_sql(db: &str, sql: &str) -> String {
+    sql_at_url(&admin_url(db), sql)
+}
+
+/// Runs `sql` over the connection `url` (a test role's, with its
+/// password); the first column of the last statement's first row as text
+/// ("" when none).
+pub fn sql_at_url(url: &str, sql: &str) -> String {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     runtime.block_on(async {
-        let (client, conn) = tokio_postgres::connect(&admin_url(db), tokio_postgres::NoTls)
+        let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
             .await
             .unwrap_or_else(|e| {
-                panic!("connect as the superuser role uuidforge_admin (password uuidforge) on 127.0.0.1:{} to {db}: {e} (scripts/pg-setup.sh makes it)", port())
+                let at = url.rsplit('@').next().unwrap_or_default();
+                panic!("connect as the superuser role uuidforge_admin (password uuidforge) to {at}: {e} (scripts/pg-setup.sh and scripts/fleet-setup.sh make it)")
             });
         tokio::spawn(conn);
         let messages = client.simple_query(sql).await.unwrap_or_else(|e| {

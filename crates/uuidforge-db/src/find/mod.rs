@@ -367,7 +367,15 @@ fn key_expr(snapshot: &Snapshot, relation: &Relation) -> (String, bool) {
             return (format!("json_build_object({})", parts.join(", ")), false);
         }
     }
-    if relation.kind == RelKind::PartitionedTable {
+    if snapshot.has_foreign_rows(relation) {
+        // A foreign table's ctid is the remote server's, fetched through
+        // the FDW: no statement here names a foreign row by it (Citus
+        // refuses ctid on distributed tables for the same reason).
+        (
+            "json_build_object('partition', t.tableoid::regclass::text)".to_string(),
+            true,
+        )
+    } else if relation.kind == RelKind::PartitionedTable {
         (
             "json_build_object('partition', t.tableoid::regclass::text, 'ctid', t.ctid::text)"
                 .to_string(),
@@ -393,11 +401,16 @@ pub fn plan(snapshot: &Snapshot, needles: &Needles, options: &FindOptions) -> Fi
         if !options.schemas.is_empty() && !options.schemas.contains(&relation.schema) {
             continue;
         }
-        // Rows live in tables and materialized views; a partitioned table
-        // is read through its parent; views only show those rows again.
+        // Rows live in tables and materialized views, and behind foreign
+        // tables on other servers (read through the FDW, which sends the
+        // filter there where it can); a partitioned table is read through
+        // its parent; views only show those rows again.
         let searchable = matches!(
             relation.kind,
-            RelKind::Table | RelKind::PartitionedTable | RelKind::MaterializedView
+            RelKind::Table
+                | RelKind::PartitionedTable
+                | RelKind::MaterializedView
+                | RelKind::ForeignTable
         ) && !relation.is_partition;
         if !searchable {
             continue;

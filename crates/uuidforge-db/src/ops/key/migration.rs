@@ -16,7 +16,7 @@ use crate::ops::rename::Mention;
 use crate::ops::{Answers, Read};
 
 /// What to migrate.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct MigrateOptions {
     /// A column whose time orders the new keys (`created_at`); without it,
     /// the old key order.
@@ -103,6 +103,7 @@ impl<'a> Target<'a> {
                 ),
             ));
         }
+        refuse_foreign_partitions(snapshot, relation)?;
         let key = Key::find(snapshot, relation, options.column.as_deref())?;
         if !key_type_supported(&key.column.type_name) {
             return Err(DbError::refused(
@@ -243,6 +244,37 @@ impl<'a> Target<'a> {
 }
 
 /// The columns named with `--also`, as references without a foreign key.
+/// A partitioned table whose tree holds foreign tables (postgres_fdw
+/// shards) is refused, naming them: their rows live on other servers, where
+/// this server's transaction, locks and checks do not reach.
+fn refuse_foreign_partitions(snapshot: &Snapshot, table: &Relation) -> Result<(), DbError> {
+    let foreign: Vec<String> = snapshot
+        .relations
+        .iter()
+        .filter(|r| r.kind == RelKind::ForeignTable && r.is_partition)
+        .filter(|r| {
+            snapshot
+                .partition_root(r.oid)
+                .is_some_and(|root| root.oid == table.oid)
+        })
+        .map(|r| r.display_name())
+        .collect();
+    if foreign.is_empty() {
+        return Ok(());
+    }
+    Err(DbError::refused(
+        "table",
+        format!(
+            "{} has partitions that are foreign tables ({}): their rows live on other \
+             servers, out of reach of one transaction here (expected local partitions only; \
+             migrate the tables behind them on their servers, together with --fleet FILE \
+             migrate-key --sharded, and this server's own partitions apart)",
+            table.display_name(),
+            foreign.join(", ")
+        ),
+    ))
+}
+
 fn also<'a>(
     snapshot: &'a Snapshot,
     key: &Key<'a>,
@@ -252,6 +284,17 @@ fn also<'a>(
     let mut out: Vec<Reference> = Vec::new();
     for spec in specs {
         let (holder, column) = column_option(snapshot, "also", spec)?;
+        if holder.kind == RelKind::ForeignTable {
+            return Err(DbError::refused(
+                "also",
+                format!(
+                    "{} is a foreign table: its rows live on another server, which one \
+                     transaction here cannot change (migrate the table behind it there; \
+                     a fleet's members together with --fleet)",
+                    holder.display_name()
+                ),
+            ));
+        }
         if let Some(why) = values::cannot_refer(snapshot, key, column) {
             return Err(DbError::invalid(
                 "also",
