@@ -47,7 +47,7 @@ pub fn read_key_file(option: &str, path: &Path) -> Result<TimestampHider, String
 /// an existing file (losing a key loses every hidden value's way back).
 pub fn new_key_file(path: &Path) -> Result<(), String> {
     let mut key = [0u8; HIDE_KEY_BYTES];
-    uuidforge::generator::OsChaCha::new().fill(&mut key);
+    uuidforge::generator::OsCsprng::new().fill(&mut key);
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]

@@ -468,7 +468,29 @@ fn a_killed_fleet_migration_resumes() {
         out.contains("new keys are the same on every member"),
         "{out}"
     );
-    same_countries_everywhere(three, &db);
+    let keys = same_countries_everywhere(three, &db);
+    // A kill after b's commit and before the state said so: the state file
+    // as it would be then (b and c started). --resume finds them migrated
+    // and changes nothing.
+    let path = dir.join("uuidforge-fleet-countries.json");
+    let mut state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    for m in state["members"].as_array_mut().unwrap().iter_mut().skip(1) {
+        m["status"] = serde_json::json!("started");
+    }
+    std::fs::write(&path, state.to_string()).unwrap();
+    let resumed = fleet_cmd(&fleet, &dir)
+        .args(["migrate-key", "countries", "--resume"])
+        .assert()
+        .success();
+    let (out, _) = text(&resumed);
+    for m in ["a", "b", "c"] {
+        assert!(
+            out.contains(&format!("member {m}: migrated before")),
+            "{out}"
+        );
+    }
+    assert_eq!(same_countries_everywhere(three, &db), keys);
 }
 
 /// A coordinator whose partitioned table has foreign-table partitions on

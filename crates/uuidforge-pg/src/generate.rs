@@ -9,7 +9,7 @@ use pgrx::prelude::*;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use uuidforge::generator::{
-    GenError, GeneratorConfig, OsChaCha, SharedGenerator, SystemClock, V6Generator, V7Generator,
+    GenError, GeneratorConfig, OsCsprng, SharedGenerator, SystemClock, V6Generator, V7Generator,
 };
 use uuidforge::v7::MAX_UNIX_MS;
 
@@ -32,7 +32,7 @@ struct Session {
     /// constant shift gets increasing values.
     shifted: Option<(GeneratorConfig, i64, SharedGenerator)>,
     backfill: Option<(GeneratorConfig, V7Generator)>,
-    v6: Option<V6Generator<SystemClock, OsChaCha>>,
+    v6: Option<V6Generator<SystemClock, OsCsprng>>,
 }
 
 thread_local! {
@@ -130,7 +130,7 @@ fn uuidv6() -> pgrx::Uuid {
     SESSION.with(|s| {
         let mut s = s.borrow_mut();
         let g =
-            s.v6.get_or_insert_with(|| V6Generator::new(SystemClock, OsChaCha::new()));
+            s.v6.get_or_insert_with(|| V6Generator::new(SystemClock, OsCsprng::new()));
         match g.generate() {
             Ok(u) => to_pg(u),
             Err(e) => time_out_of_range(

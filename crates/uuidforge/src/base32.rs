@@ -145,22 +145,21 @@ impl std::fmt::Debug for Base32Text {
 #[inline]
 pub fn encode(uuid: &Uuid) -> Base32Text {
     #[cfg(target_arch = "x86_64")]
-    match crate::x86::tier() {
-        // SAFETY (every arm): the tier says the CPU has the features.
-        crate::x86::VBMI => {
-            return Base32Text(unsafe { crate::x86::base32_encode_vbmi(uuid.as_bytes()) })
-        }
-        crate::x86::AVX2 => {
-            return Base32Text(unsafe { crate::x86::base32_encode_avx2(uuid.as_bytes()) })
-        }
-        crate::x86::SSSE3_BMI2 => {
-            return Base32Text(unsafe { crate::x86::base32_encode(uuid.as_u128()) })
-        }
-        _ => {}
+    {
+        Base32Text(crate::x86::base32_encode_bytes(uuid.as_bytes()))
     }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        Base32Text(encode_portable_32(uuid.as_bytes()))
+    }
+}
+
+/// [`encode_portable`] into the 32 bytes of [`Base32Text`] (the kernels'
+/// shape: one store of the whole).
+pub(crate) fn encode_portable_32(bytes: &[u8; 16]) -> [u8; 32] {
     let mut out = [0u8; 32];
-    out[..LEN].copy_from_slice(&encode_portable(uuid));
-    Base32Text(out)
+    out[..LEN].copy_from_slice(&encode_portable(&Uuid::from_bytes(*bytes)));
+    out
 }
 
 /// The portable encoder (also the reference for the SIMD one).
@@ -223,24 +222,16 @@ pub fn decode(text: &[u8]) -> Result<Uuid, ParseError> {
         ));
     };
     #[cfg(target_arch = "x86_64")]
-    if let tier @ (crate::x86::VBMI | crate::x86::AVX2 | crate::x86::SSSE3_BMI2) =
-        crate::x86::tier()
     {
-        let mut bytes = [0u8; 16];
-        // SAFETY: the tier says the CPU has the features.
-        let ok = unsafe {
-            match tier {
-                crate::x86::VBMI => crate::x86::base32_decode_vbmi_into(text, &mut bytes),
-                crate::x86::AVX2 => crate::x86::base32_decode_avx2_into(text, &mut bytes),
-                _ => crate::x86::base32_decode_into(text, &mut bytes),
-            }
-        };
-        return if ok {
-            Ok(Uuid::from_bytes(bytes))
+        let mut bytes = core::mem::MaybeUninit::<[u8; 16]>::uninit();
+        if crate::x86::base32_decode(text, bytes.as_mut_ptr()) {
+            // SAFETY: the kernel wrote all 16 bytes (it returned true).
+            Ok(Uuid::from_bytes(unsafe { bytes.assume_init() }))
         } else {
             Err(locate_error(text, InputKind::Base32))
-        };
+        }
     }
+    #[cfg(not(target_arch = "x86_64"))]
     decode_portable(text)
 }
 
@@ -269,6 +260,22 @@ pub fn __check_every_tier(data: &[u8]) {
 }
 
 /// The portable decoder (also the reference for the SIMD one).
+/// [`decode_portable`] in the kernels' shape: the bytes to `out`, true when
+/// valid.
+///
+/// # Safety
+/// `out` is 16 writable bytes.
+#[cfg(target_arch = "x86_64")]
+pub(crate) unsafe fn decode_portable_into(text: &[u8; LEN], out: *mut [u8; 16]) -> bool {
+    match decode_portable(text) {
+        Ok(uuid) => {
+            out.write(*uuid.as_bytes());
+            true
+        }
+        Err(_) => false,
+    }
+}
+
 pub(crate) fn decode_portable(text: &[u8; LEN]) -> Result<Uuid, ParseError> {
     let mut values = [0u8; LEN];
     let mut bad = 0u8;

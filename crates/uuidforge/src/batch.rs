@@ -14,7 +14,7 @@
 //! ```
 
 use crate::generator::{
-    global_profile, source::ConfiguredRng, Buffered, GenError, GeneratorConfig, OsChaCha,
+    global_profile, source::ConfiguredRng, Buffered, GenError, GeneratorConfig, OsCsprng,
     RandSource, SharedGenerator, SystemClock, TimeSource, V6Generator, V7Generator,
     V8DraftGenerator, PROFILES,
 };
@@ -255,19 +255,19 @@ impl BatchSpec {
                     V7Generator::new(self.config.clone()).map_err(config_error)?,
                 )),
             },
-            4 => Kind::V4(OsChaCha::new()),
+            4 => Kind::V4(OsCsprng::new()),
             1 => {
-                let mut rng = OsChaCha::new();
+                let mut rng = OsCsprng::new();
                 let mut node = rng.next_u64().to_be_bytes();
                 node[2] |= 1; // multicast bit: a random node, RFC 9562 §6.10
                 let node: [u8; 6] = node[2..].try_into().expect("6 bytes");
                 Kind::V1(node)
             }
-            6 => Kind::V6(V6Generator::new(SystemClock, OsChaCha::new())),
+            6 => Kind::V6(V6Generator::new(SystemClock, OsCsprng::new())),
             _ => Kind::V8(V8DraftGenerator::new(
                 crate::v8::DraftLayout::Ts60,
                 SystemClock,
-                OsChaCha::new(),
+                OsCsprng::new(),
             )),
         }))
     }
@@ -300,7 +300,7 @@ enum Kind {
     Shared(&'static SharedGenerator),
     V7(Box<V7Generator>),
     Backfill(Box<V7Generator<FixedClock>>),
-    V4(OsChaCha),
+    V4(OsCsprng),
     V1([u8; 6]),
     V6(V6Generator),
     V8(V8DraftGenerator),

@@ -179,22 +179,32 @@ pub fn parse_canonical(text: &[u8]) -> Result<Uuid, ParseError> {
     };
     #[cfg(target_arch = "x86_64")]
     {
-        // SAFETY (both arms): the tier says the CPU has the features.
-        let parsed = match crate::x86::tier() {
-            crate::x86::VBMI => Some(unsafe { crate::x86::parse_canonical_vbmi(s) }),
-            crate::x86::SSSE3_BMI2 | crate::x86::AVX2 => {
-                Some(unsafe { crate::x86::parse_canonical_ssse3(s) })
-            }
-            _ => None,
-        };
-        if let Some(parsed) = parsed {
-            return match parsed {
-                Some(bytes) => Ok(Uuid::from_bytes(bytes)),
-                None => Err(locate_canonical_error(s)),
-            };
+        let mut bytes = core::mem::MaybeUninit::<[u8; 16]>::uninit();
+        if crate::x86::parse_canonical(s, bytes.as_mut_ptr()) {
+            // SAFETY: the kernel wrote all 16 bytes (it returned true).
+            Ok(Uuid::from_bytes(unsafe { bytes.assume_init() }))
+        } else {
+            Err(locate_canonical_error(s))
         }
     }
+    #[cfg(not(target_arch = "x86_64"))]
     parse_canonical_portable(s)
+}
+
+/// [`parse_canonical_portable`] in the kernels' shape: the bytes to `out`,
+/// true when valid.
+///
+/// # Safety
+/// `out` is 16 writable bytes.
+#[cfg(target_arch = "x86_64")]
+pub(crate) unsafe fn parse_canonical_portable_into(s: &[u8; 36], out: *mut [u8; 16]) -> bool {
+    match parse_canonical_portable(s) {
+        Ok(uuid) => {
+            out.write(*uuid.as_bytes());
+            true
+        }
+        Err(_) => false,
+    }
 }
 
 fn parse_canonical_portable(s: &[u8; 36]) -> Result<Uuid, ParseError> {

@@ -13,7 +13,7 @@
 
 use core::arch::x86_64::*;
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
 
 const UNKNOWN: u8 = 0;
 /// Only the SSE2 baseline.
@@ -108,14 +108,19 @@ pub(crate) fn base32_encode_every_tier(bytes: &[u8; 16]) -> Vec<(&'static str, [
 /// cap), with the tier's name (`None`: refused).
 pub(crate) fn parse_canonical_every_tier(text: &[u8; 36]) -> Vec<(&'static str, Option<[u8; 16]>)> {
     let mut out = Vec::new();
-    // SAFETY (each call): `supports` says the CPU has the tier's features.
-    unsafe {
-        if supports(SSSE3_BMI2) || supports(AVX2) {
-            out.push(("ssse3", parse_canonical_ssse3(text)));
-        }
-        if supports(VBMI) {
-            out.push(("avx512-vbmi", parse_canonical_vbmi(text)));
-        }
+    let run = |kernel: ParseKernel| {
+        let mut bytes = [0u8; 16];
+        // SAFETY: called only for a tier `supports` allows.
+        unsafe { kernel(text, &mut bytes) }.then_some(bytes)
+    };
+    if supports(SSSE3_BMI2) || supports(AVX2) {
+        out.push(("ssse3", run(parse_canonical_ssse3_into)));
+    }
+    if supports(AVX2) {
+        out.push(("avx2", run(parse_canonical_avx2_into)));
+    }
+    if supports(VBMI) {
+        out.push(("avx512-vbmi", run(parse_canonical_vbmi_into)));
     }
     out
 }
@@ -124,10 +129,10 @@ pub(crate) fn parse_canonical_every_tier(text: &[u8; 36]) -> Vec<(&'static str, 
 /// tier's name (`None`: refused).
 pub(crate) fn base32_decode_every_tier(text: &[u8; 26]) -> Vec<(&'static str, Option<u128>)> {
     let mut out = Vec::new();
-    let run = |f: unsafe fn(&[u8; 26], &mut [u8; 16]) -> bool| {
+    let run = |kernel: Base32DecodeKernel| {
         let mut bytes = [0u8; 16];
         // SAFETY: called only for a tier `supports` allows.
-        unsafe { f(text, &mut bytes) }.then(|| u128::from_be_bytes(bytes))
+        unsafe { kernel(text, &mut bytes) }.then(|| u128::from_be_bytes(bytes))
     };
     if supports(SSSE3_BMI2) {
         out.push(("ssse3-bmi2", run(base32_decode_into)));
@@ -139,6 +144,92 @@ pub(crate) fn base32_decode_every_tier(text: &[u8; 26]) -> Vec<(&'static str, Op
         out.push(("avx512-vbmi", run(base32_decode_vbmi_into)));
     }
     out
+}
+
+/// A kernel that parses a canonical text into `out` (all 16 bytes written
+/// when it returns true); false: the text is not canonical.
+pub(crate) type ParseKernel = unsafe fn(&[u8; 36], *mut [u8; 16]) -> bool;
+/// A kernel that decodes 26 Base32 symbols into `out` (all 16 bytes
+/// written when it returns true); false: not Base32 of 128 bits.
+pub(crate) type Base32DecodeKernel = unsafe fn(&[u8; 26], *mut [u8; 16]) -> bool;
+/// A kernel that encodes 16 bytes into 26 Base32 symbols (and 6 more bytes
+/// to make one 32-byte store).
+pub(crate) type Base32EncodeKernel = unsafe fn(&[u8; 16]) -> [u8; 32];
+
+// Each operation's kernel is chosen at its first call, for the tier, and
+// kept: every later call is one load and one indirect call. Checking the
+// tier at each call was a tenth of a decode's instructions. Each slot holds
+// a function of its operation's kernel type: the chooser, then the kernel.
+static PARSE: AtomicPtr<()> = AtomicPtr::new(choose_parse as *mut ());
+static BASE32_DECODE: AtomicPtr<()> = AtomicPtr::new(choose_base32_decode as *mut ());
+static BASE32_ENCODE: AtomicPtr<()> = AtomicPtr::new(choose_base32_encode as *mut ());
+
+/// Parses a canonical text into `out` with the tier's kernel (the portable
+/// one below SSSE3); true when all 16 bytes were written.
+#[inline(always)]
+pub(crate) fn parse_canonical(text: &[u8; 36], out: *mut [u8; 16]) -> bool {
+    // SAFETY: PARSE holds a ParseKernel the CPU runs; `out` is 16 writable
+    // bytes (the caller's).
+    unsafe {
+        let kernel: ParseKernel = core::mem::transmute(PARSE.load(Ordering::Relaxed));
+        kernel(text, out)
+    }
+}
+
+/// Decodes 26 Base32 symbols into `out` with the tier's kernel; true when
+/// all 16 bytes were written.
+#[inline(always)]
+pub(crate) fn base32_decode(text: &[u8; 26], out: *mut [u8; 16]) -> bool {
+    // SAFETY: BASE32_DECODE holds a Base32DecodeKernel the CPU runs.
+    unsafe {
+        let kernel: Base32DecodeKernel =
+            core::mem::transmute(BASE32_DECODE.load(Ordering::Relaxed));
+        kernel(text, out)
+    }
+}
+
+/// Encodes 16 bytes into 26 Base32 symbols with the tier's kernel.
+#[inline(always)]
+pub(crate) fn base32_encode_bytes(bytes: &[u8; 16]) -> [u8; 32] {
+    // SAFETY: BASE32_ENCODE holds a Base32EncodeKernel the CPU runs.
+    unsafe {
+        let kernel: Base32EncodeKernel =
+            core::mem::transmute(BASE32_ENCODE.load(Ordering::Relaxed));
+        kernel(bytes)
+    }
+}
+
+unsafe fn choose_parse(text: &[u8; 36], out: *mut [u8; 16]) -> bool {
+    let kernel: ParseKernel = match tier() {
+        VBMI => parse_canonical_vbmi_into,
+        AVX2 => parse_canonical_avx2_into,
+        SSSE3_BMI2 => parse_canonical_ssse3_into,
+        _ => crate::parser::parse_canonical_portable_into,
+    };
+    PARSE.store(kernel as *mut (), Ordering::Relaxed);
+    kernel(text, out)
+}
+
+unsafe fn choose_base32_decode(text: &[u8; 26], out: *mut [u8; 16]) -> bool {
+    let kernel: Base32DecodeKernel = match tier() {
+        VBMI => base32_decode_vbmi_into,
+        AVX2 => base32_decode_avx2_into,
+        SSSE3_BMI2 => base32_decode_into,
+        _ => crate::base32::decode_portable_into,
+    };
+    BASE32_DECODE.store(kernel as *mut (), Ordering::Relaxed);
+    kernel(text, out)
+}
+
+unsafe fn choose_base32_encode(bytes: &[u8; 16]) -> [u8; 32] {
+    let kernel: Base32EncodeKernel = match tier() {
+        VBMI => base32_encode_vbmi,
+        AVX2 => base32_encode_avx2,
+        SSSE3_BMI2 => base32_encode_ssse3,
+        _ => crate::base32::encode_portable_32,
+    };
+    BASE32_ENCODE.store(kernel as *mut (), Ordering::Relaxed);
+    kernel(bytes)
 }
 
 const Z: i8 = -128; // pshufb: zero the byte
@@ -178,12 +269,18 @@ pub(crate) unsafe fn base32_encode(v: u128) -> [u8; 32] {
     out
 }
 
+/// [`base32_encode`] of 16 big-endian bytes, as the other tiers take them.
+#[target_feature(enable = "ssse3,bmi2")]
+unsafe fn base32_encode_ssse3(bytes: &[u8; 16]) -> [u8; 32] {
+    base32_encode(u128::from_be_bytes(*bytes))
+}
+
 /// [`base32_decode`] writing the big-endian bytes to `out` with one 16-byte
 /// store, so the caller's 16-byte load of them is forwarded (a `u128`
 /// returned in two registers and stored in halves stalls it); returns
 /// whether the text was valid.
 #[target_feature(enable = "ssse3,bmi2")]
-pub(crate) unsafe fn base32_decode_into(text: &[u8; 26], out: &mut [u8; 16]) -> bool {
+pub(crate) unsafe fn base32_decode_into(text: &[u8; 26], out: *mut [u8; 16]) -> bool {
     const X: i8 = -1; // invalid
                       // Values by low nibble for upper-cased bytes 0x3_, 0x4_ and 0x5_.
     let digits = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, X, X, X, X, X, X);
@@ -244,7 +341,7 @@ pub(crate) unsafe fn base32_decode_into(text: &[u8; 26], out: &mut [u8; 16]) -> 
         (v as u64).swap_bytes() as i64,
         ((v >> 64) as u64).swap_bytes() as i64,
     );
-    _mm_storeu_si128(out.as_mut_ptr().cast(), be);
+    _mm_storeu_si128(out.cast(), be);
     ok
 }
 
@@ -332,65 +429,62 @@ pub(crate) unsafe fn base32_encode_avx2(bytes: &[u8; 16]) -> [u8; 32] {
 }
 
 /// [`base32_decode_avx2`] writing the bytes to `out` with one store;
-/// returns whether the text was valid. Six zero symbols in front make 32:
+/// returns whether the text was valid. Six `'0'` symbols in front make 32:
 /// four groups of eight, one per 64-bit lane, which two multiply-adds pack
-/// into 40 bits each (as the AVX-512 kernel does).
+/// into 40 bits each (as the AVX-512 kernel does). A symbol's value: a
+/// digit's is the byte less `'0'`; a letter's (either case: bytes 0x40 to
+/// 0x7f) is looked up by its low five bits in two 16-entry tables, bit 4
+/// choosing the table; anything else is 0xff. One unsigned compare against
+/// each position's largest value (7 for the first symbol) checks them all.
 #[target_feature(enable = "avx2")]
-pub(crate) unsafe fn base32_decode_avx2_into(text: &[u8; 26], out: &mut [u8; 16]) -> bool {
+pub(crate) unsafe fn base32_decode_avx2_into(text: &[u8; 26], out: *mut [u8; 16]) -> bool {
     const X: i8 = -1; // invalid
-                      // Lane 0: symbols 0..10 after six padding bytes; lane 1: symbols 10..26.
-                      // Two 16-byte loads inside the text.
+    const O: i8 = b'0' as i8;
+    // Lane 0: six '0' then symbols 0..10; lane 1: symbols 10..26. Two
+    // 16-byte loads inside the text.
     let first = _mm_slli_si128(_mm_loadu_si128(text.as_ptr().cast()), 6);
     let second = _mm_loadu_si128(text.as_ptr().add(10).cast());
-    let c = _mm256_inserti128_si256(_mm256_castsi128_si256(first), second, 1);
-    let digits = _mm256_broadcastsi128_si256(_mm_setr_epi8(
-        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, X, X, X, X, X, X,
-    ));
-    // @ A B C D E F G H I J K L M N O
-    let row4 = _mm256_broadcastsi128_si256(_mm_setr_epi8(
+    let c = _mm256_or_si256(
+        _mm256_inserti128_si256(_mm256_castsi128_si256(first), second, 1),
+        _mm256_setr_epi8(
+            O, O, O, O, O, O, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+            0, 0, 0,
+        ),
+    );
+    // Letters by their low five bits: @ A B C D E F G H I J K L M N O, then
+    // P Q R S T U V W X Y Z [ \ ] ^ _ (a-z are the same bits plus 0x20).
+    let letters_low = _mm256_broadcastsi128_si256(_mm_setr_epi8(
         X, 10, 11, 12, 13, 14, 15, 16, 17, 1, 18, 19, 1, 20, 21, 0,
     ));
-    // P Q R S T U V W X Y Z [ \ ] ^ _
-    let row5 = _mm256_broadcastsi128_si256(_mm_setr_epi8(
+    let letters_high = _mm256_broadcastsi128_si256(_mm_setr_epi8(
         22, 23, 24, 25, 26, X, 27, 28, 29, 30, 31, X, X, X, X, X,
     ));
-    // Fold a-z onto A-Z; other bytes keep their row and fail below.
-    let is_lower = _mm256_and_si256(
-        _mm256_cmpgt_epi8(c, _mm256_set1_epi8(0x60)),
-        _mm256_cmpgt_epi8(_mm256_set1_epi8(0x7b), c),
+    let index = _mm256_and_si256(c, _mm256_set1_epi8(0x1f));
+    // Bit 4 moved to bit 7, which vpblendvb reads.
+    let letter = _mm256_blendv_epi8(
+        _mm256_shuffle_epi8(letters_low, index),
+        _mm256_shuffle_epi8(letters_high, index),
+        _mm256_slli_epi16(c, 3),
     );
-    let c = _mm256_sub_epi8(c, _mm256_and_si256(is_lower, _mm256_set1_epi8(0x20)));
-    let low = _mm256_and_si256(c, _mm256_set1_epi8(0x0f));
-    let row = _mm256_and_si256(_mm256_srli_epi16(c, 4), _mm256_set1_epi8(0x0f));
-    let pick = |n: i8, table: __m256i| {
-        _mm256_and_si256(
-            _mm256_cmpeq_epi8(row, _mm256_set1_epi8(n)),
-            _mm256_shuffle_epi8(table, low),
-        )
-    };
-    let in_rows = _mm256_or_si256(
-        _mm256_or_si256(
-            _mm256_cmpeq_epi8(row, _mm256_set1_epi8(3)),
-            _mm256_cmpeq_epi8(row, _mm256_set1_epi8(4)),
-        ),
-        _mm256_cmpeq_epi8(row, _mm256_set1_epi8(5)),
+    let letter_row = _mm256_cmpeq_epi8(
+        _mm256_and_si256(c, _mm256_set1_epi8(0xc0u8 as i8)),
+        _mm256_set1_epi8(0x40),
     );
-    let v = _mm256_or_si256(
-        _mm256_or_si256(pick(3, digits), pick(4, row4)),
-        pick(5, row5),
+    let digit = _mm256_sub_epi8(c, _mm256_set1_epi8(O));
+    let is_digit = _mm256_cmpeq_epi8(_mm256_min_epu8(digit, _mm256_set1_epi8(9)), digit);
+    let values = _mm256_blendv_epi8(
+        _mm256_or_si256(letter, _mm256_andnot_si256(letter_row, _mm256_set1_epi8(X))),
+        digit,
+        is_digit,
     );
-    let v = _mm256_or_si256(v, _mm256_andnot_si256(in_rows, _mm256_set1_epi8(X)));
-    // The six padding bytes are zero, whatever they looked up.
-    let padding = _mm256_setr_epi8(
-        X, X, X, X, X, X, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-        0, 0,
+    // The padding is 0, the first symbol at most 7 (128 bits), the others
+    // at most 31; 0xff exceeds them all.
+    let largest = _mm256_setr_epi8(
+        0, 0, 0, 0, 0, 0, 7, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31, 31,
+        31, 31, 31, 31, 31, 31, 31, 31,
     );
-    let values = _mm256_andnot_si256(padding, v);
-    // Invalid symbols are 0xff, the only values with bit 7 set; the first
-    // symbol (byte 6) must also be at most 7.
-    let bad = _mm256_movemask_epi8(values);
-    let first_symbol = _mm256_extract_epi8(values, 6) as u8;
-    let ok = bad == 0 && first_symbol <= 7;
+    let within = _mm256_cmpeq_epi8(_mm256_max_epu8(values, largest), largest);
+    let ok = _mm256_movemask_epi8(within) == -1;
     let pairs = _mm256_maddubs_epi16(values, _mm256_set1_epi16(0x0120)); // 32*a + b
     let quads = _mm256_madd_epi16(pairs, _mm256_set1_epi32(0x0001_0400)); // 1024*a + b
     let groups = _mm256_or_si256(
@@ -407,20 +501,20 @@ pub(crate) unsafe fn base32_decode_avx2_into(text: &[u8; 26], out: &mut [u8; 16]
         _mm256_castsi256_si128(picked),
         _mm_slli_si128(_mm256_extracti128_si256(picked, 1), 6),
     );
-    _mm_storeu_si128(out.as_mut_ptr().cast(), bytes);
+    _mm_storeu_si128(out.cast(), bytes);
     ok
 }
 
-/// Parses a canonical 8-4-4-4-12 text with SSSE3 (the tiers below
-/// AVX-512 VBMI): three 16-byte loads (0..16, 16..32, 20..36), each byte
-/// turned into its hex value, the 32 digits gathered in order by `pshufb`,
-/// pairs joined by `pmaddubsw` and packed; `None` if a dash or a hex digit
-/// is wrong (the caller then locates the error).
+/// Parses a canonical 8-4-4-4-12 text into `out` with SSSE3 (the
+/// SSSE3 + BMI2 tier): three 16-byte loads (0..16, 16..32, 20..36), each
+/// byte turned into its hex value, the 32 digits gathered in order by
+/// `pshufb`, pairs joined by `pmaddubsw` and packed; false if a dash or a
+/// hex digit is wrong (the caller then locates the error).
 ///
 /// # Safety
 /// The CPU must support SSSE3 (every tier from [`SSSE3_BMI2`] up).
 #[target_feature(enable = "ssse3")]
-pub(crate) unsafe fn parse_canonical_ssse3(s: &[u8; 36]) -> Option<[u8; 16]> {
+pub(crate) unsafe fn parse_canonical_ssse3_into(s: &[u8; 36], out: *mut [u8; 16]) -> bool {
     let p = _mm_loadu_si128(s.as_ptr().cast());
     let q = _mm_loadu_si128(s.as_ptr().add(16).cast());
     let r = _mm_loadu_si128(s.as_ptr().add(20).cast());
@@ -453,7 +547,7 @@ pub(crate) unsafe fn parse_canonical_ssse3(s: &[u8; 36]) -> Option<[u8; 16]> {
         && dash(q) & (1 << 2 | 1 << 7) == (1 << 2 | 1 << 7)
         && r_ok & 0xf000 == 0xf000;
     if !valid {
-        return None;
+        return false;
     }
     // The first 16 digits: p's 0..8, 9..13, 14..16 and q's 0..2.
     let first = _mm_or_si128(
@@ -482,9 +576,104 @@ pub(crate) unsafe fn parse_canonical_ssse3(s: &[u8; 36]) -> Option<[u8; 16]> {
         _mm_maddubs_epi16(first, join),
         _mm_maddubs_epi16(second, join),
     );
-    let mut out = [0u8; 16];
-    _mm_storeu_si128(out.as_mut_ptr().cast(), bytes);
-    Some(out)
+    _mm_storeu_si128(out.cast(), bytes);
+    true
+}
+
+/// Parses a canonical 8-4-4-4-12 text with AVX2 into `out`; false if a
+/// dash or a hex digit is wrong (nothing useful is written then). Bytes
+/// 0..32 in one register and 32..36 from a second load; each byte is
+/// classified by two nibble lookups (hex digit, letter a-f/A-F, dash),
+/// checked against what its position wants with one compare and one
+/// mask test, and its value is its low nibble plus 9 for a letter; the
+/// digits are gathered in order within each lane, pairs joined by
+/// `vpmaddubsw`, packed, and the lanes' seven bytes each and the last two
+/// put together.
+///
+/// # Safety
+/// The CPU must support AVX2 ([`supports`]).
+#[target_feature(enable = "avx2")]
+pub(crate) unsafe fn parse_canonical_avx2_into(s: &[u8; 36], out: *mut [u8; 16]) -> bool {
+    const DIGIT: i8 = 1;
+    const LETTER: i8 = 2;
+    const DASH: i8 = 4;
+    const HEX: i8 = DIGIT | LETTER;
+    let by_high = _mm_setr_epi8(
+        0, 0, DASH, DIGIT, LETTER, 0, LETTER, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    );
+    let by_low = _mm_setr_epi8(
+        DIGIT, HEX, HEX, HEX, HEX, HEX, HEX, DIGIT, DIGIT, DIGIT, 0, 0, 0, DASH, 0, 0,
+    );
+    let letter_add = _mm_setr_epi8(0, 0, 0, 0, 9, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    let nibble = _mm256_set1_epi8(0x0f);
+    let (by_high_y, by_low_y, letter_add_y) = (
+        _mm256_broadcastsi128_si256(by_high),
+        _mm256_broadcastsi128_si256(by_low),
+        _mm256_broadcastsi128_si256(letter_add),
+    );
+    // Text 0..32: what each position wants (dashes at 8, 13, 18, 23).
+    let wants = _mm256_setr_epi8(
+        HEX, HEX, HEX, HEX, HEX, HEX, HEX, HEX, DASH, HEX, HEX, HEX, HEX, DASH, HEX, HEX, //
+        HEX, HEX, DASH, HEX, HEX, HEX, HEX, DASH, HEX, HEX, HEX, HEX, HEX, HEX, HEX, HEX,
+    );
+    let c = _mm256_loadu_si256(s.as_ptr().cast());
+    let high = _mm256_and_si256(_mm256_srli_epi16(c, 4), nibble);
+    let low = _mm256_and_si256(c, nibble);
+    let class = _mm256_and_si256(
+        _mm256_and_si256(
+            _mm256_shuffle_epi8(by_high_y, high),
+            _mm256_shuffle_epi8(by_low_y, low),
+        ),
+        wants,
+    );
+    let wrong = _mm256_movemask_epi8(_mm256_cmpeq_epi8(class, _mm256_setzero_si256())) as u32;
+    // Text 20..36, of which 32..36 (its last four bytes) are new: digits.
+    let t = _mm_loadu_si128(s.as_ptr().add(20).cast());
+    let t_high = _mm_and_si128(_mm_srli_epi16(t, 4), _mm256_castsi256_si128(nibble));
+    let t_low = _mm_and_si128(t, _mm256_castsi256_si128(nibble));
+    let t_class = _mm_and_si128(
+        _mm_shuffle_epi8(by_high, t_high),
+        _mm_shuffle_epi8(by_low, t_low),
+    );
+    let t_wrong = _mm_movemask_epi8(_mm_cmpeq_epi8(
+        _mm_and_si128(t_class, _mm_set1_epi8(HEX)),
+        _mm_setzero_si128(),
+    )) as u32;
+    if wrong | (t_wrong & 0xf000) != 0 {
+        return false;
+    }
+    let values = _mm256_add_epi8(low, _mm256_shuffle_epi8(letter_add_y, high));
+    let t_values = _mm_add_epi8(t_low, _mm_shuffle_epi8(letter_add, t_high));
+    // Lane 0 (text 0..16): digits 0..14; lane 1 (text 16..32): 14..28.
+    let digits = _mm256_shuffle_epi8(
+        values,
+        _mm256_setr_epi8(
+            0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 14, 15, Z, Z, //
+            0, 1, 3, 4, 5, 6, 8, 9, 10, 11, 12, 13, 14, 15, Z, Z,
+        ),
+    );
+    let join = _mm256_set1_epi16(0x0110); // 16 * first + second
+    let bytes = _mm256_packus_epi16(_mm256_maddubs_epi16(digits, join), _mm256_setzero_si256());
+    // Digits 28..32: text 32..36, bytes 12..16 of the second load.
+    let last = _mm_packus_epi16(
+        _mm_maddubs_epi16(
+            _mm_shuffle_epi8(
+                t_values,
+                _mm_setr_epi8(12, 13, 14, 15, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z),
+            ),
+            _mm256_castsi256_si128(join),
+        ),
+        _mm_setzero_si128(),
+    );
+    let joined = _mm_or_si128(
+        _mm_or_si128(
+            _mm256_castsi256_si128(bytes),
+            _mm_slli_si128(_mm256_extracti128_si256(bytes, 1), 7),
+        ),
+        _mm_slli_si128(last, 14),
+    );
+    _mm_storeu_si128(out.cast(), joined);
+    true
 }
 
 /// Crockford's alphabet as a `vpermb` table.
@@ -527,7 +716,7 @@ pub(crate) unsafe fn base32_encode_vbmi(bytes: &[u8; 16]) -> [u8; 32] {
 /// [`base32_decode_vbmi`] writing the bytes to `out` with one store (see
 /// [`base32_decode_into`]); returns whether the text was valid.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
-pub(crate) unsafe fn base32_decode_vbmi_into(text: &[u8; 26], out: &mut [u8; 16]) -> bool {
+pub(crate) unsafe fn base32_decode_vbmi_into(text: &[u8; 26], out: *mut [u8; 16]) -> bool {
     // Six zero symbols in front make 32 symbols: four 40-bit groups, one per
     // 64-bit lane. The load starts 6 bytes early with those lanes masked
     // off; masked lanes are neither read nor able to fault.
@@ -555,7 +744,7 @@ pub(crate) unsafe fn base32_decode_vbmi_into(text: &[u8; 26], out: &mut [u8; 16]
         0, 0, 0, 0, 0, 0,
     );
     let bytes = _mm256_castsi256_si128(_mm256_permutexvar_epi8(be, groups));
-    _mm_storeu_si128(out.as_mut_ptr().cast(), bytes);
+    _mm_storeu_si128(out.cast(), bytes);
     ok
 }
 
@@ -578,13 +767,13 @@ unsafe fn decode_tables() -> (__m512i, __m512i) {
     )
 }
 
-/// Parses a canonical 8-4-4-4-12 text; `None` if a dash or a hex digit is
-/// wrong (the caller then locates the error).
+/// Parses a canonical 8-4-4-4-12 text into `out`; false if a dash or a
+/// hex digit is wrong (the caller then locates the error).
 ///
 /// # Safety
 /// The CPU must support AVX-512 VBMI, VL and BW ([`supports`]).
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
-pub(crate) unsafe fn parse_canonical_vbmi(s: &[u8; 36]) -> Option<[u8; 16]> {
+pub(crate) unsafe fn parse_canonical_vbmi_into(s: &[u8; 36], out: *mut [u8; 16]) -> bool {
     const DASHES: u64 = (1 << 8) | (1 << 13) | (1 << 18) | (1 << 23);
     let c = _mm512_maskz_loadu_epi8((1u64 << 36) - 1, s.as_ptr().cast());
     let dash = _mm512_cmpeq_epi8_mask(c, _mm512_set1_epi8(b'-' as i8));
@@ -603,7 +792,7 @@ pub(crate) unsafe fn parse_canonical_vbmi(s: &[u8; 36]) -> Option<[u8; 16]> {
     );
     let is_alpha = _mm256_cmple_epu8_mask(alpha, _mm256_set1_epi8(5));
     if (is_digit | is_alpha) != u32::MAX || dash & DASHES != DASHES {
-        return None;
+        return false;
     }
     let nibbles = _mm256_mask_blend_epi8(
         is_alpha,
@@ -611,7 +800,6 @@ pub(crate) unsafe fn parse_canonical_vbmi(s: &[u8; 36]) -> Option<[u8; 16]> {
         _mm256_add_epi8(alpha, _mm256_set1_epi8(10)),
     );
     let bytes = _mm256_cvtepi16_epi8(_mm256_maddubs_epi16(nibbles, _mm256_set1_epi16(0x0110)));
-    let mut out = [0u8; 16];
-    _mm_storeu_si128(out.as_mut_ptr().cast(), bytes);
-    Some(out)
+    _mm_storeu_si128(out.cast(), bytes);
+    true
 }

@@ -115,7 +115,7 @@ fn migration_secret(path: &std::path::Path) -> Result<Vec<u8>, DbError> {
             use std::os::unix::fs::OpenOptionsExt;
             use uuidforge::generator::RandSource;
             let mut secret = vec![0u8; 32];
-            uuidforge::generator::OsChaCha::new().fill(&mut secret);
+            uuidforge::generator::OsCsprng::new().fill(&mut secret);
             let mut f = std::fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)

@@ -386,6 +386,21 @@ fn key_expr(snapshot: &Snapshot, relation: &Relation) -> (String, bool) {
     }
 }
 
+/// Whether a search reads `relation`'s rows: rows live in tables and
+/// materialized views, and behind foreign tables on other servers (read
+/// through the FDW, which sends the filter there where it can); a
+/// partitioned table is read through its parent; views only show those
+/// rows again.
+fn searched_for_rows(relation: &Relation) -> bool {
+    matches!(
+        relation.kind,
+        RelKind::Table
+            | RelKind::PartitionedTable
+            | RelKind::MaterializedView
+            | RelKind::ForeignTable
+    ) && !relation.is_partition
+}
+
 /// Plans a search for `needles`.
 pub fn plan(snapshot: &Snapshot, needles: &Needles, options: &FindOptions) -> FindPlan {
     let mut plan = FindPlan::default();
@@ -401,18 +416,7 @@ pub fn plan(snapshot: &Snapshot, needles: &Needles, options: &FindOptions) -> Fi
         if !options.schemas.is_empty() && !options.schemas.contains(&relation.schema) {
             continue;
         }
-        // Rows live in tables and materialized views, and behind foreign
-        // tables on other servers (read through the FDW, which sends the
-        // filter there where it can); a partitioned table is read through
-        // its parent; views only show those rows again.
-        let searchable = matches!(
-            relation.kind,
-            RelKind::Table
-                | RelKind::PartitionedTable
-                | RelKind::MaterializedView
-                | RelKind::ForeignTable
-        ) && !relation.is_partition;
-        if !searchable {
+        if !searched_for_rows(relation) {
             continue;
         }
         let columns: Vec<(&crate::catalog::Column, Container)> = relation

@@ -64,7 +64,7 @@ pub(super) async fn wait_normally(client: &Client) -> Result<(), DbError> {
 /// with a random part so that two changes do not retry in step.
 pub(super) async fn pause(tries: u32) {
     use uuidforge::generator::RandSource;
-    let jitter = uuidforge::generator::OsChaCha::new().next_u64() % 100;
+    let jitter = uuidforge::generator::OsCsprng::new().next_u64() % 100;
     let ms = 50 * u64::from(tries.min(20)) + jitter;
     tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
 }

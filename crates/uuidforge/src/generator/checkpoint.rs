@@ -150,7 +150,7 @@ mod tests {
         let mut g = V7Generator::with_sources(
             GeneratorConfig::default(),
             clock_at(t),
-            crate::generator::OsChaCha::new(),
+            crate::generator::OsCsprng::new(),
         )
         .unwrap();
         let before = g.generate().unwrap();
@@ -162,7 +162,7 @@ mod tests {
         let mut g = V7Generator::with_sources(
             GeneratorConfig::default(),
             clock_at(t - 3_600_000),
-            crate::generator::OsChaCha::new(),
+            crate::generator::OsCsprng::new(),
         )
         .unwrap();
         g.resume_after(t + 5_000);

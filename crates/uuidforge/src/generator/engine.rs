@@ -245,40 +245,80 @@ impl Layout {
     /// The values after `head`, one counter step apart, with the tails in
     /// `bytes` ([`Layout::random_bytes`] each), for layouts whose counter
     /// step and tail lie below bit 62 (every built-in one): the UUID's
-    /// upper 64 bits change only when the counter carries into `rand_a`,
-    /// so each value is an add, a load and an or on the lower 64 bits.
-    /// Returns the last head.
+    /// upper 64 bits change only when the counter carries into `rand_a`, so
+    /// the values come in runs between carries, each value an add, a byte
+    /// swap, a load, a mask and an or on the lower 64 bits, and two stores.
+    /// The tail's bits are taken where the byte-swapped value has them (any
+    /// fixed choice of random bits is as random). Returns the last head.
     #[inline(always)]
     fn count_on_low(&self, mut head: u128, slots: &mut [Uuid], bytes: &[u8]) -> u128 {
         const LOW: u64 = (1 << 62) - 1;
+        const VARIANT: u64 = 0b10 << 62;
         let per = self.random_bytes();
-        let tail = self.random_mask as u64;
+        // The tail as the lower 64 bits' bytes lie in memory (big-endian)
+        // read as one little-endian word.
+        let tail_in_memory = (self.random_mask as u64).swap_bytes();
         let unit = self.counter_unit as u64;
+        // The upper 64 bits in memory order: 48-bit ms, version, rand_a.
         let upper = |head: u128| {
             let top = (head >> 62) as u64; // 48-bit ms, 12 bits of rand_a
-            ((top >> 12) << 16) | 0x7000 | (top & 0xfff)
+            (((top >> 12) << 16) | 0x7000 | (top & 0xfff)).swap_bytes()
         };
-        let mut top = upper(head);
-        let mut low = head as u64 & LOW;
         // Every read below is inside `bytes` (checked once here).
         assert!(bytes.len() >= slots.len() * per + 8);
-        for (k, slot) in slots.iter_mut().enumerate() {
-            low += unit;
-            if low > LOW {
+        let mut top = upper(head);
+        let mut low = head as u64 & LOW;
+        let mut done = 0;
+        while done < slots.len() {
+            if low + unit > LOW {
                 // The counter carries into rand_a (or the millisecond).
                 head = ((head >> 62) + 1) << 62;
-                low &= LOW;
+                low = (low + unit) & LOW;
                 top = upper(head);
+                self.write_low(
+                    &mut slots[done],
+                    top,
+                    low | VARIANT,
+                    bytes,
+                    done,
+                    tail_in_memory,
+                );
+                done += 1;
+                continue;
             }
-            // SAFETY: k * per + 8 <= slots.len() * per + 8 <= bytes.len().
-            let random =
-                u64::from_le(unsafe { bytes.as_ptr().add(k * per).cast::<u64>().read_unaligned() });
-            // Two 8-byte stores: a batch is read after it is written, so
-            // the store forwarding that one vector store buys a single value
-            // (see uuid_from_u128) does not matter here.
-            *slot = Uuid::from_u64_pair(top, low | (random & tail) | (0b10 << 62));
+            // The values until the next carry: no check inside.
+            let run = (((LOW - low) / unit) as usize).min(slots.len() - done);
+            let mut with_variant = low | VARIANT;
+            for (k, slot) in slots[done..done + run].iter_mut().enumerate() {
+                with_variant += unit;
+                self.write_low(slot, top, with_variant, bytes, done + k, tail_in_memory);
+            }
+            low = with_variant & LOW;
+            done += run;
         }
         ((head >> 62) << 62) | low as u128
+    }
+
+    /// Value `k` of a run: `top` (the upper 64 bits in memory order), then
+    /// `low` (variant, counter, segment; numeric) with the tail from
+    /// `bytes` where `tail_in_memory` says.
+    #[inline(always)]
+    fn write_low(
+        &self,
+        slot: &mut Uuid,
+        top: u64,
+        low: u64,
+        bytes: &[u8],
+        k: usize,
+        tail_in_memory: u64,
+    ) {
+        let per = self.random_bytes();
+        // SAFETY: k * per + 8 <= bytes.len() (checked by the caller).
+        let random = unsafe { bytes.as_ptr().add(k * per).cast::<u64>().read_unaligned() };
+        let mut b = [0u8; 16];
+        b[..8].copy_from_slice(&top.to_le_bytes());
+        b[8..].copy_from_slice(&(low.swap_bytes() | (random & tail_in_memory)).to_le_bytes());
+        *slot = Uuid::from_bytes(b);
     }
 
     /// Random bits for the tail of one UUID.

@@ -17,6 +17,7 @@
 //! assert!(a < b);
 //! ```
 
+mod aes_ctr;
 #[cfg(feature = "checkpoint-file")]
 mod checkpoint;
 mod config;
@@ -38,7 +39,7 @@ pub use keyed::{v7_from, v7_from_key, v7_from_ordered, TimestampHider, HIDE_KEY_
 pub use other::{ShardGenerator, ShardLayout, V6Generator, V8DraftGenerator};
 pub use shared::{global, global_profile, v7, GeneratorCell, SharedGenerator};
 pub use source::{
-    Buffered, ConfiguredClock, InsecureFastRng, OsChaCha, RandSource, SystemClock, TimeSource,
+    Buffered, ConfiguredClock, InsecureFastRng, OsCsprng, RandSource, SystemClock, TimeSource,
     TscClock,
 };
 

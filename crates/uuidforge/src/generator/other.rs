@@ -15,12 +15,12 @@ use uuid::Uuid;
 /// 100-ns clock has not moved, the timestamp advances by one tick.
 ///
 /// ```
-/// use uuidforge::generator::{V6Generator, SystemClock, OsChaCha};
-/// let mut g = V6Generator::new(SystemClock, OsChaCha::new());
+/// use uuidforge::generator::{V6Generator, SystemClock, OsCsprng};
+/// let mut g = V6Generator::new(SystemClock, OsCsprng::new());
 /// let (a, b) = (g.generate().unwrap(), g.generate().unwrap());
 /// assert!(a < b && a.get_version_num() == 6);
 /// ```
-pub struct V6Generator<T: TimeSource = SystemClock, R: RandSource = super::OsChaCha> {
+pub struct V6Generator<T: TimeSource = SystemClock, R: RandSource = super::OsCsprng> {
     clock: T,
     rng: R,
     last: u64,
@@ -65,7 +65,7 @@ impl<T: TimeSource, R: RandSource> V6Generator<T, R> {
 /// sequence starts at zero at each new timestamp and counts up (draft
 /// §4.5.2); when it runs out the timestamp advances by one unit. The node is
 /// random and never zero.
-pub struct V8DraftGenerator<T: TimeSource = SystemClock, R: RandSource = super::OsChaCha> {
+pub struct V8DraftGenerator<T: TimeSource = SystemClock, R: RandSource = super::OsCsprng> {
     layout: DraftLayout,
     clock: T,
     rng: R,
@@ -281,7 +281,7 @@ impl ShardLayout {
             layout: *self,
             shard,
             last: None,
-            rng: super::OsChaCha::new(),
+            rng: super::OsCsprng::new(),
         })
     }
 
@@ -314,7 +314,7 @@ pub struct ShardGenerator {
     layout: ShardLayout,
     shard: u64,
     last: Option<(u64, u64)>,
-    rng: super::OsChaCha,
+    rng: super::OsCsprng,
 }
 
 impl ShardGenerator {
@@ -322,7 +322,7 @@ impl ShardGenerator {
     pub fn generate(&mut self) -> Result<Uuid, GenError> {
         let l = self.layout;
         let now = SystemClock.now_unix_ns().map(|ns| ns / 1_000_000);
-        let fresh = |rng: &mut super::OsChaCha| rng.next_u64() & (mask(l.counter_bits - 1) as u64);
+        let fresh = |rng: &mut super::OsCsprng| rng.next_u64() & (mask(l.counter_bits - 1) as u64);
         let (ms, counter) = match (now, self.last) {
             (None, None) => return Err(GenError::ClockUnavailable),
             (Some(now), Some((last, _))) if now > last => (now, fresh(&mut self.rng)),
@@ -351,7 +351,7 @@ impl ShardGenerator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::generator::OsChaCha;
+    use crate::generator::OsCsprng;
     use std::cell::Cell;
     use std::rc::Rc;
 
@@ -362,7 +362,7 @@ mod tests {
             let t = t.clone();
             move || Some(t.get())
         };
-        let mut g = V6Generator::new(clock, OsChaCha::new());
+        let mut g = V6Generator::new(clock, OsCsprng::new());
         let ids: Vec<Uuid> = (0..1000).map(|_| g.generate().unwrap()).collect();
         assert!(ids.windows(2).all(|w| w[0] < w[1]));
         let f: Vec<_> = ids
@@ -385,14 +385,14 @@ mod tests {
     fn v8_draft_generators_count_from_zero_and_bump() {
         let clock = || Some(1_700_000_000_123_456_789u64);
         for layout in DraftLayout::ALL {
-            let mut g = V8DraftGenerator::new(layout, clock, OsChaCha::new());
+            let mut g = V8DraftGenerator::new(layout, clock, OsCsprng::new());
             let ids: Vec<Uuid> = (0..600).map(|_| g.generate().unwrap()).collect();
             assert!(ids.windows(2).all(|w| w[0] < w[1]), "{layout:?}");
             let first = layout.decode(&ids[0]).unwrap();
             assert_eq!((first.seq, layout.decode(&ids[1]).unwrap().seq), (0, 1));
             assert_ne!(first.node, 0);
         }
-        let mut g = V8DraftGenerator::new(DraftLayout::Ts48, clock, OsChaCha::new());
+        let mut g = V8DraftGenerator::new(DraftLayout::Ts48, clock, OsCsprng::new());
         assert_eq!(
             DraftLayout::Ts48
                 .decode(&g.generate().unwrap())

@@ -228,7 +228,7 @@ fn os_seed() -> [u8; 32] {
 /// Reseed after this many bytes of output.
 const RESEED_BYTES: u64 = 1 << 24;
 
-/// Reseeds of every [`OsChaCha`] of the process (E4).
+/// Reseeds of every [`OsCsprng`] of the process (E4).
 static PROCESS_RESEEDS: AtomicU64 = AtomicU64::new(0);
 
 /// How many times the CSPRNG sources of this process reseeded themselves
@@ -236,7 +236,7 @@ static PROCESS_RESEEDS: AtomicU64 = AtomicU64::new(0);
 ///
 /// ```
 /// let before = uuidforge::generator::source::process_reseeds();
-/// let mut rng = uuidforge::generator::OsChaCha::new();
+/// let mut rng = uuidforge::generator::OsCsprng::new();
 /// let mut buf = vec![0u8; 1 << 20];
 /// for _ in 0..17 {
 ///     uuidforge::generator::RandSource::fill(&mut rng, &mut buf);
@@ -247,31 +247,81 @@ pub fn process_reseeds() -> u64 {
     PROCESS_RESEEDS.load(Ordering::Relaxed)
 }
 
-/// ChaCha8 seeded from the operating system, reseeded every 16 MiB of output
-/// and in a child after `fork()` (RFC 9562 §6.9).
+/// The CSPRNG of every random bit: seeded from the operating system,
+/// reseeded every 16 MiB of output and in a child after `fork()` (RFC 9562
+/// §6.9). Its keystream is AES-128 in counter mode where the CPU has AES
+/// instructions, else ChaCha8 ([`OsCsprng::cipher`] says which).
 ///
-/// Eight rounds, not twelve: the random tails are most of what a batch of
-/// UUIDs costs (ChaCha12 was 2.1 of 4.4 ns per value), and eight is the
-/// count Go's runtime generator uses since 1.22 (`ChaCha8Rand`, as a
-/// cryptographically secure source) and Aumasson's *Too Much Crypto*
-/// (2019) argues is enough: the best published attacks reach seven rounds.
-/// 1.5 times the speed of ChaCha12 here (docs/PERFORMANCE.md).
-pub struct OsChaCha {
-    rng: ChaCha8Rng,
+/// Both by measurement: the random tails are most of what a batch of UUIDs
+/// costs. ChaCha8 rather than ChaCha12 (1.5 times the speed): eight rounds
+/// is the count Go's runtime generator uses since 1.22 (`ChaCha8Rand`, as a
+/// cryptographically secure source) and Aumasson's *Too Much Crypto* (2019)
+/// argues is enough, the best published attacks reaching seven. AES-128-CTR
+/// where AES is in hardware (the construction of NIST SP 800-90A's
+/// CTR_DRBG; 128-bit security): faster again than ChaCha8 on AVX2 (figures
+/// in docs/PERFORMANCE.md), and constant-time there; a software AES would
+/// be neither, so without AES instructions ChaCha8 it is.
+///
+/// ```
+/// use uuidforge::generator::{OsCsprng, RandSource};
+/// let mut rng = OsCsprng::new();
+/// let (mut a, mut b) = ([0u8; 32], [0u8; 32]);
+/// rng.fill(&mut a);
+/// rng.fill(&mut b);
+/// assert_ne!(a, b);
+/// assert!(["aes128-ctr", "chacha8"].contains(&rng.cipher()));
+/// ```
+pub struct OsCsprng {
+    keystream: Keystream,
     epoch: u64,
     output: u64,
     reseeds: u64,
 }
 
-impl OsChaCha {
-    /// A new source seeded from the OS.
-    pub fn new() -> OsChaCha {
+/// The cipher behind an [`OsCsprng`].
+enum Keystream {
+    Aes(Box<super::aes_ctr::AesCtr>),
+    ChaCha(Box<ChaCha8Rng>),
+}
+
+impl Keystream {
+    fn seeded(aes: bool) -> Keystream {
+        let seed = os_seed();
+        if aes {
+            Keystream::Aes(Box::new(super::aes_ctr::AesCtr::new(&seed)))
+        } else {
+            Keystream::ChaCha(Box::new(ChaCha8Rng::from_seed(seed)))
+        }
+    }
+}
+
+impl OsCsprng {
+    /// A new source seeded from the OS: AES-128-CTR where the CPU has AES
+    /// instructions, else ChaCha8.
+    pub fn new() -> OsCsprng {
+        Self::with_aes(super::aes_ctr::AesCtr::in_hardware())
+    }
+
+    /// A new source on ChaCha8 whatever the CPU has (for comparisons).
+    pub fn chacha8() -> OsCsprng {
+        Self::with_aes(false)
+    }
+
+    fn with_aes(aes: bool) -> OsCsprng {
         register_fork_handler();
-        OsChaCha {
-            rng: ChaCha8Rng::from_seed(os_seed()),
+        OsCsprng {
+            keystream: Keystream::seeded(aes),
             epoch: FORK_EPOCH.load(Ordering::Relaxed),
             output: 0,
             reseeds: 0,
+        }
+    }
+
+    /// The cipher: `aes128-ctr` or `chacha8`.
+    pub fn cipher(&self) -> &'static str {
+        match self.keystream {
+            Keystream::Aes(_) => "aes128-ctr",
+            Keystream::ChaCha(_) => "chacha8",
         }
     }
 
@@ -286,7 +336,7 @@ impl OsChaCha {
 
     #[cold]
     fn reseed(&mut self, epoch: u64) {
-        self.rng = ChaCha8Rng::from_seed(os_seed());
+        self.keystream = Keystream::seeded(matches!(self.keystream, Keystream::Aes(_)));
         self.epoch = epoch;
         self.output = 0;
         self.reseeds += 1;
@@ -294,23 +344,29 @@ impl OsChaCha {
     }
 }
 
-impl Default for OsChaCha {
+impl Default for OsCsprng {
     fn default() -> Self {
-        OsChaCha::new()
+        OsCsprng::new()
     }
 }
 
-impl RandSource for OsChaCha {
+impl RandSource for OsCsprng {
     #[inline]
     fn next_u64(&mut self) -> u64 {
         self.check(8);
-        self.rng.next_u64()
+        match &mut self.keystream {
+            Keystream::Aes(k) => k.next_u64(),
+            Keystream::ChaCha(k) => k.next_u64(),
+        }
     }
 
     #[inline]
     fn fill(&mut self, dst: &mut [u8]) {
         self.check(dst.len() as u64);
-        self.rng.fill_bytes(dst);
+        match &mut self.keystream {
+            Keystream::Aes(k) => k.fill(dst),
+            Keystream::ChaCha(k) => k.fill_bytes(dst),
+        }
     }
 
     fn reseeds(&self) -> u64 {
@@ -416,7 +472,7 @@ impl<R: RandSource> RandSource for Buffered<R> {
 /// Either source, chosen by [`super::Randomness`].
 pub enum ConfiguredRng {
     /// The CSPRNG.
-    Csprng(Box<OsChaCha>),
+    Csprng(Box<OsCsprng>),
     /// The opt-in fast generator.
     InsecureFast(InsecureFastRng),
 }

@@ -786,6 +786,42 @@ fn the_global_generator_is_the_default_profiles() {
 }
 
 #[test]
+fn batches_take_every_tail_bit_from_the_random_source() {
+    // The batch kernel places the random bytes by a mask of its own: each
+    // bit of each layout's tail must still come from the source (take both
+    // values over a batch), and nothing else may.
+    for profile in ["default", "counter42", "pg18", "random"] {
+        let clock = SimClock::at_ms(T0);
+        let mut g = sim(config(profile), &clock, ScriptRng::seeded(13));
+        let layout = engine::Layout::new(&config(profile), &mut ScriptRng::seeded(1)).unwrap();
+        let mut buf = vec![Uuid::nil(); 4000];
+        g.fill(&mut buf).unwrap();
+        let tail = layout.random_mask;
+        let (mut ones, mut zeros) = (0u128, 0u128);
+        for u in &buf {
+            let payload = engine::payload_of_uuid(u.as_u128());
+            ones |= payload & tail;
+            zeros |= !payload & tail;
+        }
+        assert_eq!(
+            ones,
+            tail,
+            "{profile}: tail bits never 1: {:x}",
+            tail & !ones
+        );
+        assert_eq!(
+            zeros,
+            tail,
+            "{profile}: tail bits never 0: {:x}",
+            tail & !zeros
+        );
+        assert!(buf
+            .iter()
+            .all(|u| u.get_version_num() == 7 && u.get_variant() == uuid::Variant::RFC4122));
+    }
+}
+
+#[test]
 fn batches_count_on_by_one_within_a_tick_across_fills() {
     for profile in ["default", "counter42", "pg18"] {
         let clock = SimClock::at_ms(T0);
