@@ -1,6 +1,7 @@
 //! Module-level generation: `uuid7()` and its batch, keyed and host-wide
 //! forms, and the other versions. Every value is a `uuid.UUID`.
 
+use crate::entry;
 use crate::errors;
 use crate::host;
 use crate::pyuuid::{class, to_py};
@@ -28,39 +29,38 @@ thread_local! {
 /// (nearly every call) goes straight to the generator, and whose other
 /// calls go to [`uuid7_with`], where PyO3 reads the arguments. PyO3's own
 /// entry costs about a tenth of a call without arguments (its argument
-/// reader and bookkeeping), which this leaves out.
+/// reader and bookkeeping), which this leaves out; on CPython 3.10+ the
+/// entry is a fast call (see [`crate::entry`]).
 pub fn add_uuid7(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     let full = wrap_pyfunction!(uuid7_with, m)?;
     FULL.set(py, full.into_any().unbind())
         .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("uuid7 set up twice"))?;
-    let name = PyString::new(py, "uuidforge._native");
-    // SAFETY: a static method definition (it lives as long as the
-    // process), bound to no object, named for the module.
-    let function = unsafe {
-        Bound::from_owned_ptr_or_err(
-            py,
-            ffi::PyCFunction_NewEx(
-                std::ptr::addr_of_mut!(UUID7_DEF),
-                std::ptr::null_mut(),
-                name.as_ptr(),
-            ),
-        )?
+    let def = if entry::fastcall_in_stable_abi(py) {
+        entry::fastcall_def(c"uuid7", UUID7_DOC, uuid7_fast)
+    } else {
+        ffi::PyMethodDef {
+            ml_name: c"uuid7".as_ptr(),
+            ml_meth: ffi::PyMethodDefPointer {
+                PyCFunctionWithKeywords: uuid7_entry,
+            },
+            ml_flags: ffi::METH_VARARGS | ffi::METH_KEYWORDS,
+            ml_doc: UUID7_DOC.as_ptr(),
+        }
     };
-    m.add("uuid7", function)
+    m.add("uuid7", entry::function(py, def)?)
 }
 
 static FULL: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
-static mut UUID7_DEF: ffi::PyMethodDef = ffi::PyMethodDef {
-    ml_name: c"uuid7".as_ptr(),
-    ml_meth: ffi::PyMethodDefPointer {
-        PyCFunctionWithKeywords: uuid7_entry,
-    },
-    ml_flags: ffi::METH_VARARGS | ffi::METH_KEYWORDS,
-    ml_doc: c"uuid7(*, at=None, host_wide=None)\n--\n\nA UUIDv7 (uuid.UUID): from the process-wide generator, strictly increasing across every thread of the process in the order values are handed out; with host_wide (True, or a cell path), across every process of the host using that cell (`uuidforge gen --host-wide` included); with at (an aware datetime or Unix milliseconds), a value of that instant with a fresh random counter (a backfill, not in the live sequence).".as_ptr(),
-};
+const UUID7_DOC: &std::ffi::CStr = c"uuid7(*, at=None, host_wide=None)\n--\n\nA UUIDv7 (uuid.UUID): from the process-wide generator, strictly increasing across every thread of the process in the order values are handed out; with host_wide (True, or a cell path), across every process of the host using that cell (`uuidforge gen --host-wide` included); with at (an aware datetime or Unix milliseconds), a value of that instant with a fresh random counter (a backfill, not in the live sequence).";
 
+/// The next value of the process-wide generator as a `uuid.UUID`.
+fn next_uuid7(py: Python<'_>) -> PyResult<*mut ffi::PyObject> {
+    Ok(to_py(py, global().generate_or_continue())?.into_ptr())
+}
+
+/// `uuid7` on CPython 3.9 (arguments as a tuple and a dict).
 unsafe extern "C" fn uuid7_entry(
     _module: *mut ffi::PyObject,
     args: *mut ffi::PyObject,
@@ -68,10 +68,10 @@ unsafe extern "C" fn uuid7_entry(
 ) -> *mut ffi::PyObject {
     // SAFETY: CPython calls this with the interpreter attached.
     let py = unsafe { Python::assume_attached() };
-    let made = std::panic::catch_unwind(|| -> PyResult<*mut ffi::PyObject> {
+    entry::run(py, "uuid7", || {
         // SAFETY: `args` is the call's tuple, `kwargs` its dict or NULL.
         if kwargs.is_null() && unsafe { ffi::PyTuple_Size(args) } == 0 {
-            return Ok(to_py(py, global().generate_or_continue())?.into_ptr());
+            return next_uuid7(py);
         }
         let full = FULL.get(py).expect("set at import");
         // SAFETY: the same arguments, to the function PyO3 made.
@@ -80,18 +80,26 @@ unsafe extern "C" fn uuid7_entry(
             return Err(PyErr::fetch(py));
         }
         Ok(result)
-    });
-    match made {
-        Ok(Ok(obj)) => obj,
-        Ok(Err(e)) => {
-            e.restore(py);
-            std::ptr::null_mut()
+    })
+}
+
+/// `uuid7` on CPython 3.10+ (a fast call).
+unsafe extern "C" fn uuid7_fast(
+    _module: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargs: ffi::Py_ssize_t,
+    kwnames: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    // SAFETY: CPython calls this with the interpreter attached.
+    let py = unsafe { Python::assume_attached() };
+    entry::run(py, "uuid7", || {
+        if nargs == 0 && kwnames.is_null() {
+            return next_uuid7(py);
         }
-        Err(_) => {
-            pyo3::exceptions::PyRuntimeError::new_err("uuidforge: uuid7 panicked").restore(py);
-            std::ptr::null_mut()
-        }
-    }
+        let full = FULL.get(py).expect("set at import").bind(py);
+        // SAFETY: the arguments as CPython passed them.
+        unsafe { entry::call_with(py, full, args, nargs, kwnames) }
+    })
 }
 
 /// A UUIDv7: from the process-wide generator, strictly increasing across

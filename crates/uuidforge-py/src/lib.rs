@@ -13,6 +13,7 @@
 //! `os.fork()` or in `multiprocessing` workers. `host_wide=` orders values
 //! across processes through the shared cell of `uuidforge-host`.
 
+mod entry;
 mod errors;
 mod generate;
 mod generator;
@@ -41,7 +42,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(generate::uuid5, m)?)?;
     m.add_function(wrap_pyfunction!(generate::uuid6, m)?)?;
     m.add_function(wrap_pyfunction!(generate::uuid8, m)?)?;
-    m.add_function(wrap_pyfunction!(read::parse, m)?)?;
+    read::add_parse(m)?;
     m.add_function(wrap_pyfunction!(read::format, m)?)?;
     m.add_function(wrap_pyfunction!(read::to_base32, m)?)?;
     m.add_function(wrap_pyfunction!(read::from_base32, m)?)?;

@@ -105,6 +105,40 @@ pub fn parse<'py>(py: Python<'py>, text: &Bound<'py, PyAny>) -> PyResult<Bound<'
     class(py)?.make(py, value.as_u128())
 }
 
+/// `parse` as the module has it: a one-argument (`METH_O`) entry, the
+/// interpreter's direct call (see [`crate::entry`]), with [`parse`]'s
+/// signature and documentation.
+pub fn add_parse(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    let doc = wrap_pyfunction!(parse, m)?
+        .getattr("__doc__")?
+        .extract::<String>()?;
+    let doc: &'static std::ffi::CStr =
+        Box::leak(std::ffi::CString::new(format!("parse(text)\n--\n\n{doc}"))?.into_boxed_c_str());
+    let def = ffi::PyMethodDef {
+        ml_name: c"parse".as_ptr(),
+        ml_meth: ffi::PyMethodDefPointer {
+            PyCFunction: parse_entry,
+        },
+        ml_flags: ffi::METH_O,
+        ml_doc: doc.as_ptr(),
+    };
+    m.add("parse", crate::entry::function(py, def)?)
+}
+
+unsafe extern "C" fn parse_entry(
+    _module: *mut ffi::PyObject,
+    text: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    // SAFETY: CPython calls this with the interpreter attached and one
+    // borrowed argument.
+    let py = unsafe { Python::assume_attached() };
+    crate::entry::run(py, "parse", || {
+        let text = unsafe { Bound::from_borrowed_ptr(py, text) };
+        Ok(parse(py, &text)?.into_ptr())
+    })
+}
+
 /// The text of `u` in `form`: "canonical", "simple", "braced", "urn",
 /// "base32", "base32-check" (`upper` for upper-case hex).
 #[pyfunction]
