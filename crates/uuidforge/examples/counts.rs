@@ -5,7 +5,7 @@
 //!
 //!     counts OP N     OP: format | format-uuid | parse | parse-uuid |
 //!                         base32-encode | base32-encode-ulid |
-//!                         base32-decode | base32-decode-ulid | fill
+//!                         base32-decode | base32-decode-ulid | v7 | fill
 //!     counts tier     the codecs' CPU tier (uuidforge::cpu_tier())
 //!
 //! The inputs are made before the loop (the baseline run counts that too):
@@ -77,6 +77,9 @@ fn main() {
         }),
         "base32-decode-ulid" => (0..n).for_each(|i| {
             black_box(ulid::Ulid::from_string(black_box(&b32s[at(i)])).unwrap());
+        }),
+        "v7" => (0..n).for_each(|_| {
+            black_box(uuidforge::v7());
         }),
         "fill" => {
             let mut g = uuidforge::generator::V7Generator::new(Default::default()).unwrap();

@@ -83,9 +83,20 @@ impl AesCtr {
         }
     }
 
-    /// The keystream's next 8 bytes as a word.
+    /// The keystream's next 8 bytes as a word: one read from the buffer
+    /// (the shared generator takes one per value).
     #[inline]
     pub(crate) fn next_u64(&mut self) -> u64 {
+        let bytes = self.buffer.as_flattened();
+        if let Some(word) = bytes.get(self.next..self.next + 8) {
+            self.next += 8;
+            return u64::from_le_bytes(word.try_into().expect("8 bytes"));
+        }
+        self.next_u64_across()
+    }
+
+    #[cold]
+    fn next_u64_across(&mut self) -> u64 {
         let mut word = [0u8; 8];
         self.fill(&mut word);
         u64::from_le_bytes(word)
