@@ -9,6 +9,15 @@ mod common;
 use common::TestDb;
 use uuidforge_db::ops::install_sql::{edition_sql, EDITION_VERSION};
 
+/// Ranges of the times: empty, unbounded on either side, and bounded with
+/// every inclusivity (`r0`), for both range functions.
+const RANGES: &str = "SELECT CASE WHEN random() < 0.05 THEN 'empty'::tstzrange
+                             WHEN random() < 0.1 THEN tstzrange(NULL, b, '[)')
+                             WHEN random() < 0.15 THEN tstzrange(a, NULL, '(]')
+                             ELSE tstzrange(least(a, b), greatest(a, b), (ARRAY['[)', '(]', '[]', '()'])[1 + (random() * 3)::int]) END AS r0
+                 FROM (SELECT x.t AS a, y.t AS b FROM (SELECT t, row_number() OVER () AS i FROM (TIMES) q) x
+                       JOIN (SELECT t, row_number() OVER (ORDER BY random()) AS i FROM (TIMES) q) y USING (i)) p";
+
 /// One function compared: its wrapper's parameters, the call (the same
 /// text in both schemas), what the wrapper returns of the value (`r`), and
 /// the inputs (a query with the parameters' names as columns).
@@ -92,24 +101,14 @@ const COMPARED: &[Compared] = &[
         params: "r0 tstzrange",
         call: "uuidv7_range_lower(r0)",
         result: "r::text",
-        inputs: "SELECT CASE WHEN random() < 0.05 THEN 'empty'::tstzrange
-                             WHEN random() < 0.1 THEN tstzrange(NULL, b, '[)')
-                             WHEN random() < 0.15 THEN tstzrange(a, NULL, '(]')
-                             ELSE tstzrange(least(a, b), greatest(a, b), (ARRAY['[)', '(]', '[]', '()'])[1 + (random() * 3)::int]) END AS r0
-                 FROM (SELECT x.t AS a, y.t AS b FROM (SELECT t, row_number() OVER () AS i FROM (TIMES) q) x
-                       JOIN (SELECT t, row_number() OVER (ORDER BY random()) AS i FROM (TIMES) q) y USING (i)) p",
+        inputs: RANGES,
     },
     Compared {
         name: "range_upper",
         params: "r0 tstzrange",
         call: "uuidv7_range_upper(r0)",
         result: "r::text",
-        inputs: "SELECT CASE WHEN random() < 0.05 THEN 'empty'::tstzrange
-                             WHEN random() < 0.1 THEN tstzrange(NULL, b, '[)')
-                             WHEN random() < 0.15 THEN tstzrange(a, NULL, '(]')
-                             ELSE tstzrange(least(a, b), greatest(a, b), (ARRAY['[)', '(]', '[]', '()'])[1 + (random() * 3)::int]) END AS r0
-                 FROM (SELECT x.t AS a, y.t AS b FROM (SELECT t, row_number() OVER () AS i FROM (TIMES) q) x
-                       JOIN (SELECT t, row_number() OVER (ORDER BY random()) AS i FROM (TIMES) q) y USING (i)) p",
+        inputs: RANGES,
     },
     Compared {
         name: "partition_key",
