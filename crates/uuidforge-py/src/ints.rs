@@ -165,15 +165,32 @@ fn int_with(py: Python<'_>, maker: IntMaker, value: u128) -> PyResult<Bound<'_, 
                 digits_at,
                 tagged,
             } => {
-                // 65..=128 bits: 3 to 5 digits of 30 bits.
+                // 65..=128 bits: 3 to 5 digits of 30 bits. All five are
+                // cut from the two halves with constant shifts (a shift of
+                // 128 bits by a varying amount is a branchy sequence), and
+                // the first n written.
                 let n = (128 - value.leading_zeros()).div_ceil(30) as usize;
                 let obj = Bound::from_owned_ptr_or_err(py, new(n as isize))?;
                 let base = obj.as_ptr().cast::<u8>();
                 let digits = base.add(digits_at).cast::<u32>();
-                for i in 0..n {
-                    digits
-                        .add(i)
-                        .write(((value >> (30 * i)) & 0x3fff_ffff) as u32);
+                let (lo, hi) = (value as u64, (value >> 64) as u64);
+                const DIGIT: u64 = 0x3fff_ffff;
+                let all = [
+                    (lo & DIGIT) as u32,
+                    ((lo >> 30) & DIGIT) as u32,
+                    (((lo >> 60) | (hi << 4)) & DIGIT) as u32,
+                    ((hi >> 26) & DIGIT) as u32,
+                    (hi >> 56) as u32,
+                ];
+                if n == 5 {
+                    // Every UUIDv7 of this millennium: five plain stores.
+                    for (i, d) in all.into_iter().enumerate() {
+                        digits.add(i).write(d);
+                    }
+                } else {
+                    for (i, d) in all.into_iter().take(n).enumerate() {
+                        digits.add(i).write(d);
+                    }
                 }
                 let count = base.add(digits_at - 8).cast::<usize>();
                 count.write(if tagged { n << 3 } else { n });

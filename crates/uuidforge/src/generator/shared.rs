@@ -178,6 +178,8 @@ impl GeneratorCell {
 /// A generator shared by threads (see the module documentation).
 pub struct SharedGenerator {
     layout: Layout,
+    /// Whether `layout` is [`Layout::DEFAULT`] (the default profile's).
+    default_layout: bool,
     randomness: Randomness,
     clock: ClockMode,
     cell: CellSlot,
@@ -229,6 +231,7 @@ impl SharedGenerator {
     fn with_cell(config: GeneratorConfig, cell: CellSlot) -> Result<SharedGenerator, GenError> {
         let layout = with_rng(config.randomness, |rng| Layout::new(&config, rng))?;
         Ok(SharedGenerator {
+            default_layout: layout == Layout::DEFAULT,
             layout,
             randomness: config.randomness,
             clock: config.clock,
@@ -244,8 +247,9 @@ impl SharedGenerator {
         }
     }
 
-    fn unpack(&self, last: u128, real: u64) -> State {
-        let (tick, counter) = self.layout.read_payload(last);
+    #[inline(always)]
+    fn unpack(layout: &Layout, last: u128, real: u64) -> State {
+        let (tick, counter) = layout.read_payload(last);
         State {
             tick,
             counter,
@@ -257,7 +261,7 @@ impl SharedGenerator {
             // means "started": never restart its counter.
             last_real: match real {
                 0 if last == 0 => None,
-                t => Some(t >> (REAL_UNIT_BITS - self.layout.f)),
+                t => Some(t >> (REAL_UNIT_BITS - layout.f)),
             },
         }
     }
@@ -265,15 +269,16 @@ impl SharedGenerator {
     /// [`SharedGenerator::unpack`] with the segment the last value carries
     /// and the head, which a batch counts on from.
     fn unpack_for_batch(&self, last: u128, real: u64) -> State {
-        let mut state = self.unpack(last, real);
+        let mut state = Self::unpack(&self.layout, last, real);
         state.segment = ((last >> self.layout.r) & mask(self.layout.s)) as u64;
         state.head = self.layout.head(state.tick, state.counter, state.segment);
         state
     }
 
-    fn read_clock(&self, clock: &mut impl TimeSource) -> Result<Option<u64>, GenError> {
+    #[inline(always)]
+    fn read_clock(layout: &Layout, clock: &mut impl TimeSource) -> Result<Option<u64>, GenError> {
         match clock.now_unix_ns() {
-            Some(ns) => Ok(Some(self.layout.tick_of(ns)?)),
+            Some(ns) => Ok(Some(layout.tick_of(ns)?)),
             None => Ok(None),
         }
     }
@@ -298,14 +303,20 @@ impl SharedGenerator {
     /// before it, by any generator, thread or process.
     pub fn generate_in(&self, cell: &GeneratorCell) -> Result<Uuid, GenError> {
         with_local(self.randomness, |rng, tsc| match self.clock {
-            ClockMode::Tsc => self.generate_with(cell, tsc, rng),
-            _ => self.generate_with(cell, &mut SystemClock, rng),
+            // The process-wide generator's layout as a constant: its
+            // shifts and masks compile to immediates (measured: `v7()` 65 -> 34 ns).
+            ClockMode::Tsc if self.default_layout => {
+                self.generate_with(&Layout::DEFAULT, cell, tsc, rng)
+            }
+            ClockMode::Tsc => self.generate_with(&self.layout, cell, tsc, rng),
+            _ => self.generate_with(&self.layout, cell, &mut SystemClock, rng),
         })
     }
 
     #[inline(always)]
     fn generate_with(
         &self,
+        layout: &Layout,
         cell: &GeneratorCell,
         clock: &mut impl TimeSource,
         rng: &mut ConfiguredRng,
@@ -316,14 +327,14 @@ impl SharedGenerator {
             // Drawn before the swap: the cell stores whole values. A failed
             // swap keeps them (still unused) and, with the same clock
             // reading (still valid, the state only moved forward), retries.
-            let segment = self.layout.init_segment(rng);
-            let random = self.layout.random_tail(rng);
-            let mut real = self.read_clock(clock)?;
+            let segment = layout.init_segment(rng);
+            let random = layout.random_tail(rng);
+            let mut real = Self::read_clock(layout, clock)?;
             let mut old = cell.last.load(Ordering::Acquire);
             let payload = loop {
                 reads += 1;
-                let mut state = self.unpack(old, cell.real.load(Ordering::Relaxed));
-                let advanced = state.advance(&self.layout, real, rng, &mut local);
+                let mut state = Self::unpack(layout, old, cell.real.load(Ordering::Relaxed));
+                let advanced = state.advance(layout, real, rng, &mut local);
                 let advanced = match advanced {
                     Ok(a) => a,
                     Err(e) => {
@@ -336,26 +347,26 @@ impl SharedGenerator {
                 };
                 match advanced {
                     Advance::Stall if reads < MAX_STALL_READS => {
-                        real = self.read_clock(clock)?;
+                        real = Self::read_clock(layout, clock)?;
                         old = cell.last.load(Ordering::Acquire);
                         continue;
                     }
                     Advance::Stall => {
                         return Err(GenError::CounterOverflow {
-                            unix_ms: state.tick >> self.layout.f,
+                            unix_ms: state.tick >> layout.f,
                         })
                     }
                     Advance::Ready => {}
                 }
                 let new = self
                     .layout
-                    .payload(self.layout.head(state.tick, state.counter, segment), random);
+                    .payload(layout.head(state.tick, state.counter, segment), random);
                 match cell
                     .last
                     .compare_exchange_weak(old, new, Ordering::AcqRel, Ordering::Acquire)
                 {
                     Ok(_) => {
-                        self.publish_real(cell, real);
+                        Self::publish_real(layout, cell, real);
                         break new;
                     }
                     Err(current) => old = current,
@@ -371,9 +382,9 @@ impl SharedGenerator {
 
     /// Publishes the clock reading a value was made with.
     #[inline(always)]
-    fn publish_real(&self, cell: &GeneratorCell, real: Option<u64>) {
+    fn publish_real(layout: &Layout, cell: &GeneratorCell, real: Option<u64>) {
         if let Some(r) = real {
-            let r = r << (REAL_UNIT_BITS - self.layout.f);
+            let r = r << (REAL_UNIT_BITS - layout.f);
             // Skip the write when it would not change anything, so threads
             // do not contend on it too.
             if cell.real.load(Ordering::Relaxed) < r {
@@ -450,7 +461,7 @@ impl SharedGenerator {
     ) -> Result<usize, GenError> {
         {
             let mut reads = 0u64;
-            let mut real = self.read_clock(clock)?;
+            let mut real = Self::read_clock(&self.layout, clock)?;
             loop {
                 let old = cell.last.load(Ordering::Acquire);
                 let mut state = self.unpack_for_batch(old, cell.real.load(Ordering::Relaxed));
@@ -476,7 +487,7 @@ impl SharedGenerator {
                             unix_ms: state.tick >> self.layout.f,
                         });
                     }
-                    real = self.read_clock(clock)?;
+                    real = Self::read_clock(&self.layout, clock)?;
                     continue;
                 }
                 let last = chunk[made - 1].as_u128();
@@ -486,7 +497,7 @@ impl SharedGenerator {
                     .compare_exchange(old, last, Ordering::AcqRel, Ordering::Acquire)
                     .is_ok()
                 {
-                    self.publish_real(cell, real);
+                    Self::publish_real(&self.layout, cell, real);
                     if local != Telemetry::default() {
                         self.record(local);
                         cell.record(&local);
@@ -540,7 +551,7 @@ impl SharedGenerator {
     pub fn generate_without_clock_in(&self, cell: &GeneratorCell) -> Uuid {
         with_rng(self.randomness, |rng| loop {
             let old = cell.last.load(Ordering::Acquire);
-            let mut state = self.unpack(old, 0);
+            let mut state = Self::unpack(&self.layout, old, 0);
             state.last_real = Some(state.tick);
             let mut t = Telemetry::default();
             if state.advance(&self.layout, None, rng, &mut t).is_err() {

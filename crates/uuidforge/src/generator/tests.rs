@@ -845,3 +845,16 @@ fn batches_count_on_by_one_within_a_tick_across_fills() {
         }
     }
 }
+
+#[test]
+fn the_default_profiles_layout_is_the_constant_its_fast_path_compiles_for() {
+    // The process-wide generator takes the path compiled for
+    // `Layout::DEFAULT` only when its layout equals it; if the default
+    // profile changes, this fails rather than the fast path going unused.
+    let made = engine::Layout::new(&GeneratorConfig::default(), &mut ScriptRng::seeded(1)).unwrap();
+    assert_eq!(made, engine::Layout::DEFAULT);
+    for profile in ["counter42", "pg18", "random"] {
+        let other = engine::Layout::new(&config(profile), &mut ScriptRng::seeded(1)).unwrap();
+        assert_ne!(other, engine::Layout::DEFAULT, "{profile}");
+    }
+}
