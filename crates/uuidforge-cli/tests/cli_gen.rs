@@ -466,6 +466,10 @@ fn progress_bar_only_on_a_terminal() {
         ])
         .env_remove("UUIDFORGE_FORMAT")
         .env_remove("UUIDFORGE_PROFILE")
+        // The terminal `script` gives is a capable one whatever TERM the
+        // test runs under (a CI's may be `dumb` or unset, where the bar
+        // rightly stays hidden).
+        .env("TERM", "xterm-256color")
         .output()
         .expect("script(1) runs");
     assert!(out.status.success());
