@@ -155,11 +155,20 @@ pub fn encode(uuid: &Uuid) -> Base32Text {
 }
 
 /// [`encode_portable`] into the 32 bytes of [`Base32Text`] (the kernels'
-/// shape: one store of the whole).
+/// shape).
 pub(crate) fn encode_portable_32(bytes: &[u8; 16]) -> [u8; 32] {
     let mut out = [0u8; 32];
     out[..LEN].copy_from_slice(&encode_portable(&Uuid::from_bytes(*bytes)));
     out
+}
+
+/// [`encode_portable_32`] written to `out`, as the x86 kernels write.
+///
+/// # Safety
+/// `out` must be 32 writable bytes.
+#[cfg(target_arch = "x86_64")]
+pub(crate) unsafe fn encode_portable_into(bytes: &[u8; 16], out: *mut [u8; 32]) {
+    out.write(encode_portable_32(bytes));
 }
 
 /// The portable encoder (also the reference for the SIMD one).

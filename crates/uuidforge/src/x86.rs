@@ -85,21 +85,21 @@ pub(crate) fn supports(t: u8) -> bool {
 /// with the tier's name: for the tests and the fuzz target.
 pub(crate) fn base32_encode_every_tier(bytes: &[u8; 16]) -> Vec<(&'static str, [u8; 26])> {
     let mut out = Vec::new();
-    let first = |x: [u8; 32]| -> [u8; 26] { x[..26].try_into().expect("26") };
-    // SAFETY (each call): `supports` says the CPU has the tier's features.
-    unsafe {
-        if supports(SSSE3_BMI2) {
-            out.push((
-                "ssse3-bmi2",
-                first(base32_encode(u128::from_be_bytes(*bytes))),
-            ));
-        }
-        if supports(AVX2) {
-            out.push(("avx2", first(base32_encode_avx2(bytes))));
-        }
-        if supports(VBMI) {
-            out.push(("avx512-vbmi", first(base32_encode_vbmi(bytes))));
-        }
+    let run = |kernel: Base32EncodeKernel| -> [u8; 26] {
+        let mut text = [0u8; 32];
+        // SAFETY: the caller checked that the CPU runs `kernel`; `text` is
+        // 32 writable bytes.
+        unsafe { kernel(bytes, &mut text) };
+        text[..26].try_into().expect("26")
+    };
+    if supports(SSSE3_BMI2) {
+        out.push(("ssse3-bmi2", run(base32_encode_ssse3_into)));
+    }
+    if supports(AVX2) {
+        out.push(("avx2", run(base32_encode_avx2_into)));
+    }
+    if supports(VBMI) {
+        out.push(("avx512-vbmi", run(base32_encode_vbmi_into)));
     }
     out
 }
@@ -152,9 +152,9 @@ pub(crate) type ParseKernel = unsafe fn(&[u8; 36], *mut [u8; 16]) -> bool;
 /// A kernel that decodes 26 Base32 symbols into `out` (all 16 bytes
 /// written when it returns true); false: not Base32 of 128 bits.
 pub(crate) type Base32DecodeKernel = unsafe fn(&[u8; 26], *mut [u8; 16]) -> bool;
-/// A kernel that encodes 16 bytes into 26 Base32 symbols (and 6 more bytes
-/// to make one 32-byte store).
-pub(crate) type Base32EncodeKernel = unsafe fn(&[u8; 16]) -> [u8; 32];
+/// A kernel that encodes 16 bytes into 26 Base32 symbols written to `out`
+/// (and 6 more bytes, to store whole vectors).
+pub(crate) type Base32EncodeKernel = unsafe fn(&[u8; 16], *mut [u8; 32]);
 
 // Each operation's kernel is chosen at its first call, for the tier, and
 // kept: every later call is one load and one indirect call. Checking the
@@ -188,14 +188,20 @@ pub(crate) fn base32_decode(text: &[u8; 26], out: *mut [u8; 16]) -> bool {
     }
 }
 
-/// Encodes 16 bytes into 26 Base32 symbols with the tier's kernel.
+/// Encodes 16 bytes into 26 Base32 symbols with the tier's kernel. The
+/// kernel writes into this function's (so the caller's) memory, with
+/// stores of 16 bytes: the caller's 16-byte loads of the text are then
+/// forwarded from them (see [`store_halves`]).
 #[inline(always)]
 pub(crate) fn base32_encode_bytes(bytes: &[u8; 16]) -> [u8; 32] {
-    // SAFETY: BASE32_ENCODE holds a Base32EncodeKernel the CPU runs.
+    let mut out = core::mem::MaybeUninit::<[u8; 32]>::uninit();
+    // SAFETY: BASE32_ENCODE holds a Base32EncodeKernel the CPU runs, which
+    // writes all 32 bytes of `out`.
     unsafe {
         let kernel: Base32EncodeKernel =
             core::mem::transmute(BASE32_ENCODE.load(Ordering::Relaxed));
-        kernel(bytes)
+        kernel(bytes, out.as_mut_ptr());
+        out.assume_init()
     }
 }
 
@@ -221,15 +227,15 @@ unsafe fn choose_base32_decode(text: &[u8; 26], out: *mut [u8; 16]) -> bool {
     kernel(text, out)
 }
 
-unsafe fn choose_base32_encode(bytes: &[u8; 16]) -> [u8; 32] {
+unsafe fn choose_base32_encode(bytes: &[u8; 16], out: *mut [u8; 32]) {
     let kernel: Base32EncodeKernel = match tier() {
-        VBMI => base32_encode_vbmi,
-        AVX2 => base32_encode_avx2,
-        SSSE3_BMI2 => base32_encode_ssse3,
-        _ => crate::base32::encode_portable_32,
+        VBMI => base32_encode_vbmi_into,
+        AVX2 => base32_encode_avx2_into,
+        SSSE3_BMI2 => base32_encode_ssse3_into,
+        _ => crate::base32::encode_portable_into,
     };
     BASE32_ENCODE.store(kernel as *mut (), Ordering::Relaxed);
-    kernel(bytes)
+    kernel(bytes, out)
 }
 
 const Z: i8 = -128; // pshufb: zero the byte
@@ -269,10 +275,11 @@ pub(crate) unsafe fn base32_encode(v: u128) -> [u8; 32] {
     out
 }
 
-/// [`base32_encode`] of 16 big-endian bytes, as the other tiers take them.
+/// [`base32_encode`] of 16 big-endian bytes, as the other tiers take them,
+/// written to `out` (in two 16-byte stores: SSE registers have no wider).
 #[target_feature(enable = "ssse3,bmi2")]
-unsafe fn base32_encode_ssse3(bytes: &[u8; 16]) -> [u8; 32] {
-    base32_encode(u128::from_be_bytes(*bytes))
+unsafe fn base32_encode_ssse3_into(bytes: &[u8; 16], out: *mut [u8; 32]) {
+    out.write(base32_encode(u128::from_be_bytes(*bytes)));
 }
 
 /// [`base32_decode`] writing the big-endian bytes to `out` with one 16-byte
@@ -354,7 +361,7 @@ pub(crate) unsafe fn base32_decode_into(text: &[u8; 26], out: *mut [u8; 16]) -> 
 /// # Safety
 /// The CPU must support AVX2 ([`supports`]).
 #[target_feature(enable = "avx2")]
-pub(crate) unsafe fn base32_encode_avx2(bytes: &[u8; 16]) -> [u8; 32] {
+pub(crate) unsafe fn base32_encode_avx2_into(bytes: &[u8; 16], out: *mut [u8; 32]) {
     // Symbol i has its lowest bit at 125 - 5i (of 128, from the right): in
     // the word (byte 15 - L/8, then the byte before it above), shifted by
     // L % 8. Z: the byte before the first, which is zero.
@@ -362,18 +369,23 @@ pub(crate) unsafe fn base32_encode_avx2(bytes: &[u8; 16]) -> [u8; 32] {
     // Lanes hold symbols 0..8 and 16..24 (a), 8..16 and 24..32 (b), so
     // that packing a and b to bytes puts every symbol in its place.
     let words_a = _mm256_setr_epi8(
-        0, Z, 0, Z, 1, 0, 2, 1, 2, 1, 3, 2, 4, 3, 4, 3, // symbols 0..8
-        10, 9, 10, 9, 11, 10, 12, 11, 12, 11, 13, 12, 14, 13, 14, 13, // 16..24
+        0, Z, Z, 0, 1, 0, 2, 1, 2, 1, 3, 2, 4, 3, 4, 3, // symbols 0..8
+        10, 9, Z, 10, 11, 10, 12, 11, 12, 11, 13, 12, 14, 13, 14, 13, // 16..24
     );
     let words_b = _mm256_setr_epi8(
-        5, 4, 5, 4, 6, 5, 7, 6, 7, 6, 8, 7, 9, 8, 9, 8, // symbols 8..16
-        15, 14, 15, 14, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, // 24..26
+        5, 4, Z, 5, 6, 5, 7, 6, 7, 6, 8, 7, 9, 8, 9, 8, // symbols 8..16
+        15, 14, Z, 15, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, Z, // 24..26
     );
     // 1 << (11 - L % 8): the 5 bits to the top of the word (the pattern
-    // repeats every 8 symbols, 5 bytes).
-    let up_a = _mm256_setr_epi16(
+    // repeats every 8 symbols, 5 bytes). A symbol in a byte's low five bits
+    // (L % 8 = 0) comes from the word with that byte above (`Z, byte`
+    // above), so every factor is at most 1 << 10: the compiler then makes
+    // the multiply and shift one `vpmulhuw` and a mask, with no blend for
+    // a factor of 1 << 11. One factor vector serves both halves (the
+    // lanes past symbol 25 hold zero words).
+    let up = _mm256_setr_epi16(
         1 << 6,
-        1 << 11,
+        1 << 3,
         1 << 8,
         1 << 5,
         1 << 10,
@@ -381,7 +393,7 @@ pub(crate) unsafe fn base32_encode_avx2(bytes: &[u8; 16]) -> [u8; 32] {
         1 << 4,
         1 << 9, //
         1 << 6,
-        1 << 11,
+        1 << 3,
         1 << 8,
         1 << 5,
         1 << 10,
@@ -389,43 +401,43 @@ pub(crate) unsafe fn base32_encode_avx2(bytes: &[u8; 16]) -> [u8; 32] {
         1 << 4,
         1 << 9,
     );
-    let up_b = _mm256_setr_epi16(
-        1 << 6,
-        1 << 11,
-        1 << 8,
-        1 << 5,
-        1 << 10,
-        1 << 7,
-        1 << 4,
-        1 << 9, //
-        1 << 6,
-        1 << 11,
-        0,
-        0,
-        0,
-        0,
-        0,
-        0,
-    );
-    let a = _mm256_srli_epi16(
-        _mm256_mullo_epi16(_mm256_shuffle_epi8(x, words_a), up_a),
-        11,
-    );
-    let b = _mm256_srli_epi16(
-        _mm256_mullo_epi16(_mm256_shuffle_epi8(x, words_b), up_b),
-        11,
-    );
+    let a = _mm256_srli_epi16(_mm256_mullo_epi16(_mm256_shuffle_epi8(x, words_a), up), 11);
+    let b = _mm256_srli_epi16(_mm256_mullo_epi16(_mm256_shuffle_epi8(x, words_b), up), 11);
     let values = _mm256_packus_epi16(a, b);
     let low = _mm256_broadcastsi128_si256(_mm_loadu_si128(b"0123456789ABCDEF".as_ptr().cast()));
     let high = _mm256_broadcastsi128_si256(_mm_loadu_si128(b"GHJKMNPQRSTVWXYZ".as_ptr().cast()));
     let symbols = _mm256_blendv_epi8(
         _mm256_shuffle_epi8(low, values),
         _mm256_shuffle_epi8(high, values),
-        _mm256_cmpgt_epi8(values, _mm256_set1_epi8(15)),
+        // Bit 4 (values 16..31) moved to bit 7, which vpblendvb reads
+        // (no constant to load).
+        _mm256_slli_epi16(values, 3),
     );
-    let mut out = [0u8; 32];
-    _mm256_storeu_si256(out.as_mut_ptr().cast(), symbols);
-    out
+    store_halves(out, symbols);
+}
+
+/// Stores `v` at `out` as two 16-byte halves. The text goes to callers
+/// built for the baseline x86-64 (SSE2), whose copies of it are 16-byte
+/// loads; AMD Zen 3 does not forward a 32-byte store to a load of its upper
+/// half, which then waits for the store to reach the cache (`perf` on the
+/// Base32 encode benchmark: most samples on that load; two halves took a
+/// value from 2.61–2.81 to 2.56–2.64 ns, and the whole benchmark built with
+/// AVX2, whose copies are 32-byte loads, ran at 2.34). Written in assembly
+/// because the compiler merges two adjacent 16-byte stores back into one.
+///
+/// # Safety
+/// `out` must be 32 writable bytes; the CPU must support AVX2.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn store_halves(out: *mut [u8; 32], v: __m256i) {
+    core::arch::asm!(
+        "vmovdqu xmmword ptr [{out}], {low}",
+        "vextracti128 xmmword ptr [{out} + 16], {v}, 1",
+        out = in(reg) out,
+        low = in(xmm_reg) _mm256_castsi256_si128(v),
+        v = in(ymm_reg) v,
+        options(nostack, preserves_flags),
+    );
 }
 
 /// [`base32_decode_avx2`] writing the bytes to `out` with one store;
@@ -691,7 +703,7 @@ unsafe fn alphabet() -> __m256i {
 /// # Safety
 /// The CPU must support AVX-512 VBMI, VL and BW ([`supports`]).
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi")]
-pub(crate) unsafe fn base32_encode_vbmi(bytes: &[u8; 16]) -> [u8; 32] {
+pub(crate) unsafe fn base32_encode_vbmi_into(bytes: &[u8; 16], out: *mut [u8; 32]) {
     let x = _mm256_broadcastsi128_si256(_mm_loadu_si128(bytes.as_ptr().cast()));
     let sources = _mm256_setr_epi8(
         5, 4, 3, 2, 1, 0, Z, Z, // symbols 0..8: bytes 0..6 (2 pad bits first)
@@ -706,11 +718,9 @@ pub(crate) unsafe fn base32_encode_vbmi(bytes: &[u8; 16]) -> [u8; 32] {
     );
     let groups = _mm256_multishift_epi64_epi8(offsets, lanes);
     let symbols = _mm256_permutexvar_epi8(groups, alphabet());
-    // One full-width store: the caller's loads of any part of it are then
-    // forwarded from it (a 26-byte result written piecewise stalls them).
-    let mut out = [0u8; 32];
-    _mm256_storeu_si256(out.as_mut_ptr().cast(), symbols);
-    out
+    // In halves, as the AVX2 kernel (a 26-byte result written piecewise
+    // would stall the caller's loads too).
+    store_halves(out, symbols);
 }
 
 /// [`base32_decode_vbmi`] writing the bytes to `out` with one store (see
