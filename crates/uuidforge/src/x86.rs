@@ -517,48 +517,83 @@ pub(crate) unsafe fn base32_decode_avx2_into(text: &[u8; 26], out: *mut [u8; 16]
     ok
 }
 
+/// What the canonical-text kernels know of a byte from its two nibbles:
+/// whether it is a digit, a letter a-f/A-F or a dash (a byte is one when
+/// the class of its high nibble and that of its low nibble share the bit),
+/// and what to add to its low nibble for its hex value.
+mod text_class {
+    use core::arch::x86_64::*;
+    pub const DIGIT: i8 = 1;
+    pub const LETTER: i8 = 2;
+    pub const DASH: i8 = 4;
+    pub const HEX: i8 = DIGIT | LETTER;
+    const BY_HIGH: [i8; 16] = [
+        0, 0, DASH, DIGIT, LETTER, 0, LETTER, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    ];
+    const BY_LOW: [i8; 16] = [
+        DIGIT, HEX, HEX, HEX, HEX, HEX, HEX, DIGIT, DIGIT, DIGIT, 0, 0, 0, DASH, 0, 0,
+    ];
+    const LETTER_ADD: [i8; 16] = [0, 0, 0, 0, 9, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+
+    /// The class by high nibble, by low nibble, and the letters' addend.
+    #[inline(always)]
+    pub fn tables() -> (__m128i, __m128i, __m128i) {
+        let load = |t: &[i8; 16]| {
+            // SAFETY: 16 bytes; SSE2 is part of x86-64.
+            unsafe { _mm_loadu_si128(t.as_ptr().cast()) }
+        };
+        (load(&BY_HIGH), load(&BY_LOW), load(&LETTER_ADD))
+    }
+}
+
 /// Parses a canonical 8-4-4-4-12 text into `out` with SSSE3 (the
 /// SSSE3 + BMI2 tier): three 16-byte loads (0..16, 16..32, 20..36), each
-/// byte turned into its hex value, the 32 digits gathered in order by
-/// `pshufb`, pairs joined by `pmaddubsw` and packed; false if a dash or a
-/// hex digit is wrong (the caller then locates the error).
+/// byte classified by two nibble lookups against what its position wants
+/// (as the AVX2 kernel does) and turned into its hex value, the 32 digits
+/// gathered in order by `pshufb`, pairs joined by `pmaddubsw` and packed;
+/// false if a dash or a hex digit is wrong (the caller then locates the
+/// error).
 ///
 /// # Safety
 /// The CPU must support SSSE3 (every tier from [`SSSE3_BMI2`] up).
 #[target_feature(enable = "ssse3")]
 pub(crate) unsafe fn parse_canonical_ssse3_into(s: &[u8; 36], out: *mut [u8; 16]) -> bool {
-    let p = _mm_loadu_si128(s.as_ptr().cast());
-    let q = _mm_loadu_si128(s.as_ptr().add(16).cast());
-    let r = _mm_loadu_si128(s.as_ptr().add(20).cast());
-    // The hex value of each byte, and whether it is a hex digit.
-    let hex = |c: __m128i| {
-        let digit = _mm_sub_epi8(c, _mm_set1_epi8(b'0' as i8));
-        let is_digit = _mm_cmpeq_epi8(_mm_min_epu8(digit, _mm_set1_epi8(9)), digit);
-        let alpha = _mm_sub_epi8(
-            _mm_or_si128(c, _mm_set1_epi8(0x20)),
-            _mm_set1_epi8(b'a' as i8),
+    use text_class::{DASH, HEX};
+    let (by_high, by_low, letter_add) = text_class::tables();
+    let nibble = _mm_set1_epi8(0x0f);
+    // Each byte's hex value, and a mask of the bytes that are not what
+    // their position wants.
+    let read = |c: __m128i, wants: __m128i| {
+        let high = _mm_and_si128(_mm_srli_epi16(c, 4), nibble);
+        let low = _mm_and_si128(c, nibble);
+        let class = _mm_and_si128(
+            _mm_and_si128(
+                _mm_shuffle_epi8(by_high, high),
+                _mm_shuffle_epi8(by_low, low),
+            ),
+            wants,
         );
-        let is_alpha = _mm_cmpeq_epi8(_mm_min_epu8(alpha, _mm_set1_epi8(5)), alpha);
-        let value = _mm_or_si128(
-            _mm_and_si128(is_digit, digit),
-            _mm_and_si128(is_alpha, _mm_add_epi8(alpha, _mm_set1_epi8(10))),
-        );
-        (
-            value,
-            _mm_movemask_epi8(_mm_or_si128(is_digit, is_alpha)) as u32,
-        )
+        let wrong = _mm_movemask_epi8(_mm_cmpeq_epi8(class, _mm_setzero_si128())) as u32;
+        (_mm_add_epi8(low, _mm_shuffle_epi8(letter_add, high)), wrong)
     };
-    let (pv, p_ok) = hex(p);
-    let (qv, q_ok) = hex(q);
-    let (rv, r_ok) = hex(r);
-    let dash = |c: __m128i| _mm_movemask_epi8(_mm_cmpeq_epi8(c, _mm_set1_epi8(b'-' as i8))) as u32;
-    // Digits: 0..8, 9..13, 14..18, 19..23, 24..36; dashes 8, 13, 18, 23.
-    let valid = p_ok == (0xffff & !(1 << 8 | 1 << 13))
-        && dash(p) & (1 << 8 | 1 << 13) == (1 << 8 | 1 << 13)
-        && q_ok & 0xff7b == 0xff7b
-        && dash(q) & (1 << 2 | 1 << 7) == (1 << 2 | 1 << 7)
-        && r_ok & 0xf000 == 0xf000;
-    if !valid {
+    // Dashes at 8, 13 (p), 18, 23 (q: 2, 7); r's last four are new digits.
+    let (pv, p_wrong) = read(
+        _mm_loadu_si128(s.as_ptr().cast()),
+        _mm_setr_epi8(
+            HEX, HEX, HEX, HEX, HEX, HEX, HEX, HEX, DASH, HEX, HEX, HEX, HEX, DASH, HEX, HEX,
+        ),
+    );
+    let (qv, q_wrong) = read(
+        _mm_loadu_si128(s.as_ptr().add(16).cast()),
+        _mm_setr_epi8(
+            HEX, HEX, DASH, HEX, HEX, HEX, HEX, DASH, HEX, HEX, HEX, HEX, HEX, HEX, HEX, HEX,
+        ),
+    );
+    let (rv, r_wrong) = read(
+        _mm_loadu_si128(s.as_ptr().add(20).cast()),
+        _mm_set1_epi8(HEX),
+    );
+    if p_wrong | q_wrong | (r_wrong & 0xf000) != 0 {
         return false;
     }
     // The first 16 digits: p's 0..8, 9..13, 14..16 and q's 0..2.
@@ -606,17 +641,8 @@ pub(crate) unsafe fn parse_canonical_ssse3_into(s: &[u8; 36], out: *mut [u8; 16]
 /// The CPU must support AVX2 ([`supports`]).
 #[target_feature(enable = "avx2")]
 pub(crate) unsafe fn parse_canonical_avx2_into(s: &[u8; 36], out: *mut [u8; 16]) -> bool {
-    const DIGIT: i8 = 1;
-    const LETTER: i8 = 2;
-    const DASH: i8 = 4;
-    const HEX: i8 = DIGIT | LETTER;
-    let by_high = _mm_setr_epi8(
-        0, 0, DASH, DIGIT, LETTER, 0, LETTER, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    );
-    let by_low = _mm_setr_epi8(
-        DIGIT, HEX, HEX, HEX, HEX, HEX, HEX, DIGIT, DIGIT, DIGIT, 0, 0, 0, DASH, 0, 0,
-    );
-    let letter_add = _mm_setr_epi8(0, 0, 0, 0, 9, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    use text_class::{DASH, HEX};
+    let (by_high, by_low, letter_add) = text_class::tables();
     let nibble = _mm256_set1_epi8(0x0f);
     let (by_high_y, by_low_y, letter_add_y) = (
         _mm256_broadcastsi128_si256(by_high),
