@@ -544,6 +544,29 @@ mod text_class {
         };
         (load(&BY_HIGH), load(&BY_LOW), load(&LETTER_ADD))
     }
+
+    /// Each byte's hex value, and a mask of the bytes that are not of a
+    /// class `wants` has at their position.
+    ///
+    /// # Safety
+    /// The CPU must support SSSE3.
+    #[inline]
+    #[target_feature(enable = "ssse3")]
+    pub unsafe fn read(c: __m128i, wants: __m128i) -> (__m128i, u32) {
+        let (by_high, by_low, letter_add) = tables();
+        let nibble = _mm_set1_epi8(0x0f);
+        let high = _mm_and_si128(_mm_srli_epi16(c, 4), nibble);
+        let low = _mm_and_si128(c, nibble);
+        let class = _mm_and_si128(
+            _mm_and_si128(
+                _mm_shuffle_epi8(by_high, high),
+                _mm_shuffle_epi8(by_low, low),
+            ),
+            wants,
+        );
+        let wrong = _mm_movemask_epi8(_mm_cmpeq_epi8(class, _mm_setzero_si128())) as u32;
+        (_mm_add_epi8(low, _mm_shuffle_epi8(letter_add, high)), wrong)
+    }
 }
 
 /// Parses a canonical 8-4-4-4-12 text into `out` with SSSE3 (the
@@ -559,23 +582,7 @@ mod text_class {
 #[target_feature(enable = "ssse3")]
 pub(crate) unsafe fn parse_canonical_ssse3_into(s: &[u8; 36], out: *mut [u8; 16]) -> bool {
     use text_class::{DASH, HEX};
-    let (by_high, by_low, letter_add) = text_class::tables();
-    let nibble = _mm_set1_epi8(0x0f);
-    // Each byte's hex value, and a mask of the bytes that are not what
-    // their position wants.
-    let read = |c: __m128i, wants: __m128i| {
-        let high = _mm_and_si128(_mm_srli_epi16(c, 4), nibble);
-        let low = _mm_and_si128(c, nibble);
-        let class = _mm_and_si128(
-            _mm_and_si128(
-                _mm_shuffle_epi8(by_high, high),
-                _mm_shuffle_epi8(by_low, low),
-            ),
-            wants,
-        );
-        let wrong = _mm_movemask_epi8(_mm_cmpeq_epi8(class, _mm_setzero_si128())) as u32;
-        (_mm_add_epi8(low, _mm_shuffle_epi8(letter_add, high)), wrong)
-    };
+    let read = |c, wants| text_class::read(c, wants);
     // Dashes at 8, 13 (p), 18, 23 (q: 2, 7); r's last four are new digits.
     let (pv, p_wrong) = read(
         _mm_loadu_si128(s.as_ptr().cast()),
@@ -666,22 +673,14 @@ pub(crate) unsafe fn parse_canonical_avx2_into(s: &[u8; 36], out: *mut [u8; 16])
     );
     let wrong = _mm256_movemask_epi8(_mm256_cmpeq_epi8(class, _mm256_setzero_si256())) as u32;
     // Text 20..36, of which 32..36 (its last four bytes) are new: digits.
-    let t = _mm_loadu_si128(s.as_ptr().add(20).cast());
-    let t_high = _mm_and_si128(_mm_srli_epi16(t, 4), _mm256_castsi256_si128(nibble));
-    let t_low = _mm_and_si128(t, _mm256_castsi256_si128(nibble));
-    let t_class = _mm_and_si128(
-        _mm_shuffle_epi8(by_high, t_high),
-        _mm_shuffle_epi8(by_low, t_low),
+    let (t_values, t_wrong) = text_class::read(
+        _mm_loadu_si128(s.as_ptr().add(20).cast()),
+        _mm_set1_epi8(HEX),
     );
-    let t_wrong = _mm_movemask_epi8(_mm_cmpeq_epi8(
-        _mm_and_si128(t_class, _mm_set1_epi8(HEX)),
-        _mm_setzero_si128(),
-    )) as u32;
     if wrong | (t_wrong & 0xf000) != 0 {
         return false;
     }
     let values = _mm256_add_epi8(low, _mm256_shuffle_epi8(letter_add_y, high));
-    let t_values = _mm_add_epi8(t_low, _mm_shuffle_epi8(letter_add, t_high));
     // Lane 0 (text 0..16): digits 0..14; lane 1 (text 16..32): 14..28.
     let digits = _mm256_shuffle_epi8(
         values,
