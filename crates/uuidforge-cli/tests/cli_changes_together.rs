@@ -194,7 +194,7 @@ fn a_merge_is_refused_between_the_swap_and_the_end() {
             predicate::str::contains(
                 "while a migrate-key of public.parent in batches is under way",
             )
-            .and(predicate::str::contains("next step 15 of")),
+            .and(predicate::str::contains("next step 19 of")),
         );
     assert_eq!(
         admin_sql(

@@ -130,6 +130,7 @@ fn backfill(
     column: &str,
     table: &Relation,
     (set, from, cond): (String, Option<String>, String),
+    pass: Pass,
 ) -> BatchStep {
     let m = ctx.m;
     let hash = checks::row_hash(table, &changed_columns(m, table));
@@ -147,7 +148,13 @@ fn backfill(
     // One statement: the rows locked with their hashes, filled, and
     // compared (the update's range lets it scan only those pages).
     BatchStep::Backfill(Backfill {
-        what: format!("fill {shown}.{}", new_column(column)),
+        what: match pass {
+            Pass::First => format!("fill {shown}.{}", new_column(column)),
+            Pass::Again => format!(
+                "fill {shown}.{} again where a writer raced the first pass",
+                new_column(column)
+            ),
+        },
         table: piece.to_string(),
         update_sql: format!(
             "WITH locked AS (SELECT x.ctid AS row_id, {hash} AS before FROM {piece} AS x{from_locked} WHERE {RANGE} AND {cond} FOR UPDATE OF x), \
@@ -159,16 +166,40 @@ fn backfill(
     })
 }
 
+/// Which pass of the backfill a step is.
+#[derive(Clone, Copy)]
+pub(super) enum Pass {
+    /// The first, while writers may still be in the middle of a statement
+    /// begun before the map was there.
+    First,
+    /// The second, after the NOT NULL checks' exclusive step: a writer
+    /// whose trigger looked the map up before the key step committed could
+    /// put a row with nothing in the new column on a page the first pass
+    /// had done (it happened under pgbench); that step waited for every
+    /// such writer, and from then on the triggers and checks keep every new
+    /// row filled, so this pass leaves none behind.
+    Again,
+}
+
 /// The keys, then the new columns filled in batches of pages.
 pub(super) fn keys_and_backfills(ctx: &Ctx) -> Vec<BatchStep> {
-    let Ctx {
-        m, t, k, kn, map, ..
-    } = ctx;
+    let Ctx { m, kn, map, .. } = ctx;
     let mut steps = vec![BatchStep::Keys(NewKeys {
         read: checks::read_keys_sql(m, &format!(" WHERE x.{kn} IS NULL")),
         map: map.clone(),
         ordered: m.order_column.is_some(),
     })];
+    steps.extend(backfills(ctx, Pass::First));
+    steps
+}
+
+/// The new columns filled in batches of pages: the key's from the map,
+/// each reference's from its parent row.
+pub(super) fn backfills(ctx: &Ctx, pass: Pass) -> Vec<BatchStep> {
+    let Ctx {
+        m, t, k, kn, map, ..
+    } = ctx;
+    let mut steps = Vec::new();
     for (piece, shown) in ctx.pieces(m.key.table) {
         steps.push(backfill(
             ctx,
@@ -180,6 +211,7 @@ pub(super) fn keys_and_backfills(ctx: &Ctx) -> Vec<BatchStep> {
                 Some(format!("{map} m")),
                 format!("x.{kn} IS NULL AND m.old = x.{k}::text"),
             ),
+            pass,
         ));
     }
     for (table, columns) in &ctx.tables {
@@ -214,6 +246,7 @@ pub(super) fn keys_and_backfills(ctx: &Ctx) -> Vec<BatchStep> {
                     &r.column.name,
                     table,
                     how.clone(),
+                    pass,
                 ));
             }
         }
@@ -367,7 +400,9 @@ pub(super) fn index_steps(ctx: &Ctx) -> Result<Vec<BatchStep>, DbError> {
 }
 
 /// NOT NULL proved without a scan under the swap's locks (a validated
-/// CHECK lets SET NOT NULL skip it), then every count checked.
+/// CHECK lets SET NOT NULL skip it), with the backfill's second pass
+/// between adding and validating the checks ([`Pass::Again`]), then every
+/// count checked.
 pub(super) fn check_steps(ctx: &Ctx) -> Vec<BatchStep> {
     let mut add_checks = Vec::new();
     let mut validate_checks = Vec::new();
@@ -383,12 +418,13 @@ pub(super) fn check_steps(ctx: &Ctx) -> Vec<BatchStep> {
             table.sql_name()
         ));
     }
-    vec![
-        BatchStep::exclusive(
-            "add NOT NULL checks (not valid yet)",
-            Some(ctx.lock_all.clone()),
-            add_checks,
-        ),
+    let mut steps = vec![BatchStep::exclusive(
+        "add NOT NULL checks (not valid yet)",
+        Some(ctx.lock_all.clone()),
+        add_checks,
+    )];
+    steps.extend(backfills(ctx, Pass::Again));
+    steps.extend([
         BatchStep::transaction(
             "validate the NOT NULL checks (writers go on)",
             validate_checks,
@@ -398,5 +434,6 @@ pub(super) fn check_steps(ctx: &Ctx) -> Vec<BatchStep> {
             sql: checks::verify_sql(ctx.m, Phase::BeforeSwap, &ctx.map),
             binds: Vec::new(),
         },
-    ]
+    ]);
+    steps
 }
