@@ -582,21 +582,20 @@ mod text_class {
 #[target_feature(enable = "ssse3")]
 pub(crate) unsafe fn parse_canonical_ssse3_into(s: &[u8; 36], out: *mut [u8; 16]) -> bool {
     use text_class::{DASH, HEX};
-    let read = |c, wants| text_class::read(c, wants);
     // Dashes at 8, 13 (p), 18, 23 (q: 2, 7); r's last four are new digits.
-    let (pv, p_wrong) = read(
+    let (pv, p_wrong) = text_class::read(
         _mm_loadu_si128(s.as_ptr().cast()),
         _mm_setr_epi8(
             HEX, HEX, HEX, HEX, HEX, HEX, HEX, HEX, DASH, HEX, HEX, HEX, HEX, DASH, HEX, HEX,
         ),
     );
-    let (qv, q_wrong) = read(
+    let (qv, q_wrong) = text_class::read(
         _mm_loadu_si128(s.as_ptr().add(16).cast()),
         _mm_setr_epi8(
             HEX, HEX, DASH, HEX, HEX, HEX, HEX, DASH, HEX, HEX, HEX, HEX, HEX, HEX, HEX, HEX,
         ),
     );
-    let (rv, r_wrong) = read(
+    let (rv, r_wrong) = text_class::read(
         _mm_loadu_si128(s.as_ptr().add(20).cast()),
         _mm_set1_epi8(HEX),
     );
