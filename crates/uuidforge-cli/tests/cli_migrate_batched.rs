@@ -499,7 +499,7 @@ fn writers_run_throughout_a_batched_migration() {
     .unwrap();
     // Long enough for the migration to end while they write, on a busy
     // 2-core machine too.
-    let pgbench = common::pgbench(&db, &script, 30);
+    let pgbench = common::pgbench(&db, &script, 60);
     std::thread::sleep(Duration::from_secs(2));
     let out = migrate(&db, &dir)
         .args([
