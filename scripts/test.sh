@@ -27,6 +27,20 @@ cd "$(dirname "$0")/.."
 
 FUZZ_SECONDS="${FUZZ_SECONDS:-15}"
 
+# A full run writes about 9 GB (the build, the fuzz and extension targets,
+# the servers' data); a disk that fills up half-way fails the later steps
+# with linker crashes that name no cause. The first step says it instead.
+NEEDED_GB="${NEEDED_GB:-12}"
+disk_space() {
+  local free_gb
+  free_gb=$(df -P -BG . | awk 'NR == 2 { sub("G", "", $4); print $4 }')
+  echo "free on $(df -P . | awk 'NR == 2 { print $6 }'): ${free_gb} GB (a run needs about ${NEEDED_GB} GB)"
+  if [ "$free_gb" -lt "$NEEDED_GB" ]; then
+    echo "not enough disk space: ${free_gb} GB free where the build goes ($PWD), at least ${NEEDED_GB} GB needed"
+    return 1
+  fi
+}
+
 toolchain() {
   cargo --version
   rustup component list --installed 2>/dev/null | grep -E '^(rustfmt|clippy)' || rustup component add rustfmt clippy
@@ -158,6 +172,7 @@ joined() {
   record "$beside_name" "$status" $((SECONDS - beside_started))
 }
 
+step "disk space for the build and the servers" disk_space
 step "toolchain" toolchain
 step "PostgreSQL 15: cargo-pgrx, the extension, the test state (scripts/pg-setup.sh --reset)" \
   ./scripts/pg-setup.sh --reset

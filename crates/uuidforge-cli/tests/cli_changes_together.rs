@@ -36,7 +36,7 @@ fn family(tag: &str, parents: u32) -> String {
     db
 }
 
-fn scratch(tag: &str) -> std::path::PathBuf {
+fn scratch(tag: &str) -> common::Scratch {
     common::scratch("together", tag)
 }
 

@@ -68,7 +68,7 @@ fn fleet_file(dir: &Path, db: &str, ports: &[u16]) -> std::path::PathBuf {
     path
 }
 
-fn scratch(tag: &str) -> std::path::PathBuf {
+fn scratch(tag: &str) -> common::Scratch {
     common::scratch("fleet", tag)
 }
 

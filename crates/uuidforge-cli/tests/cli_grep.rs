@@ -13,7 +13,7 @@ const CUSTOMER: &str = "0190f5a1-6b2c-7d3e-8f40-0000000000c1";
 const V4: &str = "9b2e5c1a-3d4f-4a6b-8c7d-0e1f2a3b4c5d";
 
 /// A tree of documents, an ignored file, a hidden one and a binary one.
-fn tree(tag: &str) -> std::path::PathBuf {
+fn tree(tag: &str) -> common::Scratch {
     let dir = scratch("grep", tag);
     let write = |name: &str, text: &str| {
         let path = dir.join(name);

@@ -90,7 +90,7 @@ fn every_cell_runs_and_the_recommendation_follows_from_the_numbers() {
             "--apply",
             "--svg-dir",
         ])
-        .arg(&svg)
+        .arg(&*svg)
         .assert()
         .success()
         .get_output()

@@ -23,7 +23,7 @@ fn db(name: &str, dir: &std::path::Path) -> assert_cmd::Command {
     c
 }
 
-fn scratch(tag: &str) -> std::path::PathBuf {
+fn scratch(tag: &str) -> common::Scratch {
     common::scratch("merge", tag)
 }
 

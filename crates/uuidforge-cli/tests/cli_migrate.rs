@@ -30,7 +30,7 @@ INSERT INTO referrals SELECT g, 1 + g % 300, CASE WHEN g % 2 = 0 THEN 1 + (g * 5
 INSERT INTO "Zeilen" SELECT 1 + g % 300, g FROM generate_series(1, 400) g;
 "#;
 
-fn scratch(tag: &str) -> std::path::PathBuf {
+fn scratch(tag: &str) -> common::Scratch {
     common::scratch("migrate", tag)
 }
 

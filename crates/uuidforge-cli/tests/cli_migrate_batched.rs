@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-fn scratch(tag: &str) -> std::path::PathBuf {
+fn scratch(tag: &str) -> common::Scratch {
     common::scratch("batched", tag)
 }
 

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{admin_sql, fresh_database, scratch, uuidforge};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 fn fixture(name: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -18,7 +18,7 @@ fn fixture(name: &str) -> String {
 /// Generates `target` from `file` into a scratch directory, applies every
 /// script written there (DDL first) to a fresh database as the owner
 /// role, and returns the database's name and the directory.
-fn applied(tag: &str, file: &str, target: &str, extra: &[&str]) -> (String, PathBuf) {
+fn applied(tag: &str, file: &str, target: &str, extra: &[&str]) -> (String, common::Scratch) {
     let db = fresh_database(tag, "");
     admin_sql(&db, "CREATE EXTENSION uuidforge");
     let dir = scratch("model", tag);
@@ -355,9 +355,7 @@ fn data_vault_with_fresh_keys_and_the_anchor_xml_apply() {
             tables.parse::<u32>().unwrap() >= 8,
             "{target}: {tables} tables"
         );
-        assert!(Path::new(&dir)
-            .join(format!("festival.{target}.sql"))
-            .exists());
+        assert!(dir.join(format!("festival.{target}.sql")).exists());
     }
 }
 

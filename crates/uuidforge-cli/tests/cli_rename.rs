@@ -35,7 +35,7 @@ const NAMES: &str = "SELECT string_agg(x, ' ' ORDER BY x) FROM (
      JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname NOT IN ('pg_catalog', 'pg_toast')) s";
 
 /// A fresh directory for backup files.
-fn scratch(tag: &str) -> std::path::PathBuf {
+fn scratch(tag: &str) -> common::Scratch {
     common::scratch("rename", tag)
 }
 

@@ -93,12 +93,41 @@ pub fn url(db: &str) -> String {
 }
 
 /// An empty working directory `uf_KIND_TAG_PID` (backups and key files go
-/// there).
-pub fn scratch(kind: &str, tag: &str) -> std::path::PathBuf {
+/// there), removed when it goes out of scope.
+pub fn scratch(kind: &str, tag: &str) -> Scratch {
     let dir = std::env::temp_dir().join(format!("uf_{kind}_{tag}_{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    Scratch(dir)
+}
+
+/// A test's working directory. Dropped by a test that passes, it is removed
+/// (every run of the test command would otherwise leave its backups, dumps
+/// and logs behind); dropped while the test panics, it stays, with what the
+/// failed run left in it, and its path is printed.
+pub struct Scratch(std::path::PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::path::Path> for Scratch {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("kept for a look: {}", self.0.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
 }
 
 /// The superuser's URL for `db` (fixtures and checks only).
