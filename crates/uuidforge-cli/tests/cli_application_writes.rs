@@ -60,7 +60,7 @@ fn migrate_beside_writers(tag: &str, how: &[&str]) {
     let dir = common::scratch("writes", tag);
     let script = dir.join("writes.sql");
     std::fs::write(&script, WRITES).unwrap();
-    let pgbench = common::pgbench(&db, &script, 25);
+    let writers = common::Writers::start(&db, &script);
     std::thread::sleep(Duration::from_secs(2));
     let out = uuidforge()
         .env_remove("UUIDFORGE_DB")
@@ -82,11 +82,9 @@ fn migrate_beside_writers(tag: &str, how: &[&str]) {
         .stdout
         .clone();
     let out = String::from_utf8_lossy(&out).to_string();
-    let bench = pgbench.wait_with_output().unwrap();
-    let text = String::from_utf8_lossy(&bench.stdout).to_string()
-        + &String::from_utf8_lossy(&bench.stderr);
-    assert!(bench.status.success(), "{text}");
-    assert!(text.contains("number of failed transactions: 0"), "{text}");
+    let bench = writers.finish();
+    let text = &bench.text;
+    assert!(bench.all_succeeded, "{text}");
     assert!(out.contains("naming no row: 0"), "{out}");
     assert_eq!(admin_sql(&db, MISPLACED), "0 0 0 0", "{how:?}");
     // The application moved references after the migration: children whose

@@ -347,7 +347,8 @@ fn hiding_is_the_same_in_sql_on_the_command_line_and_over_http() {
         short.to_str().unwrap(),
     ]);
     assert!(e.contains("--hide-key-file"), "{e}");
-    let plain = Server::start(&scratch("hide", "nokey"), &[]);
+    let dir = scratch("hide", "nokey");
+    let plain = Server::start(&dir, &[]);
     let (status, out) = plain.request("POST", "/api/v1/hide", Some(&body));
     assert_eq!(status, 404);
     assert!(out.contains("--hide-key-file"), "{out}");

@@ -194,7 +194,8 @@ fn the_plan_renames_the_key_everywhere_and_changes_nothing() {
 fn apply_backs_up_renames_in_one_transaction_and_the_undo_script_restores() {
     let db = fresh_database("rename_apply", SCHEMA);
     let before = admin_sql(&db, NAMES);
-    let backup = scratch("apply").join("before.dump");
+    let dir = scratch("apply");
+    let backup = dir.join("before.dump");
     let out = rename(&db)
         .args([
             "orders.customer_id",

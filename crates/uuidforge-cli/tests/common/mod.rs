@@ -477,7 +477,7 @@ impl Hold {
 
 /// pgbench running `script` on `db` as the login role for `seconds`, 4
 /// clients (deadlocks with a change retried), in the background.
-pub fn pgbench(db: &str, script: &std::path::Path, seconds: u32) -> std::process::Child {
+fn pgbench(db: &str, script: &std::path::Path, seconds: u32) -> std::process::Child {
     std::process::Command::new("pgbench")
         .args([
             "-n",
@@ -499,4 +499,75 @@ pub fn pgbench(db: &str, script: &std::path::Path, seconds: u32) -> std::process
         .stderr(Stdio::piped())
         .spawn()
         .expect("pgbench (from the PostgreSQL server package)")
+}
+
+/// An application writing beside a change: pgbench running `script` in
+/// rounds of a few seconds, one after the other, until the change has
+/// ended and one whole round more has run. However long the change takes
+/// on a busy machine, some writes come after it.
+pub struct Writers {
+    change_ended: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    rounds: std::thread::JoinHandle<Vec<std::process::Output>>,
+}
+
+/// What the writers' rounds reported.
+pub struct WritersReport {
+    /// Every round's output and errors, one after the other.
+    pub text: String,
+    /// Every round exited 0, reported no failed transaction and no aborted
+    /// client.
+    pub all_succeeded: bool,
+    /// How many rounds ran.
+    pub rounds: usize,
+}
+
+impl Writers {
+    /// Seconds of one round: short, so that the last one ends soon after
+    /// the change.
+    const ROUND_SECONDS: u32 = 5;
+
+    /// Starts the writers on `db`.
+    pub fn start(db: &str, script: &std::path::Path) -> Writers {
+        let change_ended = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let ended = change_ended.clone();
+        let (db, script) = (db.to_string(), script.to_path_buf());
+        let rounds = std::thread::spawn(move || {
+            let mut rounds = Vec::new();
+            loop {
+                let after_the_change = ended.load(std::sync::atomic::Ordering::SeqCst);
+                let round = pgbench(&db, &script, Self::ROUND_SECONDS);
+                rounds.push(round.wait_with_output().unwrap());
+                if after_the_change {
+                    return rounds;
+                }
+            }
+        });
+        Writers {
+            change_ended,
+            rounds,
+        }
+    }
+
+    /// Called once the change has ended: waits for a round that started
+    /// after it, then stops.
+    pub fn finish(self) -> WritersReport {
+        self.change_ended
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        let rounds = self.rounds.join().unwrap();
+        let mut text = String::new();
+        let mut all_succeeded = true;
+        for (i, round) in rounds.iter().enumerate() {
+            let out = String::from_utf8_lossy(&round.stdout).to_string()
+                + &String::from_utf8_lossy(&round.stderr);
+            all_succeeded &= round.status.success()
+                && out.contains("number of failed transactions: 0")
+                && !out.contains("aborted");
+            text += &format!("-- round {}\n{out}", i + 1);
+        }
+        WritersReport {
+            text,
+            all_succeeded,
+            rounds: rounds.len(),
+        }
+    }
 }
