@@ -27,9 +27,11 @@ cd "$(dirname "$0")/.."
 
 FUZZ_SECONDS="${FUZZ_SECONDS:-15}"
 
-# A full run writes about 9 GB (the build, the fuzz and extension targets,
-# the servers' data); a disk that fills up half-way fails the later steps
-# with linker crashes that name no cause. The first step says it instead.
+# A full run in a fresh clone took 7.4 GB at its peak (the build, the fuzz
+# and extension targets, the servers' data; measured with df every 15 s,
+# 2026-11-27); a fresh machine adds the crate registry and the builds of
+# cargo-pgrx and cargo-fuzz. A disk that fills up half-way fails the later
+# steps with linker crashes that name no cause: the first step says it.
 NEEDED_GB="${NEEDED_GB:-12}"
 disk_space() {
   local free_gb
