@@ -14,7 +14,7 @@
 # whatever an earlier run left (scripts/pg-setup.sh --reset prints what it
 # found and what it set). What runs where: everything on 15; on 18 the
 # extension's suites (regression, concurrency in both modes, checkpoint),
-# the database tools' integration tests (uuidforge-db and the CLI's db
+# the database tools' integration tests (uuidforge-db, uuidforge-change, uuidforge-fleet and the CLI's db
 # commands) and the differential test of 18's functions; on both, the
 # major-version upgrade from 15 to 18; the updates from earlier releases on
 # 15 only (they were built for 15 alone); the rest (the
@@ -92,7 +92,7 @@ db_tools_on_18() {
   . scripts/pg-env.sh
   pg_env 18
   UUIDFORGE_TEST_PGPORT="$PG_PORT" PATH="$PG_BIN:$PATH" python3 scripts/test_binaries.py run "$TEST_BINARIES" \
-    uuidforge-db uuidforge-cli:cli_db uuidforge-cli:cli_migrate uuidforge-cli:cli_migrate_batched \
+    uuidforge-db uuidforge-change uuidforge-fleet uuidforge-cli:cli_db uuidforge-cli:cli_migrate uuidforge-cli:cli_migrate_batched \
     uuidforge-cli:cli_merge uuidforge-cli:cli_rename uuidforge-cli:cli_plans uuidforge-cli:cli_changes_together \
     uuidforge-cli:cli_application_writes uuidforge-cli:cli_musicbrainz uuidforge-cli:cli_sql_edition
   # The SQL edition where the extension's files never were (a managed
@@ -205,7 +205,7 @@ step "build the tests once (cargo test --no-run)" build_tests
 # The binary the tests used, for the scripts below (no second build).
 export UUIDFORGE_BIN="$PWD/target/debug/uuidforge"
 step "cargo test (PostgreSQL 15, not preloaded)" cargo_test
-beside "database tools on PostgreSQL 18 (the uuidforge-db tests and the CLI's db tests), the SQL edition on an 18 without the extension" db_tools_on_18
+beside "database tools on PostgreSQL 18 (the read and change crates' tests and the CLI's db tests), the SQL edition on an 18 without the extension" db_tools_on_18
 step "web page and API: node --test, headless chromium, schemathesis (scripts/web-test.sh)" ./scripts/web-test.sh
 step "Python package: the abi3 wheel, pytest against it in a fresh venv, on PostgreSQL 15 (scripts/python-test.sh)" \
   ./scripts/python-test.sh

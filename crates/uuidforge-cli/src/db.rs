@@ -12,9 +12,9 @@ use uuidforge_db::client::{DbError, ReadOnly};
 use uuidforge_db::columns::UuidColumn;
 use uuidforge_db::exec;
 use uuidforge_db::find::{FindOptions, Needles};
-use uuidforge_db::ops::one_line;
-use uuidforge_db::ops::rename::{Rename, RenameOptions, RenamePlan};
-use uuidforge_db::runner::Applied;
+use uuidforge_change::ops::one_line;
+use uuidforge_change::ops::rename::{Rename, RenameOptions, RenamePlan};
+use uuidforge_change::runner::Applied;
 
 mod change;
 mod fleet;
@@ -254,7 +254,7 @@ pub fn run(args: Args) -> Result<ExitCode, UsageError> {
     let config = uuidforge_db::client::config(args.db.first().map(String::as_str))
         .map_err(UsageError::plain)?;
     if let Some(path) = args.pg_dump.clone() {
-        uuidforge_db::backup::use_pg_dump(path);
+        uuidforge_change::backup::use_pg_dump(path);
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -1,6 +1,6 @@
 //! `uuidforge lab keys` (B15, C4): the key-locality lab on a real
 //! PostgreSQL server. The matrix, statements, execution and recommendation
-//! are `uuidforge_db::lab`'s; this reads the flags and writes the table,
+//! are `uuidforge_lab`'s; this reads the flags and writes the table,
 //! the JSON and a chart per measure.
 
 mod chart;
@@ -8,7 +8,7 @@ mod chart;
 use crate::UsageError;
 use std::path::PathBuf;
 use uuidforge_db::client::{config, connect};
-use uuidforge_db::lab::{self, CellResult, SCHEMA};
+use uuidforge_lab::{CellResult, SCHEMA};
 
 /// `uuidforge lab …`.
 #[derive(clap::Subcommand)]
@@ -86,13 +86,13 @@ async fn keys(args: KeysArgs) -> Result<(), UsageError> {
         .map_err(|e| UsageError::plain(format!("invalid value for '--db': {e}")))?;
     let c = connect(&cfg).await.map_err(UsageError::Db)?;
     // What the server offers, read only: nothing is made before --apply.
-    let server = lab::run::survey(&c, false).await.map_err(UsageError::Db)?;
+    let server = uuidforge_lab::run::survey(&c, false).await.map_err(UsageError::Db)?;
     drop(c);
-    let cells = lab::matrix(
+    let cells = uuidforge_lab::matrix(
         &args.writers,
         &args.counter_bits,
         &args.guard_bits,
-        lab::ServerKinds {
+        uuidforge_lab::ServerKinds {
             extension: server.uuidforge.is_some(),
             builtin: server.version_num >= 180_000,
         },
@@ -115,13 +115,13 @@ async fn keys(args: KeysArgs) -> Result<(), UsageError> {
                 cell.writers
             );
         }
-        let table = lab::table(0);
-        println!("{};", lab::create_table_sql(&cells[0], &table, "uuidv7"));
-        println!("{};", lab::insert_sql(&cells[0], &table));
-        println!("{};", lab::out_of_order_sql(&cells[0], &table));
+        let table = uuidforge_lab::table(0);
+        println!("{};", uuidforge_lab::create_table_sql(&cells[0], &table, "uuidv7"));
+        println!("{};", uuidforge_lab::insert_sql(&cells[0], &table));
+        println!("{};", uuidforge_lab::out_of_order_sql(&cells[0], &table));
         return Ok(());
     }
-    let options = lab::run::Options {
+    let options = uuidforge_lab::run::Options {
         rows: args.rows,
         batch: args.batch,
         lookups: args.lookups,
@@ -140,7 +140,7 @@ async fn keys(args: KeysArgs) -> Result<(), UsageError> {
             );
         }
     };
-    let report = lab::run::run(&cfg, &cells, &options, &mut done)
+    let report = uuidforge_lab::run::run(&cfg, &cells, &options, &mut done)
         .await
         .map_err(UsageError::Db)?;
     for note in &report.notes {

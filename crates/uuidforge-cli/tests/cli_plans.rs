@@ -18,7 +18,7 @@ fn plan_of(db: &str, args: &[&str]) -> String {
         .stdout
         .clone();
     // Names made from table oids differ from run to run.
-    uuidforge_db::fleet::plans::without_oids(&String::from_utf8(out).unwrap())
+    uuidforge_fleet::plans::without_oids(&String::from_utf8(out).unwrap())
 }
 
 /// The reviewed plans of the server under test: `tests/plans/` for

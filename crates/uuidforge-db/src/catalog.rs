@@ -235,7 +235,7 @@ impl Relation {
 
     /// `"schema"."name"`, quoted.
     pub fn sql_name(&self) -> String {
-        crate::ident::qualified(&self.schema, &self.name)
+        uuidforge_ident::qualified(&self.schema, &self.name)
     }
 
     /// `schema.name` as shown to people (not quoted).
@@ -248,8 +248,8 @@ impl Relation {
     pub fn typed_name(&self) -> String {
         format!(
             "{}.{}",
-            crate::ident::as_typed(&self.schema),
-            crate::ident::as_typed(&self.name)
+            uuidforge_ident::as_typed(&self.schema),
+            uuidforge_ident::as_typed(&self.name)
         )
     }
 
@@ -257,7 +257,7 @@ impl Relation {
     /// case), or an error naming what there is.
     pub fn find_column(&self, context: &str, text: &str) -> Result<&Column, crate::error::DbError> {
         use crate::error::DbError;
-        match &crate::ident::parse_name(text).map_err(|e| DbError::invalid(context, e))?[..] {
+        match &uuidforge_ident::parse_name(text).map_err(|e| DbError::invalid(context, e))?[..] {
             [part] => self.column_from_part(context, text, part),
             _ => Err(DbError::invalid(
                 context,
@@ -271,7 +271,7 @@ impl Relation {
         &self,
         context: &str,
         text: &str,
-        part: &crate::ident::NamePart,
+        part: &uuidforge_ident::NamePart,
     ) -> Result<&Column, crate::error::DbError> {
         use crate::error::DbError;
         if let Some(column) = self.column_named(&part.name) {
@@ -288,7 +288,7 @@ impl Relation {
         let hint = match similar.first() {
             Some(c) => format!(
                 "; unquoted names fold to lower case: did you mean {}?",
-                crate::ident::quote_ident(&c.name)
+                uuidforge_ident::quote_ident(&c.name)
             ),
             None => String::new(),
         };
@@ -516,14 +516,14 @@ impl Snapshot {
     }
 
     /// The relation a user named, read as psql and pg_dump read names
-    /// ([`crate::ident::parse_name`]): `schema.name`, or `name` alone when
+    /// ([`uuidforge_ident::parse_name`]): `schema.name`, or `name` alone when
     /// it is unique among the schemas (like an unqualified name on a search
     /// path that holds every schema). Unquoted parts fold to lower case; when
     /// they then match nothing but a table differing only in case, the error
     /// says how to quote it.
     pub fn find_relation(&self, text: &str) -> Result<&Relation, crate::error::DbError> {
         use crate::error::DbError;
-        let parts = crate::ident::parse_name(text).map_err(|e| DbError::invalid("table", e))?;
+        let parts = uuidforge_ident::parse_name(text).map_err(|e| DbError::invalid("table", e))?;
         self.relation_from_parts(text, &parts)
     }
 
@@ -532,7 +532,7 @@ impl Snapshot {
     pub fn relation_from_parts(
         &self,
         text: &str,
-        parts: &[crate::ident::NamePart],
+        parts: &[uuidforge_ident::NamePart],
     ) -> Result<&Relation, crate::error::DbError> {
         use crate::error::DbError;
         let (schema, name) = match parts {
@@ -549,7 +549,7 @@ impl Snapshot {
             }
         };
         let candidates = |fold: bool| -> Vec<&Relation> {
-            let same = |part: &crate::ident::NamePart, actual: &str| {
+            let same = |part: &uuidforge_ident::NamePart, actual: &str| {
                 part.name == actual || (fold && !part.quoted && part.name == actual.to_lowercase())
             };
             self.relations

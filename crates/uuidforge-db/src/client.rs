@@ -15,7 +15,7 @@ pub use crate::error::DbError;
 impl DbError {
     /// The driver's error while doing `context`: the server's refusal with
     /// its SQLSTATE, or a connection failure in the driver's own words.
-    pub(crate) fn new(context: impl Into<String>, e: tokio_postgres::Error) -> DbError {
+    pub fn new(context: impl Into<String>, e: tokio_postgres::Error) -> DbError {
         match e.as_db_error() {
             Some(db) => DbError::server(context, db.message(), db.code().code()),
             // The driver's own words ("error connecting to server") and
@@ -216,7 +216,7 @@ impl ReadOnly {
         client
             .batch_execute(&format!(
                 "BEGIN; SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY; SET TRANSACTION SNAPSHOT {}",
-                crate::ident::quote_literal(&id)
+                uuidforge_ident::quote_literal(&id)
             ))
             .await
             .map_err(|e| DbError::new("import snapshot", e))?;
@@ -380,7 +380,7 @@ impl Change {
         client
             .batch_execute(&format!(
                 "BEGIN; SET LOCAL lock_timeout = {}",
-                crate::ident::quote_literal(LOCK_TIMEOUT)
+                uuidforge_ident::quote_literal(LOCK_TIMEOUT)
             ))
             .await
             .map_err(|e| DbError::new("begin the change", e))?;

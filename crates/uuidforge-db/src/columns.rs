@@ -9,7 +9,7 @@
 
 use crate::catalog::{Container, Index, RelKind, Relation, Snapshot};
 use crate::error::DbError;
-use crate::ident::quote_ident;
+use uuidforge_ident::quote_ident;
 use crate::plan::{Param, Query};
 use serde::Serialize;
 

@@ -17,7 +17,7 @@
 
 use crate::catalog::{Container, RelKind, Snapshot};
 use crate::error::DbError;
-use crate::ident::{qualified, quote_ident};
+use uuidforge_ident::{qualified, quote_ident};
 use crate::plan::Query;
 use serde::Serialize;
 use std::collections::HashMap;

@@ -6,7 +6,7 @@
 
 use crate::catalog::{Column, Snapshot};
 use crate::error::DbError;
-use crate::ident::quote_ident;
+use uuidforge_ident::quote_ident;
 use serde::Serialize;
 
 /// A generator of keys, known by the function a default calls.

@@ -6,7 +6,7 @@
 //! reader of its answer; and the view DDL made from those definitions.
 
 use crate::error::DbError;
-use crate::ident::{quote_ident, quote_literal};
+use uuidforge_ident::{quote_ident, quote_literal};
 use serde::Serialize;
 
 /// A view that depends on the migrated columns, as the catalog defines
@@ -129,7 +129,7 @@ pub struct Partition {
 impl Partition {
     /// `schema.name`, quoted.
     pub fn sql_name(&self) -> String {
-        crate::ident::qualified(&self.schema, &self.name)
+        uuidforge_ident::qualified(&self.schema, &self.name)
     }
 }
 
@@ -184,7 +184,7 @@ pub struct UserTrigger {
 
 impl UserTrigger {
     fn table_sql(&self) -> String {
-        crate::ident::qualified(&self.schema, &self.table_name)
+        uuidforge_ident::qualified(&self.schema, &self.table_name)
     }
 
     /// The statement disabling it, when it fires now.
@@ -193,7 +193,7 @@ impl UserTrigger {
             format!(
                 "ALTER TABLE {} DISABLE TRIGGER {}",
                 self.table_sql(),
-                crate::ident::quote_ident(&self.name)
+                uuidforge_ident::quote_ident(&self.name)
             )
         })
     }
@@ -209,7 +209,7 @@ impl UserTrigger {
         format!(
             "ALTER TABLE {} {how} TRIGGER {}",
             self.table_sql(),
-            crate::ident::quote_ident(&self.name)
+            uuidforge_ident::quote_ident(&self.name)
         )
     }
 }
@@ -259,7 +259,7 @@ pub fn quiet_triggers(triggers: &[UserTrigger]) -> (Vec<String>, Vec<String>) {
 /// holding it (`$2`, pairwise: `id` with `customers`, not with any table
 /// that has an `id`), each as a word, and so may stop working when the
 /// columns change
-/// type: one row of JSON text, an array of [`crate::ops::rename::Mention`],
+/// type: one row of JSON text, an array of [`Mention`],
 /// with what to review (`$3` the columns' type before, by oid).
 pub const FUNCTIONS_USING_SQL: &str = r#"SELECT coalesce(json_agg(m ORDER BY m.name, m.mentions), '[]')::text FROM (
   SELECT CASE p.prokind WHEN 'p' THEN 'procedure' ELSE 'function' END AS kind,
@@ -299,7 +299,7 @@ pub fn functions_using_query(
 }
 
 /// Reads the JSON of [`FUNCTIONS_USING_SQL`].
-pub fn parse_functions(json: &str) -> Result<Vec<crate::ops::rename::Mention>, DbError> {
+pub fn parse_functions(json: &str) -> Result<Vec<Mention>, DbError> {
     serde_json::from_str(json).map_err(|e| DbError::unreadable("functions", e.to_string()))
 }
 
@@ -313,7 +313,7 @@ pub fn drop_views(views: &[ViewDefinition]) -> Vec<String> {
             format!(
                 "DROP {} {}",
                 v.what(),
-                crate::ident::qualified(&v.schema, &v.name)
+                uuidforge_ident::qualified(&v.schema, &v.name)
             )
         })
         .collect()
@@ -328,7 +328,7 @@ pub fn create_views(views: &[ViewDefinition], user: &str) -> Vec<String> {
     ordered.sort_by_key(|v| v.level);
     let mut s = Vec::new();
     for v in ordered {
-        let name = crate::ident::qualified(&v.schema, &v.name);
+        let name = uuidforge_ident::qualified(&v.schema, &v.name);
         let with = match &v.options {
             Some(options) if !options.is_empty() => format!(" WITH ({})", options.join(", ")),
             _ => String::new(),
@@ -382,8 +382,21 @@ pub fn create_views(views: &[ViewDefinition], user: &str) -> Vec<String> {
     s.extend(refresh.iter().map(|v| {
         format!(
             "REFRESH MATERIALIZED VIEW {}",
-            crate::ident::qualified(&v.schema, &v.name)
+            uuidforge_ident::qualified(&v.schema, &v.name)
         )
     }));
     s
+}
+
+/// Something that mentions an old name and is not renamed by the plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Mention {
+    /// `function`, `procedure`, `trigger` or `policy`.
+    pub kind: String,
+    /// `schema.name(arguments)`, or `table: trigger` for a trigger.
+    pub name: String,
+    /// The old name it mentions.
+    pub mentions: String,
+    /// What to do.
+    pub action: String,
 }

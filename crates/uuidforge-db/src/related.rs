@@ -19,7 +19,7 @@
 use crate::catalog::{ColumnRef, Container, RelKind, Relation, Snapshot};
 use crate::discover::{name_evidence, words};
 use crate::error::DbError;
-use crate::ident::quote_ident;
+use uuidforge_ident::quote_ident;
 use crate::plan::Query;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -45,16 +45,16 @@ impl Target {
     /// assert!(err.message.contains("TABLE.COLUMN"));
     /// ```
     pub fn parse_column(snapshot: &Snapshot, spec: &str) -> Result<Target, DbError> {
-        let parts = crate::ident::parse_name(spec).map_err(|e| DbError::invalid("column", e))?;
+        let parts = uuidforge_ident::parse_name(spec).map_err(|e| DbError::invalid("column", e))?;
         let Some((column, table)) = parts.split_last().filter(|(_, t)| !t.is_empty()) else {
             return Err(DbError::invalid(
                 "column",
                 format!("'{spec}' names no column (expected TABLE.COLUMN or SCHEMA.TABLE.COLUMN)"),
             ));
         };
-        let as_written = |p: &crate::ident::NamePart| {
+        let as_written = |p: &uuidforge_ident::NamePart| {
             if p.quoted {
-                crate::ident::quote_ident(&p.name)
+                uuidforge_ident::quote_ident(&p.name)
             } else {
                 p.name.clone()
             }

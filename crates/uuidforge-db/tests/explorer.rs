@@ -199,7 +199,7 @@ async fn oracle(url: &str, needles: &[Uuid]) -> Vec<Found> {
             .collect();
         let sql = format!(
             "SELECT row_to_json(t)::text FROM {} t",
-            uuidforge_db::ident::qualified(&schema, &table)
+            uuidforge_ident::qualified(&schema, &table)
         );
         for row in client.query(&sql, &[]).await.unwrap() {
             let text: String = row.get(0);

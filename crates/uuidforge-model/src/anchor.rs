@@ -390,7 +390,7 @@ fn tie_table(ddl: &mut Ddl, model: &Model, tie: &Tie) {
 }
 
 fn ddl_quote(name: &str) -> String {
-    uuidforge_db::ident::quote_ident(name)
+    uuidforge_ident::quote_ident(name)
 }
 
 fn tie_views(ddl: &mut Ddl, model: &Model, tie: &Tie) {

@@ -178,7 +178,7 @@ fn tie_ddl(ddl: &mut Ddl, model: &Model, tie: &Tie) {
     let key: Vec<String> = tie
         .key_roles()
         .into_iter()
-        .map(|r| uuidforge_db::ident::quote_ident(&role_column(model, r)))
+        .map(|r| uuidforge_ident::quote_ident(&role_column(model, r)))
         .collect();
     lines.push(format!(
         "PRIMARY KEY ({}, changed_at, recorded_at)",

@@ -426,12 +426,12 @@ fn link_queries(ddl: &mut Ddl, model: &Model, tie: &Tie) {
 
 /// The key expression for a hub or link row.
 fn key_expression(model: &Model, what: &str, parts: &[String]) -> String {
-    let ext = uuidforge_db::ident::quote_ident(&model.extension_schema);
+    let ext = uuidforge_ident::quote_ident(&model.extension_schema);
     match model.datavault.hub_keys {
         HubKeys::Uuidv7 => format!("{ext}.uuidv7()"),
         HubKeys::V7From => format!(
             "{ext}.uuidv7_from(load_time, concat_ws('|', {}, {}), secret)",
-            uuidforge_db::ident::quote_literal(what),
+            uuidforge_ident::quote_literal(what),
             parts.join(", ")
         ),
     }

@@ -3,7 +3,7 @@
 //! statements.
 
 use crate::model::ModelError;
-use uuidforge_db::ident::{quote_ident, quote_literal};
+use uuidforge_ident::{quote_ident, quote_literal};
 
 /// PostgreSQL keeps this many bytes of a name.
 const NAME_LIMIT: usize = 63;

@@ -8,8 +8,8 @@ use crate::UsageError;
 use std::io::Write;
 use std::process::ExitCode;
 use uuidforge_db::client::{DbError, ReadOnly};
-use uuidforge_db::ops::{one_line, print, Operation, Planned};
-use uuidforge_db::runner::{self, Applied, Context, Progress, Report};
+use uuidforge_change::ops::{one_line, print, Operation, Planned};
+use uuidforge_change::runner::{self, Applied, Context, Progress, Report};
 
 /// What the command adds to the runner's work: how to get the secret of
 /// new keys, and its lines after `applied`.
@@ -59,7 +59,7 @@ pub(super) async fn run<O: Operation>(
     let bar = steps_bar();
     let mut progress = show_progress(&bar);
     let json = args.json;
-    let mut backed_up = |b: &uuidforge_db::backup::Backup| {
+    let mut backed_up = |b: &uuidforge_change::backup::Backup| {
         if !json {
             // Before anything runs: the file is named even if the change
             // then fails.

@@ -13,31 +13,31 @@ use std::io::Write;
 use std::process::ExitCode;
 use uuidforge_db::client::{DbError, ReadOnly};
 use uuidforge_db::exec;
-use uuidforge_db::fleet::{self, Answer, Member, MemberSpec};
+use uuidforge_fleet::{Answer, Member, MemberSpec};
 
 /// The exit code when some members did not answer and the others did.
 const PARTIAL: u8 = 4;
 
 /// The members of `--db` and `--fleet`.
 fn members(args: &Args) -> Result<Vec<Member>, UsageError> {
-    let mut specs: Vec<MemberSpec> = args.db.iter().map(|d| fleet::member_of_arg(d)).collect();
+    let mut specs: Vec<MemberSpec> = args.db.iter().map(|d| uuidforge_fleet::member_of_arg(d)).collect();
     if let Some(path) = &args.fleet {
         let text = std::fs::read_to_string(path)
             .map_err(|e| UsageError::plain(format!("--fleet: {}: {e}", path.display())))?;
-        specs.extend(fleet::members_of_file(&text, &path.display().to_string()).map_err(db_error)?);
+        specs.extend(uuidforge_fleet::members_of_file(&text, &path.display().to_string()).map_err(db_error)?);
     }
     if specs.is_empty() {
         return Err(UsageError::plain(
             "--fleet: no members (expected NAME=CONNECTION lines)",
         ));
     }
-    fleet::members(&specs).map_err(db_error)
+    uuidforge_fleet::members(&specs).map_err(db_error)
 }
 
 /// Runs a `db` command over the fleet.
 pub(super) fn run(args: Args) -> Result<ExitCode, UsageError> {
     if let Some(path) = args.pg_dump.clone() {
-        uuidforge_db::backup::use_pg_dump(path);
+        uuidforge_change::backup::use_pg_dump(path);
     }
     let members = members(&args)?;
     let at_once = usize::from(args.members_at_once);
@@ -68,7 +68,7 @@ where
     Fut: std::future::Future<Output = Result<T, DbError>>,
 {
     let work = &work;
-    fleet::on_each(members, at_once, |member| async move {
+    uuidforge_fleet::on_each(members, at_once, |member| async move {
         // A task of its own: the members' authentications (SCRAM's key
         // derivation is CPU work) run on both of the runtime's threads.
         let config = member.config.clone();
@@ -125,7 +125,7 @@ async fn columns(
                 .map(|c| (a.member.clone(), c.clone()))
         })
         .collect();
-    let (merged, drift) = fleet::columns::merge(&answered);
+    let (merged, drift) = uuidforge_fleet::columns::merge(&answered);
     let mut out = crate::term::stdout();
     if args.json {
         let members: Vec<serde_json::Value> = answers

@@ -9,8 +9,8 @@ use crate::UsageError;
 use std::io::Write;
 use std::process::ExitCode;
 use uuidforge_db::client::ReadOnly;
-use uuidforge_db::ops::install_sql::{edition_sql, InstallSql, InstallSqlPlan, DEFAULT_SCHEMA};
-use uuidforge_db::runner::Applied;
+use uuidforge_change::ops::install_sql::{edition_sql, InstallSql, InstallSqlPlan, DEFAULT_SCHEMA};
+use uuidforge_change::runner::Applied;
 
 #[derive(clap::Args)]
 pub(super) struct InstallSqlArgs {

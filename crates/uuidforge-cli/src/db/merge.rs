@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use uuid::Uuid;
 use uuidforge_db::client::ReadOnly;
 use uuidforge_db::find::{FindOptions, Hit, Needles};
-use uuidforge_db::ops::merge::{Merge, MergeOptions, MergePlan, OnConflict};
-use uuidforge_db::ops::unmerge::{Unmerge, UnmergePlan};
-use uuidforge_db::runner::Applied;
+use uuidforge_change::ops::merge::{Merge, MergeOptions, MergePlan, OnConflict};
+use uuidforge_change::ops::unmerge::{Unmerge, UnmergePlan};
+use uuidforge_change::runner::Applied;
 
 #[derive(clap::Args)]
 pub(super) struct MergeArgs {

@@ -8,8 +8,8 @@ use crate::UsageError;
 use std::io::Write;
 use std::process::ExitCode;
 use uuidforge_db::client::{DbError, ReadOnly};
-use uuidforge_db::ops::migrate_key::{MigrateKey, MigrateOptions, MigratePlan};
-use uuidforge_db::runner::{self, Applied};
+use uuidforge_change::ops::migrate_key::{MigrateKey, MigrateOptions, MigratePlan};
+use uuidforge_change::runner::{self, Applied};
 
 #[derive(clap::Args)]
 pub(super) struct MigrateKeyArgs {
@@ -254,11 +254,11 @@ pub(super) async fn run(
 /// and compared; with `--apply` member after member (`--parallel`), the
 /// fleet's state in a file; `--resume` goes on from it.
 pub(super) async fn run_fleet(
-    members: &[uuidforge_db::fleet::Member],
+    members: &[uuidforge_fleet::Member],
     at_once: usize,
     args: MigrateKeyArgs,
 ) -> Result<ExitCode, UsageError> {
-    use uuidforge_db::fleet::migrate::{self, Event};
+    use uuidforge_fleet::migrate::{self, Event};
     let op = args.operation();
     let state = args.fleet_state.clone().unwrap_or_else(|| {
         std::path::PathBuf::from(format!("uuidforge-fleet-{}.json", args.table_part()))

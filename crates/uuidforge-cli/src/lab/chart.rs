@@ -3,7 +3,7 @@
 
 use plotters::prelude::*;
 use std::path::Path;
-use uuidforge_db::lab::{CellResult, MEASURES};
+use uuidforge_lab::{CellResult, MEASURES};
 
 /// Writes `DIR/<measure>.svg` for every measure some cell has.
 pub fn write_all(dir: &Path, results: &[CellResult]) -> Result<(), String> {

@@ -187,6 +187,6 @@ pub fn rows_as_json(snapshot: &Snapshot, table: &str) -> Result<Query, DbError> 
     let relation = snapshot.find_relation(table)?;
     Ok(Query::new(format!(
         "SELECT to_jsonb(t)::text FROM {} AS t",
-        crate::ident::qualified(&relation.schema, &relation.name)
+        uuidforge_ident::qualified(&relation.schema, &relation.name)
     )))
 }

@@ -24,7 +24,7 @@ pub use needles::{NeedleError, Needles, LIKE_LIMIT, MAX_VALUES};
 
 use crate::catalog::{Container, RelKind, Relation, Snapshot};
 use crate::columns::{index_status, IndexStatus};
-use crate::ident::quote_ident;
+use uuidforge_ident::quote_ident;
 use crate::pages::Search;
 use crate::plan::{Param, Query};
 use serde::Serialize;
@@ -108,10 +108,10 @@ pub struct FindOptions {
 /// parts fold to lower case) — names `column` of `relation`; with `fold`,
 /// also when it would but for case (for the hint).
 fn names_column(spec: &str, relation: &crate::catalog::Relation, column: &str, fold: bool) -> bool {
-    let Ok(parts) = crate::ident::parse_name(spec) else {
+    let Ok(parts) = uuidforge_ident::parse_name(spec) else {
         return false;
     };
-    let same = |part: &crate::ident::NamePart, actual: &str| {
+    let same = |part: &uuidforge_ident::NamePart, actual: &str| {
         part.name == actual || (fold && !part.quoted && part.name == actual.to_lowercase())
     };
     match &parts[..] {
@@ -125,10 +125,10 @@ fn names_column(spec: &str, relation: &crate::catalog::Relation, column: &str, f
 /// Whether `spec` — `table` or `schema.table`, read as psql reads names —
 /// names `relation`; with `fold`, also when it would but for case.
 fn names_table(spec: &str, relation: &crate::catalog::Relation, fold: bool) -> bool {
-    let Ok(parts) = crate::ident::parse_name(spec) else {
+    let Ok(parts) = uuidforge_ident::parse_name(spec) else {
         return false;
     };
-    let same = |part: &crate::ident::NamePart, actual: &str| {
+    let same = |part: &uuidforge_ident::NamePart, actual: &str| {
         part.name == actual || (fold && !part.quoted && part.name == actual.to_lowercase())
     };
     match &parts[..] {
@@ -184,7 +184,7 @@ impl FindOptions {
                 r.columns
                     .iter()
                     .find(|c| names_column(spec, r, &c.name, fold))
-                    .map(|c| format!("{}.{}", r.typed_name(), crate::ident::as_typed(&c.name)))
+                    .map(|c| format!("{}.{}", r.typed_name(), uuidforge_ident::as_typed(&c.name)))
             })
         };
         self.columns
@@ -358,7 +358,7 @@ fn key_expr(snapshot: &Snapshot, relation: &Relation) -> (String, bool) {
             .map(|c| {
                 format!(
                     "{}, t.{}",
-                    crate::ident::quote_literal(&c.name),
+                    uuidforge_ident::quote_literal(&c.name),
                     quote_ident(&c.name)
                 )
             })

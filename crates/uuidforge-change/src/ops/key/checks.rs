@@ -1,0 +1,432 @@
+//! What a key migration verifies, as SQL that returns one row of JSON: the
+//! counts that must all be zero (every key new and 1:1 with the old, from
+//! the map, in order; every reference the new key of the row its old value
+//! named, and naming a row), the row counts and a digest of every other
+//! column (the same before and after), and every index, constraint and
+//! column as PostgreSQL defines it (the same before and after, by name).
+//!
+//! In batches the application keeps writing, and after the swap it writes
+//! the new columns only: the last check leaves out the rows it changed
+//! since the swap (their transaction id is newer than the swap's, which the
+//! runner records and binds as `$1`), and checks of them only that their
+//! references name a row.
+
+use super::values::Becomes;
+use super::{by_column, new_column, old_reference, Migration, Reference, Target};
+use uuidforge_db::catalog::Relation;
+use uuidforge_db::error::DbError;
+use uuidforge_ident::{quote_ident, quote_literal};
+
+/// When the checks run, which names the old and new values have then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// In the one transaction, after the swap: old values in `*_old`.
+    OneTransaction,
+    /// In batches, before the swap: the new values in `*_uuidforge_new`;
+    /// rows written meanwhile are kept right by triggers.
+    BeforeSwap,
+    /// In batches, after the swap: rows the application changed since the
+    /// swap (`$1` its transaction id) are its own.
+    AfterSwap,
+}
+
+impl Phase {
+    /// The (old, new) names of `column` (the key or a reference) in this
+    /// phase; `old_name` where the key's old values are kept.
+    fn names(self, column: &str, old_name: &str) -> (String, String) {
+        match self {
+            Phase::BeforeSwap => (column.to_string(), new_column(column)),
+            _ => (old_name.to_string(), column.to_string()),
+        }
+    }
+}
+
+/// A row `x` not changed since the swap (its transaction is older than
+/// `$1`, the swap's, modulo the 32-bit wraparound; frozen rows are old).
+fn unchanged(x: &str) -> String {
+    format!(
+        "({x}.xmin::text::int8 < 3 OR ({x}.xmin::text::int8 - $1::int8 % 4294967296 + 4294967296) % 4294967296 >= 2147483648)"
+    )
+}
+
+/// Reads the old keys in the new order, (old key as text, Unix ms or
+/// NULL), of the rows `filter` (SQL over `x`) keeps.
+pub fn read_keys_sql(target: &Target, filter: &str) -> String {
+    let t = target.key.table.sql_name();
+    let k = quote_ident(&target.key.column.name);
+    // Qualified in ORDER BY: a bare name would sort by the output column
+    // of that name, the key as text (1, 10, 100, 2, …).
+    match &target.order_column {
+        Some(o) => format!(
+            "SELECT x.{k}::text AS old_key, {ms} AS unix_ms FROM {t} x{filter} ORDER BY x.{o}, x.{k}",
+            ms = unix_ms(o),
+            o = quote_ident(o)
+        ),
+        None => format!(
+            "SELECT x.{k}::text AS old_key, NULL::int8 AS unix_ms FROM {t} x{filter} ORDER BY x.{k}"
+        ),
+    }
+}
+
+/// The Unix millisecond of the time in column `column` of row `x`,
+/// truncated as a UUIDv7 holds it (and as `uuid_extract_timestamp` reads
+/// it back): a cast would round half of the times up.
+fn unix_ms(column: &str) -> String {
+    format!(
+        "floor(extract(epoch FROM x.{}) * 1000)::int8",
+        quote_ident(column)
+    )
+}
+
+/// The value reference `r` must hold once migrated, from the table's row
+/// `p` (its new key in `p_new`) and its old value `x_old`: the new key, as
+/// text where the column keeps its type (whose other values stay).
+fn expected(target: &Target, r: &Reference, p_new: &str, x_old: &str) -> String {
+    match target.becomes(r) {
+        Becomes::Uuid => p_new.to_string(),
+        Becomes::Text => format!("coalesce({p_new}::text, {x_old})"),
+    }
+}
+
+/// `p.old = x.ref` for a reference's old value in the types they have.
+fn old_join(target: &Target, r: &Reference, p_old: &str, x_old: &str) -> String {
+    match target.becomes(r) {
+        Becomes::Uuid if r.column.type_oid == target.key.column.type_oid => {
+            format!("{p_old} = {x_old}")
+        }
+        _ => format!("{p_old}::text = {x_old}::text"),
+    }
+}
+
+/// The checks of `phase` against the key map `map`: a JSON object of
+/// counts that must all be zero.
+pub fn verify_sql(m: &Migration, phase: Phase, map: &str) -> String {
+    let t = m.key.table.sql_name();
+    let (old, new) = phase.names(&m.key.column.name, &m.old_name);
+    let (old, new) = (quote_ident(&old), quote_ident(&new));
+    let concurrent = phase != Phase::OneTransaction;
+    let since = |x: &str| {
+        if phase == Phase::AfterSwap {
+            format!(" AND {}", unchanged(x))
+        } else {
+            String::new()
+        }
+    };
+    let mut checks = vec![
+        format!("'rows without a new key', (SELECT count(*) FROM {t} WHERE {new} IS NULL)"),
+        format!(
+            "'new keys not 1:1 with old keys', (SELECT count(*) - count(DISTINCT {new}) + count({old}) - count(DISTINCT {old}) FROM {t})"
+        ),
+    ];
+    if concurrent {
+        checks.push(format!(
+            "'new keys not from the map', (SELECT count(*) FROM {t} x JOIN {map} m ON m.old = x.{old}::text WHERE m.new <> x.{new}{})",
+            since("x")
+        ));
+    } else {
+        checks.push(format!(
+            "'rows without their old key', (SELECT count(*) FROM {t} WHERE {old} IS NULL)"
+        ));
+        checks.push(format!(
+            "'new keys not from the map', (SELECT count(*) FROM {t} x LEFT JOIN {map} m ON m.old = x.{old}::text WHERE m.new IS DISTINCT FROM x.{new})"
+        ));
+    }
+    let mapped = match phase {
+        Phase::OneTransaction => String::new(),
+        Phase::BeforeSwap => format!(" JOIN {map} m ON m.old = x.{old}::text"),
+        Phase::AfterSwap => format!(
+            " JOIN {map} m ON m.old = x.{old}::text AND {}",
+            unchanged("x")
+        ),
+    };
+    checks.extend(order_checks(m, &new, &old, &mapped));
+    for r in by_column(&m.references) {
+        checks.extend(reference_checks(m, r, phase));
+    }
+    checks.extend(foreign_keys_valid(m));
+    uuidforge_db::plan::json_object(&checks)
+}
+
+/// Each key at its row's millisecond, and the keys in order.
+fn order_checks(m: &Migration, new: &str, old: &str, mapped: &str) -> Vec<String> {
+    let t = m.key.table.sql_name();
+    let mut checks = Vec::new();
+    if let Some(o) = &m.order_column {
+        // Read through date_trunc, not the expression that made the keys.
+        checks.push(format!(
+            "'keys not at their row''s millisecond', (SELECT count(*) FROM {t} x{mapped} WHERE ('x' || substr(replace(x.{new}::text, '-', ''), 1, 12))::bit(48)::int8 <> (extract(epoch FROM date_trunc('milliseconds', x.{o})) * 1000)::int8)",
+            o = quote_ident(o)
+        ));
+    }
+    checks.push(match &m.order_column {
+        // The millisecond the key holds decides the order; rows of the
+        // same millisecond may swap.
+        Some(o) => format!(
+            "'rows out of order', (SELECT count(*) FROM (SELECT {ms} < lag({ms}) OVER (ORDER BY x.{new}) AS inverted FROM {t} x{mapped}) o WHERE inverted)",
+            ms = unix_ms(o)
+        ),
+        None => format!(
+            "'rows out of order', (SELECT count(*) FROM (SELECT x.{new} < lag(x.{new}) OVER (ORDER BY x.{old}) AS inverted FROM {t} x{mapped}) o WHERE inverted)"
+        ),
+    });
+    checks
+}
+
+/// Reference `r` holds the new key of the row its old value named (rows
+/// the application changed since the swap left out), and names a row.
+fn reference_checks(m: &Migration, r: &Reference, phase: Phase) -> Vec<String> {
+    let t = m.key.table.sql_name();
+    let ct = r.table.sql_name();
+    let (k_old, k_new) = phase.names(&m.key.column.name, &m.old_name);
+    let (c_old, c_new) = match phase {
+        Phase::BeforeSwap => (r.column.name.clone(), new_column(&r.column.name)),
+        _ => (old_reference(&r.column.name), r.column.name.clone()),
+    };
+    let (k_old, k_new, c_old, c_new) = (
+        quote_ident(&k_old),
+        quote_ident(&k_new),
+        quote_ident(&c_old),
+        quote_ident(&c_new),
+    );
+    let others = r.other_join(&m.key, "x", "p");
+    let join = old_join(m, r, &format!("p.{k_old}"), &format!("x.{c_old}"));
+    let want = expected(m, r, &format!("p.{k_new}"), &format!("x.{c_old}"));
+    let label = |what: &str| {
+        quote_literal(&format!(
+            "references of {}.{} {what}",
+            r.table.display_name(),
+            r.column.name
+        ))
+    };
+    let mut checks = vec![match phase {
+        Phase::AfterSwap => format!(
+            "{}, (SELECT count(*) FROM {ct} x JOIN {t} p ON {join}{others} WHERE x.{c_old} IS NOT NULL AND {} AND {} AND {want} IS DISTINCT FROM x.{c_new})",
+            label("not rewritten"),
+            unchanged("x"),
+            unchanged("p")
+        ),
+        Phase::BeforeSwap => format!(
+            "{}, (SELECT count(*) FROM {ct} x LEFT JOIN {t} p ON {join}{others} WHERE x.{c_old} IS NOT NULL AND {want} IS DISTINCT FROM x.{c_new})",
+            label("not rewritten")
+        ),
+        Phase::OneTransaction => format!(
+            "{}, (SELECT count(*) FROM {ct} x LEFT JOIN {t} p ON {join}{others} WHERE {want} IS DISTINCT FROM x.{c_new})",
+            label("not rewritten")
+        ),
+    }];
+    if phase != Phase::BeforeSwap && m.becomes(r) == Becomes::Uuid {
+        let others_new = r.other_join(&m.key, "x", "p");
+        checks.push(format!(
+            "{}, (SELECT count(*) FROM {ct} x WHERE x.{c_new} IS NOT NULL AND NOT EXISTS (SELECT FROM {t} p WHERE p.{k_new} = x.{c_new}{others_new}))",
+            label("naming no row")
+        ));
+    }
+    checks
+}
+
+/// Foreign keys made again are validated (in batches, after the swap, by
+/// their own step).
+fn foreign_keys_valid(m: &Migration) -> Vec<String> {
+    let declared: Vec<(&Relation, &uuidforge_db::catalog::Constraint)> = m
+        .references
+        .iter()
+        .filter_map(|r| Some((r.declared_on, r.fk?)))
+        .collect();
+    if declared.is_empty() {
+        return Vec::new();
+    }
+    let names: Vec<String> = declared
+        .iter()
+        .map(|(_, fk)| quote_literal(&fk.name))
+        .collect();
+    let tables: Vec<String> = declared
+        .iter()
+        .map(|(t, _)| quote_literal(&t.sql_name()))
+        .collect();
+    vec![format!(
+        "'foreign keys not valid', (SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND NOT convalidated AND conname = ANY (ARRAY[{}]) AND conrelid::regclass::text = ANY (ARRAY[{}]::text[]))",
+        names.join(", "),
+        tables.join(", ")
+    )]
+}
+
+/// The row count of the table and of each referencing table, one row of
+/// JSON text: read before and after a migration in one transaction, the
+/// two must be equal.
+pub fn counts_sql(target: &Target) -> String {
+    let counts: Vec<String> = target
+        .written()
+        .iter()
+        .map(|r| {
+            format!(
+                "{}, (SELECT count(*) FROM {})",
+                quote_literal(&r.sql_name()),
+                r.sql_name()
+            )
+        })
+        .collect();
+    uuidforge_db::plan::json_object(&counts)
+}
+
+/// The columns of `table` the migration changes: the key, the references
+/// to it.
+pub fn changed_columns(target: &Target, table: &Relation) -> Vec<i16> {
+    target
+        .watched()
+        .into_iter()
+        .filter(|(t, _)| *t == table.oid)
+        .map(|(_, n)| n)
+        .collect()
+}
+
+/// One row of JSON text: per table written, a digest of every row's
+/// other columns ([`row_digest`]: order-free, one pass). Read before the
+/// change and after, it proves that nothing but the key and its references
+/// changed: no trigger stamped a row, no value moved.
+pub fn digest_sql(target: &Target) -> String {
+    let digests: Vec<String> = target
+        .written()
+        .iter()
+        .map(|table| {
+            format!(
+                "{}, {}",
+                quote_literal(&table.sql_name()),
+                row_digest(table, &changed_columns(target, table))
+            )
+        })
+        .collect();
+    uuidforge_db::plan::json_object(&digests)
+}
+
+/// The text of row `x` of `table` without the columns `except`.
+fn row_text(table: &Relation, except: &[i16]) -> String {
+    let columns: Vec<String> = table
+        .columns
+        .iter()
+        .filter(|c| !except.contains(&c.num))
+        .map(|c| format!("x.{}", quote_ident(&c.name)))
+        .collect();
+    format!("ROW({})::text", columns.join(", "))
+}
+
+/// A 64-bit hash of row `x` of `table` without the columns `except`, as
+/// text (`hashtextextended`: several times cheaper than MD5 over the same
+/// text; it catches changes, not adversaries).
+pub fn row_hash(table: &Relation, except: &[i16]) -> String {
+    format!("hashtextextended({}, 0)::text", row_text(table, except))
+}
+
+/// `(SELECT ...)` over the rows of `table` without the columns `except`:
+/// the row count and the sums of two 64-bit hashes of each row's text
+/// (seeds 0 and 1), as text. Sums do not depend on row order, so no sort:
+/// one pass. A changed row moves both sums unless both of its hashes
+/// collide.
+pub fn row_digest(table: &Relation, except: &[i16]) -> String {
+    format!(
+        "(SELECT count(*) || ':' || coalesce(sum(hashtextextended(d.t, 0)::numeric), 0) || ':' || coalesce(sum(hashtextextended(d.t, 1)::numeric), 0) FROM (SELECT {} AS t FROM {} x) d)",
+        row_text(table, except),
+        table.sql_name()
+    )
+}
+
+/// Every index, constraint (a partition's copy of its table's left out:
+/// it follows its table's) and column of `tables` (quoted, qualified
+/// names) and of their partitions, one row of JSON text: `{"index name":
+/// definition and comment, "constraint table name": …, "column
+/// table.name": not null, comment, privileges}`. Read before a key
+/// migration and after, each must be there again the same: nothing lost,
+/// nothing left on an old column (a definition names its columns).
+pub fn objects_sql(tables: &[String]) -> String {
+    let literals: Vec<String> = tables.iter().map(|t| quote_literal(t)).collect();
+    let rels = format!(
+        "(SELECT t.relid FROM unnest(ARRAY[{l}]::regclass[]) u(r), pg_partition_tree(u.r) t UNION SELECT u.r FROM unnest(ARRAY[{l}]::regclass[]) u(r))",
+        l = literals.join(", ")
+    );
+    format!(
+        "SELECT (coalesce((SELECT jsonb_object_agg('index ' || i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid) || coalesce(' -- ' || obj_description(i.indexrelid, 'pg_class'), '')) FROM pg_index i WHERE i.indrelid IN {rels}), '{{}}') \
+         || coalesce((SELECT jsonb_object_agg('constraint ' || co.conrelid::regclass::text || ' ' || co.conname, pg_get_constraintdef(co.oid) || coalesce(' -- ' || obj_description(co.oid, 'pg_constraint'), '')) FROM pg_constraint co WHERE co.conrelid IN {rels} AND co.conparentid = 0), '{{}}') \
+         || coalesce((SELECT jsonb_object_agg('column ' || a.attrelid::regclass::text || '.' || quote_ident(a.attname), json_build_object('not_null', a.attnotnull, 'comment', col_description(a.attrelid, a.attnum), 'privileges', a.attacl::text)::text) FROM pg_attribute a WHERE a.attrelid IN {rels} AND a.attnum > 0 AND NOT a.attisdropped), '{{}}'))::text"
+    )
+}
+
+/// `checks` (one row of JSON text) with `indexes, constraints and columns
+/// changed`: how many of the objects read when planning (`before`, JSON
+/// text of [`objects_sql`]) are not there again the same, and which
+/// (`changed: …` names each in the failure).
+pub fn with_objects_check(checks: &str, before: &str, tables: &[String]) -> String {
+    format!(
+        "SELECT (({checks})::jsonb || (SELECT coalesce(jsonb_object_agg('changed: ' || b.key, 1), '{{}}') || jsonb_build_object('indexes, constraints and columns changed', count(b.key)) FROM json_each_text({}::json) b WHERE b.value IS DISTINCT FROM ({})::json ->> b.key))::text",
+        quote_literal(before),
+        objects_sql(tables)
+    )
+}
+
+/// The entries whose value differs between two rows of [`counts_sql`],
+/// [`digest_sql`] or [`objects_sql`], as `name: before, after` (entries
+/// only `after` has are new, not changed).
+pub fn count_changes(before: &str, after: &str) -> Vec<String> {
+    let read = |json: &str| -> serde_json::Map<String, serde_json::Value> {
+        serde_json::from_str(json).unwrap_or_default()
+    };
+    let (before, after) = (read(before), read(after));
+    before
+        .iter()
+        .filter(|(name, n)| after.get(*name) != Some(n))
+        .map(|(name, n)| {
+            format!(
+                "{name}: {n} before, {} after",
+                after.get(name).cloned().unwrap_or_default()
+            )
+        })
+        .collect()
+}
+
+/// Reads a verification row: the checks that failed (empty when all hold),
+/// and every check as `name: count`.
+pub fn verification(json: &str) -> Result<(Vec<String>, Vec<String>), DbError> {
+    let map: serde_json::Map<String, serde_json::Value> = serde_json::from_str(json)
+        .map_err(|e| DbError::unreadable("verification", format!("{e}")))?;
+    let mut failed = Vec::new();
+    let mut all = Vec::new();
+    for (name, count) in map {
+        let n = count.as_i64().unwrap_or(-1);
+        if !name.starts_with("changed: ") {
+            all.push(format!("{name}: {n}"));
+        }
+        if n != 0 {
+            failed.push(format!("{name}: {n}"));
+        }
+    }
+    Ok((failed, all))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn count_changes_names_the_entry_and_ignores_new_ones() {
+        assert!(count_changes(r#"{"t": 3, "c": 5}"#, r#"{"t": 3, "c": 5, "new": 1}"#).is_empty());
+        assert_eq!(
+            count_changes(r#"{"t": 3, "c": 5}"#, r#"{"t": 3, "c": 4}"#),
+            vec!["c: 5 before, 4 after"]
+        );
+    }
+
+    #[test]
+    fn verification_names_what_failed() {
+        let (failed, all) = verification(
+            r#"{"rows out of order": 0, "new keys not from the map": 2, "changed: index i": 1, "indexes changed": 1}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            failed,
+            vec![
+                "changed: index i: 1",
+                "indexes changed: 1",
+                "new keys not from the map: 2"
+            ]
+        );
+        assert_eq!(all.len(), 3);
+    }
+}

@@ -1,0 +1,423 @@
+//! What sits on the columns a key migration changes and must move with
+//! them, exactly: constraints (primary and unique keys, exclusion, CHECK)
+//! and indexes over a key or reference column, read with their full
+//! definitions (`NULLS NOT DISTINCT`, deferrability, method, operator
+//! classes, `INCLUDE`, predicates, expressions), their comments, and the
+//! columns' own comments and privileges. Each is made again from its
+//! definition over the new column, or the change refuses before anything
+//! runs, naming it and why ([`Dependents::refusal`]).
+
+use uuidforge_db::catalog::{Relation, Snapshot};
+use uuidforge_db::error::DbError;
+use uuidforge_ident::{quote_ident, quote_literal};
+use crate::ops::{Answers, Probe, Read};
+use uuidforge_db::plan::{Param, Query};
+use serde::{Deserialize, Serialize};
+
+/// The read of every dependent of columns (`$1` their tables' oids, `$2`
+/// their numbers, both `text[]`) and of the same-named columns of their
+/// partitions: one row of JSON text, a [`Dependents`]. A partitioned
+/// table's index is defined `ON ONLY` the table; without `ONLY` its
+/// definition makes the partitions' too, so an index or constraint
+/// attached to a partitioned table's is left out (it follows its table's);
+/// a partition's own is in.
+pub const DEPENDENTS_SQL: &str = r#"WITH given AS (SELECT a::oid AS rel, b::int2 AS num FROM unnest($1::text[], $2::text[]) u(a, b)),
+  watched AS (SELECT rel, num FROM given UNION
+    SELECT pa.attrelid, pa.attnum FROM given g JOIN pg_attribute ga ON ga.attrelid = g.rel AND ga.attnum = g.num
+    CROSS JOIN LATERAL pg_partition_tree(g.rel) t JOIN pg_attribute pa ON pa.attrelid = t.relid AND pa.attname = ga.attname),
+  keycols AS (SELECT i.indexrelid, k.ord::int4 AS ord, k.num AS num, i.indclass[k.ord - 1] AS opclass
+    FROM pg_index i CROSS JOIN LATERAL unnest(i.indkey::int2[]) WITH ORDINALITY k(num, ord)
+    WHERE i.indrelid IN (SELECT rel FROM watched) AND k.ord <= i.indnkeyatts),
+  fit AS (SELECT kc.indexrelid, json_agg(json_build_object('num', kc.num, 'default_class', oc.opcdefault) ORDER BY kc.ord) AS keys,
+      bool_and(EXISTS (SELECT FROM pg_opclass u WHERE u.opcmethod = oc.opcmethod AND u.opcintype = 'uuid'::regtype AND u.opcdefault)) AS uuid_class
+    FROM keycols kc JOIN pg_opclass oc ON oc.oid = kc.opclass
+    GROUP BY kc.indexrelid),
+  ddl AS (SELECT i.indexrelid, CASE WHEN starts_with(pg_get_indexdef(i.indexrelid), p.on || 'ONLY ')
+      THEN p.on || substr(pg_get_indexdef(i.indexrelid), length(p.on || 'ONLY ') + 1)
+      ELSE pg_get_indexdef(i.indexrelid) END AS definition
+    FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+    CROSS JOIN LATERAL (SELECT 'CREATE ' || CASE WHEN i.indisunique THEN 'UNIQUE ' ELSE '' END || 'INDEX '
+      || quote_ident(c.relname) || ' ON ' AS on) p
+    WHERE i.indrelid IN (SELECT rel FROM watched))
+SELECT json_build_object(
+ 'indexes', (SELECT coalesce(json_agg(x ORDER BY x.oid), '[]') FROM (
+   SELECT DISTINCT ON (i.indexrelid) i.indexrelid::int8 AS oid, i.indrelid::int8 AS "table", n.nspname AS schema,
+     c.relname AS name, d.definition, am.amname AS method, i.indisunique AS "unique",
+     obj_description(i.indexrelid, 'pg_class') AS comment,
+     pg_get_expr(i.indexprs, i.indrelid) AS expressions, pg_get_expr(i.indpred, i.indrelid) AS predicate,
+     coalesce(f.keys, '[]') AS keys, coalesce(f.uuid_class, true) AS uuid_class,
+     (SELECT coalesce(json_agg(json_build_object('partition', li.indrelid::int8, 'name', lc.relname) ORDER BY lc.oid), '[]')
+        FROM pg_inherits lh JOIN pg_index li ON li.indexrelid = lh.inhrelid JOIN pg_class lc ON lc.oid = lh.inhrelid
+       WHERE lh.inhparent = i.indexrelid) AS leaves
+   FROM pg_depend dp JOIN pg_index i ON i.indexrelid = dp.objid
+   JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+   JOIN pg_am am ON am.oid = c.relam JOIN ddl d ON d.indexrelid = i.indexrelid
+   LEFT JOIN fit f ON f.indexrelid = i.indexrelid
+   WHERE dp.classid = 'pg_class'::regclass AND dp.refclassid = 'pg_class'::regclass
+     AND (dp.refobjid, dp.refobjsubid) IN (SELECT rel, num FROM watched)
+     AND NOT EXISTS (SELECT FROM pg_constraint k WHERE k.conindid = i.indexrelid AND k.conrelid = i.indrelid)
+     AND NOT EXISTS (SELECT FROM pg_inherits h WHERE h.inhrelid = i.indexrelid)
+   ORDER BY i.indexrelid) x),
+ 'constraints', (SELECT coalesce(json_agg(x ORDER BY x.oid), '[]') FROM (
+   SELECT co.oid::int8 AS oid, co.conrelid::int8 AS "table", n.nspname AS schema, co.conname AS name,
+     co.contype::text AS kind, pg_get_constraintdef(co.oid) AS definition, co.conkey AS columns,
+     co.condeferrable AS deferrable, co.condeferred AS deferred, co.convalidated AS validated,
+     obj_description(co.oid, 'pg_constraint') AS comment,
+     pg_get_expr(co.conbin, co.conrelid) AS expression,
+     d.definition AS index_definition, am.amname AS method,
+     pg_get_expr(i.indexprs, i.indrelid) AS expressions, pg_get_expr(i.indpred, i.indrelid) AS predicate,
+     coalesce(f.keys, '[]') AS keys, coalesce(f.uuid_class, true) AS uuid_class,
+     (SELECT coalesce(json_agg(json_build_object('partition', lk.conrelid::int8, 'name', lk.conname) ORDER BY lk.oid), '[]')
+        FROM pg_constraint lk WHERE lk.conparentid = co.oid) AS leaves
+   FROM pg_constraint co JOIN pg_class c ON c.oid = co.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+   LEFT JOIN pg_index i ON i.indexrelid = co.conindid LEFT JOIN ddl d ON d.indexrelid = co.conindid
+   LEFT JOIN pg_class ic ON ic.oid = co.conindid LEFT JOIN pg_am am ON am.oid = ic.relam
+   LEFT JOIN fit f ON f.indexrelid = co.conindid
+   WHERE co.contype IN ('p', 'u', 'x', 'c') AND co.conparentid = 0
+     AND EXISTS (SELECT FROM watched w WHERE w.rel = co.conrelid AND w.num = ANY (co.conkey))) x),
+ 'columns', (SELECT coalesce(json_agg(x ORDER BY x."table", x.num), '[]') FROM (
+   SELECT a.attrelid::int8 AS "table", a.attnum AS num, col_description(a.attrelid, a.attnum) AS comment,
+     (SELECT json_agg(json_build_object('grantee', CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE pg_get_userbyid(g.grantee) END,
+        'privilege', g.privilege_type, 'grantable', g.is_grantable) ORDER BY g.grantee, g.privilege_type)
+        FROM aclexplode(a.attacl) g) AS grants,
+     n.conname AS not_null_name
+   FROM given w JOIN pg_attribute a ON a.attrelid = w.rel AND a.attnum = w.num
+   LEFT JOIN pg_constraint n ON n.conrelid = a.attrelid AND n.contype = 'n' AND n.conkey = ARRAY[a.attnum]
+   WHERE col_description(a.attrelid, a.attnum) IS NOT NULL OR a.attacl IS NOT NULL OR n.conname IS NOT NULL) x)
+)::text"#;
+
+/// The read of the dependents of `columns` ((table oid, column number)).
+pub fn read(columns: &[(u32, i16)]) -> Read {
+    Read::new(
+        "dependents",
+        "read the constraints and indexes over the columns",
+        Query {
+            sql: DEPENDENTS_SQL.to_string(),
+            params: vec![
+                Param::TextArray(columns.iter().map(|(t, _)| t.to_string()).collect()),
+                Param::TextArray(columns.iter().map(|(_, c)| c.to_string()).collect()),
+            ],
+        },
+    )
+}
+
+/// A key column of an index and whether its operator class is a default
+/// one (`pg_get_indexdef` names any other, which would not fit a uuid
+/// column).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyClass {
+    /// The column's number (0: an expression).
+    pub num: i16,
+    /// Whether its operator class is the default of the column's type.
+    pub default_class: bool,
+}
+
+/// A piece of a partitioned index or constraint on one partition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Leaf {
+    /// The partition's oid.
+    pub partition: u32,
+    /// The piece's name.
+    pub name: String,
+}
+
+/// What of an index must still hold over the columns that become uuid:
+/// its expressions and predicate type, its operator classes fit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexShape {
+    /// Its expressions, as `pg_get_expr` writes them.
+    pub expressions: Option<String>,
+    /// Its `WHERE`.
+    pub predicate: Option<String>,
+    /// Its key columns' operator classes.
+    pub keys: Vec<KeyClass>,
+    /// Whether its access method has a default operator class for uuid.
+    pub uuid_class: bool,
+}
+
+impl IndexShape {
+    /// Its expressions and predicate.
+    pub fn expressions(&self) -> Vec<&str> {
+        [&self.expressions, &self.predicate]
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+            .collect()
+    }
+}
+
+/// An index over a changed column that no constraint owns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexDependent {
+    /// Its oid.
+    pub oid: u32,
+    /// Its table's oid.
+    pub table: u32,
+    /// Its schema.
+    pub schema: String,
+    /// Its name.
+    pub name: String,
+    /// `pg_get_indexdef` (without `ONLY` on a partitioned table).
+    pub definition: String,
+    /// Its access method.
+    pub method: String,
+    /// Unique.
+    pub unique: bool,
+    /// `COMMENT ON INDEX`.
+    pub comment: Option<String>,
+    /// What must still hold over uuid columns.
+    #[serde(flatten)]
+    pub shape: IndexShape,
+    /// A partitioned table's index: the partitions' indexes attached to it.
+    #[serde(default)]
+    pub leaves: Vec<Leaf>,
+}
+
+/// A constraint over a changed column (primary or unique key, exclusion,
+/// CHECK), other than the migrated table's primary key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConstraintDependent {
+    /// Its oid.
+    pub oid: u32,
+    /// Its table's oid.
+    pub table: u32,
+    /// Its schema.
+    pub schema: String,
+    /// Its name.
+    pub name: String,
+    /// `p`, `u`, `x` or `c`.
+    pub kind: String,
+    /// `pg_get_constraintdef`: what `ADD CONSTRAINT name` takes.
+    pub definition: String,
+    /// Its columns.
+    pub columns: Vec<i16>,
+    /// `DEFERRABLE`.
+    pub deferrable: bool,
+    /// `INITIALLY DEFERRED`.
+    pub deferred: bool,
+    /// Validated (a CHECK added `NOT VALID` is not).
+    pub validated: bool,
+    /// `COMMENT ON CONSTRAINT`.
+    pub comment: Option<String>,
+    /// A CHECK's expression.
+    pub expression: Option<String>,
+    /// The index behind a key or exclusion constraint (`pg_get_indexdef`).
+    pub index_definition: Option<String>,
+    /// That index's access method.
+    pub method: Option<String>,
+    /// What of that index must still hold over uuid columns.
+    #[serde(flatten)]
+    pub shape: IndexShape,
+    /// A partitioned table's constraint: its partitions' pieces.
+    #[serde(default)]
+    pub leaves: Vec<Leaf>,
+}
+
+/// A privilege on a column.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ColumnGrant {
+    /// A role, or `PUBLIC`.
+    pub grantee: String,
+    /// `SELECT`, `UPDATE`, …
+    pub privilege: String,
+    /// `WITH GRANT OPTION`.
+    pub grantable: bool,
+}
+
+/// A changed column's own comment, privileges and NOT NULL constraint's
+/// name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ColumnExtras {
+    /// Its table's oid.
+    pub table: u32,
+    /// Its number.
+    pub num: i16,
+    /// `COMMENT ON COLUMN`.
+    pub comment: Option<String>,
+    /// `GRANT … (column)`.
+    pub grants: Option<Vec<ColumnGrant>>,
+    /// Its NOT NULL constraint's name (PostgreSQL 18 names them).
+    #[serde(default)]
+    pub not_null_name: Option<String>,
+}
+
+/// Everything over the changed columns, as [`DEPENDENTS_SQL`] reads it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Dependents {
+    /// Indexes no constraint owns.
+    pub indexes: Vec<IndexDependent>,
+    /// Constraints.
+    pub constraints: Vec<ConstraintDependent>,
+    /// Columns with a comment or privileges.
+    pub columns: Vec<ColumnExtras>,
+}
+
+/// The key columns of `keys` among `changed` whose operator class would
+/// not fit uuid: named explicitly, or the method has no uuid class.
+fn unfit(keys: &[KeyClass], uuid_class: bool, changed: &[i16]) -> Option<&'static str> {
+    let changed_keys: Vec<&KeyClass> = keys.iter().filter(|k| changed.contains(&k.num)).collect();
+    if changed_keys.is_empty() {
+        return None;
+    }
+    if !uuid_class {
+        return Some("its access method has no operator class for uuid");
+    }
+    changed_keys
+        .iter()
+        .any(|k| !k.default_class)
+        .then_some("it names an operator class of the old type")
+}
+
+impl ConstraintDependent {
+    /// The expressions that must still type over uuid columns: a CHECK's,
+    /// its index's expressions and predicate.
+    pub fn expressions(&self) -> Vec<&str> {
+        let mut all: Vec<&str> = self.expression.iter().map(String::as_str).collect();
+        all.extend(self.shape.expressions());
+        all
+    }
+
+    /// `COMMENT ON CONSTRAINT` for it, on `table` (after it is made again).
+    pub fn comment_sql(&self, table: &str) -> Option<String> {
+        self.comment.as_ref().map(|c| {
+            format!(
+                "COMMENT ON CONSTRAINT {} ON {table} IS {}",
+                quote_ident(&self.name),
+                quote_literal(c)
+            )
+        })
+    }
+}
+
+impl IndexDependent {
+    /// `COMMENT ON INDEX` for it (after it is made again).
+    pub fn comment_sql(&self) -> Option<String> {
+        self.comment.as_ref().map(|c| {
+            format!(
+                "COMMENT ON INDEX {} IS {}",
+                uuidforge_ident::qualified(&self.schema, &self.name),
+                quote_literal(c)
+            )
+        })
+    }
+}
+
+impl ColumnExtras {
+    /// The statements giving column `column` of `table` this comment,
+    /// these privileges and its NOT NULL constraint this name (the new
+    /// column's is named for the column it was made as).
+    pub fn statements(&self, table: &str, column: &str) -> Vec<String> {
+        let c = quote_ident(column);
+        let mut out = Vec::new();
+        if let Some(name) = &self.not_null_name {
+            out.push(format!(
+                "DO $uuidforge$ DECLARE n name; BEGIN SELECT conname INTO n FROM pg_constraint WHERE conrelid = {t}::regclass AND contype = 'n' AND conkey = ARRAY[(SELECT attnum FROM pg_attribute WHERE attrelid = {t}::regclass AND attname = {col})]; IF n IS NOT NULL AND n <> {want} THEN EXECUTE format('ALTER TABLE %s RENAME CONSTRAINT %I TO %I', {t}, n, {want}); END IF; END $uuidforge$",
+                t = quote_literal(table),
+                col = quote_literal(column),
+                want = quote_literal(name)
+            ));
+        }
+        if let Some(comment) = &self.comment {
+            out.push(format!(
+                "COMMENT ON COLUMN {table}.{c} IS {}",
+                quote_literal(comment)
+            ));
+        }
+        for g in self.grants.iter().flatten() {
+            let grantee = if g.grantee == "PUBLIC" {
+                "PUBLIC".to_string()
+            } else {
+                quote_ident(&g.grantee)
+            };
+            out.push(format!(
+                "GRANT {} ({c}) ON {table} TO {grantee}{}",
+                g.privilege,
+                if g.grantable {
+                    " WITH GRANT OPTION"
+                } else {
+                    ""
+                }
+            ));
+        }
+        out
+    }
+}
+
+/// The probe of `expressions` over `table` with the columns `to_uuid` as
+/// uuid (the others as they are): whether the server still takes them.
+/// Analysed only: over `LIMIT 0` no row is read and no function called;
+/// one row comes back.
+pub fn probe(
+    name: &str,
+    what: &str,
+    table: &Relation,
+    to_uuid: &[i16],
+    expressions: &[&str],
+) -> Read {
+    let columns: Vec<String> = table
+        .columns
+        .iter()
+        .map(|c| {
+            let ty = if to_uuid.contains(&c.num) {
+                "uuid"
+            } else {
+                c.type_name.as_str()
+            };
+            format!("NULL::{ty} AS {}", quote_ident(&c.name))
+        })
+        .collect();
+    let uses: Vec<String> = expressions.iter().map(|e| format!("ROW({e})")).collect();
+    Read::probe(
+        name,
+        what,
+        Query::new(format!(
+            "SELECT {} WHERE NOT EXISTS (SELECT FROM (SELECT {} LIMIT 0) x WHERE {} IS NULL)",
+            quote_literal(&Probe::ran_answer()),
+            columns.join(", "),
+            uses.join(" IS NULL AND ")
+        )),
+    )
+}
+
+/// Where a dependent of `table` cannot move to uuid columns (`changed`
+/// of it): the reason, or none. Probes the server answered (`answers`,
+/// under `probe_name`) say whether its expressions still type.
+pub fn cannot_carry(
+    answers: &Answers,
+    probe_name: &str,
+    shape: &IndexShape,
+    changed: &[i16],
+) -> Result<Option<String>, DbError> {
+    if let Some(why) = unfit(&shape.keys, shape.uuid_class, changed) {
+        return Ok(Some(why.to_string()));
+    }
+    match answers.get::<Probe>(probe_name, "probe")? {
+        Some(Probe::Refused { message }) => {
+            Ok(Some(format!("over uuid the server refuses it: {message}")))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// The changed columns of `table` among `changed` ((table, number) pairs),
+/// and the same-named columns of a partition of such a table.
+pub fn changed_in(snapshot: &Snapshot, table: u32, changed: &[(u32, i16)]) -> Vec<i16> {
+    let direct: Vec<i16> = changed
+        .iter()
+        .filter(|(t, _)| *t == table)
+        .map(|(_, n)| *n)
+        .collect();
+    if !direct.is_empty() {
+        return direct;
+    }
+    let (Some(partition), Some(root)) = (snapshot.relation(table), snapshot.partition_root(table))
+    else {
+        return Vec::new();
+    };
+    changed
+        .iter()
+        .filter(|(t, _)| *t == root.oid)
+        .filter_map(|(_, n)| root.column(*n))
+        .filter_map(|c| partition.column_named(&c.name).map(|p| p.num))
+        .collect()
+}

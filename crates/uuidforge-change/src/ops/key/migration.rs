@@ -1,0 +1,661 @@
+//! A key migration, analysed: the table's key and where its old values go,
+//! every reference (declared, on partitions, named with `--also`), the
+//! views, constraints, indexes and triggers over them, each checked so that
+//! what the migration cannot carry is refused before anything runs. Both
+//! modes of `migrate-key` plan from one [`Migration`].
+
+use super::dependents::{self, ConstraintDependent, Dependents, IndexDependent};
+use super::values::{self, Becomes};
+use super::{by_column, new_column, old_reference, references_to, Key, Reference};
+use uuidforge_db::catalog::{Column, RelKind, Relation, Snapshot};
+use uuidforge_db::error::DbError;
+use uuidforge_db::generators::Generator;
+use uuidforge_ident::quote_ident;
+use uuidforge_db::introspect::{Partition, UserTrigger, ViewDefinition};
+use uuidforge_db::introspect::Mention;
+use crate::ops::{Answers, Read};
+
+/// What to migrate.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct MigrateOptions {
+    /// A column whose time orders the new keys (`created_at`); without it,
+    /// the old key order.
+    pub order_by: Option<String>,
+    /// The name kept for the old values (default `<key>_old`).
+    pub keep_old: Option<String>,
+    /// The key column of a primary key of several columns (`id` of
+    /// `(id, created_at)` on a partitioned table).
+    pub column: Option<String>,
+    /// Columns (`TABLE.COLUMN`) holding the key's values without a foreign
+    /// key: migrated as references (no foreign key made for them).
+    pub also: Vec<String>,
+    /// Columns (`TABLE.COLUMN`) named for the key without a foreign key
+    /// that hold other values than the key's: left as they are.
+    pub leave: Vec<String>,
+    /// Give the new key no default (the application makes the keys), even
+    /// where no generator is installed.
+    pub no_default: bool,
+}
+
+/// Key types a migration reads.
+fn key_type_supported(type_name: &str) -> bool {
+    ["smallint", "integer", "bigint", "text", "uuid", "character"].contains(&type_name)
+        || type_name.starts_with("character varying")
+        || type_name.starts_with("character(")
+}
+
+/// The column an option (`--also`, `--leave`) names: `TABLE.COLUMN` or
+/// `SCHEMA.TABLE.COLUMN`, read as psql reads names; errors name the option.
+fn column_option<'a>(
+    snapshot: &'a Snapshot,
+    option: &str,
+    spec: &str,
+) -> Result<(&'a Relation, &'a Column), DbError> {
+    let uuidforge_db::related::Target::Column(c) =
+        uuidforge_db::related::Target::parse_column(snapshot, spec).map_err(|e| e.within(option))?
+    else {
+        unreachable!("parse_column returns a column");
+    };
+    snapshot
+        .relation(c.relation)
+        .and_then(|r| Some((r, r.column(c.column)?)))
+        .ok_or_else(|| DbError::not_found(option, format!("'{spec}' is not in the catalog")))
+}
+
+/// A key migration's target before anything is read: the key, the names
+/// it makes, every reference.
+pub struct Target<'a> {
+    /// The catalog.
+    pub snapshot: &'a Snapshot,
+    /// The key.
+    pub key: Key<'a>,
+    /// Where the old key values are kept.
+    pub old_name: String,
+    /// The column whose time orders the new keys.
+    pub order_column: Option<String>,
+    /// Every reference: declared foreign keys (on the referencing tables
+    /// or their partitions), then the columns of `--also`.
+    pub references: Vec<Reference<'a>>,
+    /// The columns of `--leave`, (table, column).
+    pub left: Vec<(u32, i16)>,
+    /// What the new key's default calls (none with `--no-default`).
+    pub generator: Option<Generator>,
+}
+
+impl<'a> Target<'a> {
+    /// Reads and checks the target. Errors name the argument, the value
+    /// and what was expected.
+    pub fn new(
+        snapshot: &'a Snapshot,
+        table: &str,
+        options: &MigrateOptions,
+    ) -> Result<Target<'a>, DbError> {
+        let relation = snapshot.find_relation(table)?;
+        if !matches!(relation.kind, RelKind::Table | RelKind::PartitionedTable)
+            || relation.is_partition
+        {
+            return Err(DbError::refused(
+                "table",
+                format!(
+                    "{} is a {} (expected a table or a partitioned table; a partition is migrated with its table)",
+                    relation.display_name(),
+                    if relation.is_partition { "partition" } else { relation.kind.name() }
+                ),
+            ));
+        }
+        refuse_foreign_partitions(snapshot, relation)?;
+        let key = Key::find(snapshot, relation, options.column.as_deref())?;
+        if !key_type_supported(&key.column.type_name) {
+            return Err(DbError::refused(
+                "table",
+                format!(
+                    "key {}.{} is {} (expected smallint, integer, bigint, text, varchar, char or uuid)",
+                    relation.display_name(),
+                    key.column.name,
+                    key.column.type_name
+                ),
+            ));
+        }
+        let (old_name, order_column) = names_of(relation, key.column, options)?;
+        let mut references = references_to(snapshot, &key)?;
+        references.extend(also(snapshot, &key, &references, &options.also)?);
+        let left = options
+            .leave
+            .iter()
+            .map(|spec| column_option(snapshot, "leave", spec).map(|(r, c)| (r.oid, c.num)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let target = Target {
+            snapshot,
+            key,
+            old_name,
+            order_column,
+            references,
+            left,
+            generator: uuidforge_db::generators::for_new_key(snapshot, options.no_default)?,
+        };
+        target.refuse_foreign_constraints()?;
+        for r in by_column(&target.references) {
+            let kept = old_reference(&r.column.name);
+            if r.table.column_named(&kept).is_some() {
+                return Err(DbError::refused(
+                    "table",
+                    format!(
+                        "{} already has a column '{kept}' (expected it free for the old references)",
+                        r.table.display_name()
+                    ),
+                ));
+            }
+        }
+        Ok(target)
+    }
+
+    /// The key column and the reference columns, (table, column number),
+    /// each once: what the migration changes.
+    pub fn watched(&self) -> Vec<(u32, i16)> {
+        let mut watched = vec![(self.key.table.oid, self.key.column.num)];
+        for r in by_column(&self.references) {
+            watched.push((r.table.oid, r.column.num));
+        }
+        watched
+    }
+
+    /// The columns whose type becomes uuid (a text reference keeps its
+    /// own).
+    pub fn to_uuid(&self) -> Vec<(u32, i16)> {
+        let mut out = vec![(self.key.table.oid, self.key.column.num)];
+        for r in by_column(&self.references) {
+            if self.becomes(r) == Becomes::Uuid {
+                out.push((r.table.oid, r.column.num));
+            }
+        }
+        out
+    }
+
+    /// How reference `r` moves.
+    pub fn becomes(&self, r: &Reference) -> Becomes {
+        values::becomes(self.snapshot, &self.key, r.column)
+    }
+
+    /// The tables written, each once: the table, then its referencing
+    /// tables.
+    pub fn written(&self) -> Vec<&'a Relation> {
+        let mut tables = vec![self.key.table];
+        for r in &self.references {
+            if !tables.iter().any(|t| t.oid == r.table.oid) {
+                tables.push(r.table);
+            }
+        }
+        tables
+    }
+
+    /// Another foreign key over a changed column (one referencing another
+    /// table, or one referencing a reference) would be left on the old
+    /// column: refused, named.
+    fn refuse_foreign_constraints(&self) -> Result<(), DbError> {
+        let watched = self.watched();
+        let ours = |oid: u32, name: &str| {
+            self.references
+                .iter()
+                .any(|r| r.fk.is_some_and(|fk| fk.table == oid && fk.name == name))
+        };
+        let changed = |table: u32, columns: &[i16]| {
+            let root = self.snapshot.partition_root(table).map_or(table, |r| r.oid);
+            let holder = self.snapshot.relation(table);
+            columns.iter().any(|&n| {
+                let name = holder.and_then(|h| h.column(n)).map(|c| c.name.as_str());
+                watched.iter().any(|&(t, w)| {
+                    (t == table && w == n)
+                        || (t == root
+                            && self
+                                .snapshot
+                                .relation(root)
+                                .and_then(|r| r.column(w))
+                                .map(|c| c.name.as_str())
+                                == name)
+                })
+            })
+        };
+        for fk in self.snapshot.foreign_keys() {
+            if ours(fk.table, &fk.name) {
+                continue;
+            }
+            let from = changed(fk.table, &fk.columns);
+            let to = changed(fk.ref_table, fk.ref_columns.as_deref().unwrap_or_default());
+            if from || to {
+                let holder = self
+                    .snapshot
+                    .relation(fk.table)
+                    .map_or_else(String::new, |r| r.display_name());
+                let other = self
+                    .snapshot
+                    .relation(fk.ref_table)
+                    .map_or_else(String::new, |r| r.display_name());
+                return Err(DbError::refused(
+                    "table",
+                    format!(
+                        "foreign key {} of {holder} references {other} over a column the migration changes (a reference to a reference): it would stay on the old column; migrate {other}'s key first, or drop the foreign key",
+                        fk.name
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The columns named with `--also`, as references without a foreign key.
+/// A partitioned table whose tree holds foreign tables (postgres_fdw
+/// shards) is refused, naming them: their rows live on other servers, where
+/// this server's transaction, locks and checks do not reach.
+fn refuse_foreign_partitions(snapshot: &Snapshot, table: &Relation) -> Result<(), DbError> {
+    let foreign: Vec<String> = snapshot
+        .relations
+        .iter()
+        .filter(|r| r.kind == RelKind::ForeignTable && r.is_partition)
+        .filter(|r| {
+            snapshot
+                .partition_root(r.oid)
+                .is_some_and(|root| root.oid == table.oid)
+        })
+        .map(|r| r.display_name())
+        .collect();
+    if foreign.is_empty() {
+        return Ok(());
+    }
+    Err(DbError::refused(
+        "table",
+        format!(
+            "{} has partitions that are foreign tables ({}): their rows live on other \
+             servers, out of reach of one transaction here (expected local partitions only; \
+             migrate the tables behind them on their servers, together with --fleet FILE \
+             migrate-key --sharded, and this server's own partitions apart)",
+            table.display_name(),
+            foreign.join(", ")
+        ),
+    ))
+}
+
+fn also<'a>(
+    snapshot: &'a Snapshot,
+    key: &Key<'a>,
+    declared: &[Reference<'a>],
+    specs: &[String],
+) -> Result<Vec<Reference<'a>>, DbError> {
+    let mut out: Vec<Reference> = Vec::new();
+    for spec in specs {
+        let (holder, column) = column_option(snapshot, "also", spec)?;
+        if holder.kind == RelKind::ForeignTable {
+            return Err(DbError::refused(
+                "also",
+                format!(
+                    "{} is a foreign table: its rows live on another server, which one \
+                     transaction here cannot change (migrate the table behind it there; \
+                     a fleet's members together with --fleet)",
+                    holder.display_name()
+                ),
+            ));
+        }
+        if let Some(why) = values::cannot_refer(snapshot, key, column) {
+            return Err(DbError::invalid(
+                "also",
+                format!("{}.{} is {why}", holder.display_name(), column.name),
+            ));
+        }
+        let taken = declared
+            .iter()
+            .chain(&out)
+            .any(|r| r.table.oid == holder.oid && r.column.num == column.num);
+        if taken || (holder.oid == key.table.oid && column.num == key.column.num) {
+            return Err(DbError::invalid(
+                "also",
+                format!(
+                    "{}.{} is migrated already (a foreign key to the key, or the key)",
+                    holder.display_name(),
+                    column.name
+                ),
+            ));
+        }
+        out.push(Reference {
+            table: holder,
+            declared_on: holder,
+            fk: None,
+            column,
+        });
+    }
+    Ok(out)
+}
+
+/// Where the old values go (`--keep-old`) and the column whose time
+/// orders the new keys (`--order-by`).
+fn names_of(
+    relation: &Relation,
+    key: &Column,
+    options: &MigrateOptions,
+) -> Result<(String, Option<String>), DbError> {
+    // A name the user gives reads as psql reads it (unquoted folds).
+    let old_name = match &options.keep_old {
+        Some(text) => match &uuidforge_ident::parse_name(text)
+            .map_err(|e| DbError::invalid("keep-old", e))?[..]
+        {
+            [one] => one.name.clone(),
+            _ => {
+                return Err(DbError::invalid(
+                    "keep-old",
+                    format!("'{text}' is not one column name"),
+                ))
+            }
+        },
+        None => format!("{}_old", key.name),
+    };
+    if old_name.is_empty() || old_name.len() > 63 || relation.column_named(&old_name).is_some() {
+        return Err(DbError::invalid(
+            "keep-old",
+            format!("'{old_name}' is taken or not a column name (expected a free name of 1 to 63 bytes)"),
+        ));
+    }
+    let order_column = match &options.order_by {
+        Some(name) => {
+            let c = relation.find_column("order-by", name)?;
+            if !(c.type_name.starts_with("timestamp") || c.type_name == "date") {
+                return Err(DbError::invalid(
+                    "order-by",
+                    format!(
+                        "{}.{name} is {} (expected timestamp, timestamptz or date)",
+                        relation.display_name(),
+                        c.type_name
+                    ),
+                ));
+            }
+            Some(c.name.clone())
+        }
+        None => None,
+    };
+    Ok((old_name, order_column))
+}
+
+/// A key migration with everything its planning pass read.
+pub struct Migration<'a> {
+    /// The target.
+    pub target: Target<'a>,
+    /// Views over the changed columns (and over those), made again.
+    pub views: Vec<ViewDefinition>,
+    /// The partitions of the partitioned tables written.
+    pub partitions: Vec<Partition>,
+    /// User triggers of the tables written, kept from firing on the
+    /// migration's own writes.
+    pub triggers: Vec<UserTrigger>,
+    /// Functions and procedures using the changed columns, to review.
+    pub functions: Vec<Mention>,
+    /// What sits on the changed columns and moves with them (the table's
+    /// primary key left out: the migration moves it itself).
+    pub dependents: Dependents,
+    /// Every index, constraint and column of the tables written as read
+    /// when planning (JSON text of [`super::checks::objects_sql`]).
+    pub objects: String,
+}
+
+impl<'a> std::ops::Deref for Migration<'a> {
+    type Target = Target<'a>;
+    fn deref(&self) -> &Target<'a> {
+        &self.target
+    }
+}
+
+/// The reads of a migration's planning pass, given what it read so far:
+/// views, dependents, partitions, triggers, functions, the objects, the
+/// values of columns named for the key; then a probe per constraint or
+/// index whose expressions use a column that becomes uuid.
+pub fn reads(target: &Target, answers: &Answers) -> Result<Vec<Read>, DbError> {
+    let watched = target.watched();
+    let written = target.written();
+    let oids: Vec<u32> = written.iter().map(|r| r.oid).collect();
+    let parted: Vec<u32> = written
+        .iter()
+        .filter(|r| r.kind == RelKind::PartitionedTable)
+        .map(|r| r.oid)
+        .collect();
+    let (columns, tables): (Vec<String>, Vec<String>) = names_used(target).into_iter().unzip();
+    let named = values::named_for_key(
+        target.snapshot,
+        &target.key,
+        &target.references,
+        &target.left,
+    );
+    let names: Vec<String> = written.iter().map(|r| r.sql_name()).collect();
+    let mut reads = vec![
+        Read::new(
+            "views",
+            "read the dependent views",
+            uuidforge_db::introspect::dependent_views_query(&watched),
+        ),
+        dependents::read(&watched),
+        Read::new(
+            "partitions",
+            "read the partitions",
+            uuidforge_db::introspect::partitions_query(&parted),
+        ),
+        Read::new(
+            "triggers",
+            "read the triggers of the tables written",
+            uuidforge_db::introspect::user_triggers_query(&oids),
+        ),
+        Read::new(
+            "functions",
+            "list the functions using the columns",
+            uuidforge_db::introspect::functions_using_query(&columns, &tables, target.key.column.type_oid),
+        ),
+        Read::new(
+            "objects",
+            "read the indexes, constraints and columns of the tables written",
+            uuidforge_db::plan::Query::new(super::checks::objects_sql(&names)),
+        ),
+        values::read(target.snapshot, &target.key, &named),
+    ];
+    if let Some(Generator::Extension { function, .. }) = &target.generator {
+        // Whether the extension orders across sessions: it knows (a role
+        // that is not a superuser may not read shared_preload_libraries).
+        let schema = function.rsplit_once('.').map_or("", |(s, _)| s);
+        reads.push(Read::new(
+            SERVER_WIDE,
+            "ask the extension whether its order is server-wide",
+            uuidforge_db::plan::Query::new(format!(
+                "SELECT {}.uuidv7_is_server_wide()::text",
+                quote_ident(schema)
+            )),
+        ));
+    }
+    if let Some(found) = answers.get::<Dependents>("dependents", "dependents")? {
+        reads.extend(probes(target, &found));
+    }
+    Ok(reads)
+}
+
+/// The read of whether the extension's `uuidv7()` is server-wide.
+const SERVER_WIDE: &str = "extension_server_wide";
+
+/// The columns the migration changes (the key, the references), each with
+/// the name of a table holding it (a partition declaring a reference
+/// included), as pairs: what a function using one would name together —
+/// `id` alone would tie every function naming any table's `id`.
+fn names_used(target: &Target) -> Vec<(String, String)> {
+    let mut pairs = vec![(
+        target.key.column.name.clone(),
+        target.key.table.name.clone(),
+    )];
+    for r in &target.references {
+        pairs.push((r.column.name.clone(), r.table.name.clone()));
+        if r.on_partition() {
+            pairs.push((r.column.name.clone(), r.declared_on.name.clone()));
+        }
+    }
+    pairs.sort();
+    pairs.dedup();
+    pairs
+}
+
+/// The name of the probe of a dependent.
+fn probe_name(kind: &str, oid: u32) -> String {
+    format!("probe {kind} {oid}")
+}
+
+/// A probe per dependent whose expressions use a column that becomes
+/// uuid.
+fn probes(target: &Target, found: &Dependents) -> Vec<Read> {
+    let to_uuid = target.to_uuid();
+    let mut reads = Vec::new();
+    let mut add = |kind: &str, oid: u32, table: u32, name: &str, exprs: Vec<&str>| {
+        let changed = dependents::changed_in(target.snapshot, table, &to_uuid);
+        let Some(relation) = target.snapshot.relation(table) else {
+            return;
+        };
+        if exprs.is_empty() || changed.is_empty() {
+            return;
+        }
+        reads.push(dependents::probe(
+            &probe_name(kind, oid),
+            &format!("check that {kind} {name} still holds over uuid"),
+            relation,
+            &changed,
+            &exprs,
+        ));
+    };
+    for c in &found.constraints {
+        add("constraint", c.oid, c.table, &c.name, c.expressions());
+    }
+    for i in &found.indexes {
+        add("index", i.oid, i.table, &i.name, i.shape.expressions());
+    }
+    reads
+}
+
+impl<'a> Migration<'a> {
+    /// The migration of `target`, from the planning pass's answers;
+    /// refused when a view, constraint or index over the changed columns
+    /// cannot move, or a column holds the key's values unnamed.
+    pub fn new(mut target: Target<'a>, answers: &Answers) -> Result<Migration<'a>, DbError> {
+        if let Some(Generator::Extension { server_wide, .. }) = target.generator.as_mut() {
+            if let Some(answer) = answers.text(SERVER_WIDE) {
+                *server_wide = Some(answer == "true");
+            }
+        }
+        let views: Vec<ViewDefinition> = answers.get_or_default("views", "dependent views")?;
+        super::views::check(target.snapshot, &target.watched(), &views)?;
+        let mut found: Dependents = answers.get_or_default("dependents", "dependents")?;
+        // The table's own primary key moves with the key itself.
+        found
+            .constraints
+            .retain(|c| !(c.table == target.key.table.oid && c.name == target.key.pk.name));
+        refuse_uncarried(&target, &found, answers)?;
+        let named = values::named_for_key(
+            target.snapshot,
+            &target.key,
+            &target.references,
+            &target.left,
+        );
+        let counts: Vec<(i64, i64)> =
+            answers.get_or_default("named_values", "values of columns named for the key")?;
+        values::refuse_named_references(target.snapshot, &target.key, &named, &counts)?;
+        Ok(Migration {
+            views,
+            partitions: answers.get_or_default("partitions", "partitions")?,
+            triggers: answers.get_or_default("triggers", "triggers")?,
+            functions: answers.get_or_default("functions", "functions")?,
+            dependents: found,
+            objects: answers.text("objects").unwrap_or("{}").to_string(),
+            target,
+        })
+    }
+
+    /// The partitions of partitioned table `oid`, as read.
+    pub fn leaves(&self, oid: u32) -> Vec<&Partition> {
+        self.partitions.iter().filter(|p| p.parent == oid).collect()
+    }
+
+    /// The new value of reference `r` from the table's row `p` (quoted
+    /// alias): its new key, as text where the column keeps its type.
+    pub fn new_value(&self, r: &Reference, p: &str) -> String {
+        let kn = quote_ident(&new_column(&self.key.column.name));
+        match self.becomes(r) {
+            Becomes::Uuid => format!("{p}.{kn}"),
+            Becomes::Text => format!("{p}.{kn}::text"),
+        }
+    }
+
+    /// The type of reference `r`'s new column.
+    pub fn new_type(&self, r: &Reference) -> String {
+        match self.becomes(r) {
+            Becomes::Uuid => "uuid".into(),
+            Becomes::Text => r.column.type_name.clone(),
+        }
+    }
+
+    /// The constraints over the changed columns of `table`, in order.
+    pub fn constraints_of(&self, table: u32) -> Vec<&ConstraintDependent> {
+        self.dependents
+            .constraints
+            .iter()
+            .filter(|c| c.table == table)
+            .collect()
+    }
+
+    /// The indexes over the changed columns of `table`, in order.
+    pub fn indexes_of(&self, table: u32) -> Vec<&IndexDependent> {
+        self.dependents
+            .indexes
+            .iter()
+            .filter(|i| i.table == table)
+            .collect()
+    }
+}
+
+/// Refuses a constraint or index over a column that becomes uuid that
+/// would not hold there: an operator class of the old type, or an
+/// expression the server refuses over uuid.
+fn refuse_uncarried(target: &Target, found: &Dependents, answers: &Answers) -> Result<(), DbError> {
+    let to_uuid = target.to_uuid();
+    let table_name = |oid: u32| {
+        target
+            .snapshot
+            .relation(oid)
+            .map_or_else(String::new, |r| r.display_name())
+    };
+    let refuse = |what: String, why: String| {
+        Err(DbError::refused(
+            "table",
+            format!(
+                "{what} cannot move to the new uuid column: {why}; drop it first (and make it again over the new column after), or migrate without it"
+            ),
+        ))
+    };
+    for c in &found.constraints {
+        let changed = dependents::changed_in(target.snapshot, c.table, &to_uuid);
+        if let Some(why) = dependents::cannot_carry(
+            answers,
+            &probe_name("constraint", c.oid),
+            &c.shape,
+            &changed,
+        )? {
+            return refuse(
+                format!(
+                    "constraint {} of {} ({})",
+                    c.name,
+                    table_name(c.table),
+                    c.definition
+                ),
+                why,
+            );
+        }
+    }
+    for i in &found.indexes {
+        let changed = dependents::changed_in(target.snapshot, i.table, &to_uuid);
+        if let Some(why) =
+            dependents::cannot_carry(answers, &probe_name("index", i.oid), &i.shape, &changed)?
+        {
+            return refuse(
+                format!("index {}.{} ({})", i.schema, i.name, i.definition),
+                why,
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,153 @@
+//! The model of a key and what refers to it, shared by every operation
+//! that moves keys: the key column of a table ([`Key`]), the references to
+//! it found once with one rule set ([`references`]), what sits on those
+//! columns and must move with them ([`dependents`]), the names a migration
+//! makes ([`naming`]), the verification SQL ([`checks`]), the new keys
+//! ([`NewKeys`]) and the columns that hold keys without a foreign key
+//! ([`values`]).
+
+pub mod checks;
+pub mod dependents;
+mod migration;
+mod naming;
+mod new_keys;
+pub mod references;
+mod remake;
+pub mod substitute;
+pub mod values;
+mod views;
+
+pub use naming::{cut, cut_to, new_column, old_reference, piece, temporary, MAX_IDENTIFIER};
+pub use new_keys::{new_keys, NewKeys, SYNTHESIZED_EPOCH_MS};
+/// The setting a backfill transaction sets so that the triggers leave its
+/// own updates alone.
+pub const BACKFILL_SETTING: &str = "uuidforge_migrate.backfill";
+pub use migration::{reads, MigrateOptions, Migration, Target};
+pub use references::{by_column, deferrable, references_to, Reference};
+
+use uuidforge_db::catalog::{Column, Constraint, Relation, Snapshot};
+use uuidforge_db::error::DbError;
+
+/// A table's key column within its primary key.
+#[derive(Debug, Clone, Copy)]
+pub struct Key<'a> {
+    /// The table.
+    pub table: &'a Relation,
+    /// Its primary key.
+    pub pk: &'a Constraint,
+    /// The key column, one of the primary key's.
+    pub column: &'a Column,
+}
+
+impl<'a> Key<'a> {
+    /// The key of `table`: the one column of its primary key, else `named`
+    /// (`--column`), else its one integer or uuid column (of `(id,
+    /// created_at)`, `id`). Errors name the argument and what was expected.
+    pub fn find(
+        snapshot: &'a Snapshot,
+        table: &'a Relation,
+        named: Option<&str>,
+    ) -> Result<Key<'a>, DbError> {
+        let pk = snapshot.primary_key(table.oid).ok_or_else(|| {
+            DbError::refused(
+                "table",
+                format!(
+                    "{} has no primary key (expected one of one column)",
+                    table.display_name()
+                ),
+            )
+        })?;
+        let pk_columns = || -> String {
+            pk.columns
+                .iter()
+                .filter_map(|&n| table.column(n).map(|c| c.name.as_str()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let num = match (&pk.columns[..], named) {
+            ([only], None) => *only,
+            (_, Some(name)) => Some(table.find_column("column", name)?)
+                .filter(|c| pk.columns.contains(&c.num))
+                .map(|c| c.num)
+                .ok_or_else(|| {
+                    DbError::invalid(
+                        "column",
+                        format!(
+                            "'{name}' is not a column of the primary key of {} (expected one of {})",
+                            table.display_name(),
+                            pk_columns()
+                        ),
+                    )
+                })?,
+            (_, None) => {
+                let keys: Vec<i16> = pk
+                    .columns
+                    .iter()
+                    .copied()
+                    .filter(|&n| {
+                        table.column(n).is_some_and(|c| {
+                            matches!(
+                                c.type_name.as_str(),
+                                "smallint" | "integer" | "bigint" | "uuid"
+                            )
+                        })
+                    })
+                    .collect();
+                match keys[..] {
+                    [one] => one,
+                    _ => {
+                        return Err(DbError::refused(
+                            "table",
+                            format!(
+                                "the primary key of {} has {} columns ({}); name the key with --column",
+                                table.display_name(),
+                                pk.columns.len(),
+                                pk_columns()
+                            ),
+                        ))
+                    }
+                }
+            }
+        };
+        let column = table
+            .column(num)
+            .ok_or_else(|| DbError::unreadable("table", "key column not found"))?;
+        Ok(Key { table, pk, column })
+    }
+
+    /// The primary key's column names, the key among them.
+    pub fn pk_columns(&self) -> Vec<String> {
+        self.pk
+            .columns
+            .iter()
+            .filter_map(|&n| self.table.column(n).map(|c| c.name.clone()))
+            .collect()
+    }
+
+    /// The primary key's column names with `name` in the key's place.
+    pub fn pk_with(&self, name: &str) -> Vec<String> {
+        self.pk_columns()
+            .into_iter()
+            .map(|c| {
+                if c == self.column.name {
+                    name.to_string()
+                } else {
+                    c
+                }
+            })
+            .collect()
+    }
+}
+
+/// Quoted names, comma-separated.
+///
+/// ```
+/// assert_eq!(uuidforge_db::ops::key::names(&["a".into(), "B".into()]), "\"a\", \"B\"");
+/// ```
+pub fn names(columns: &[String]) -> String {
+    columns
+        .iter()
+        .map(|c| uuidforge_ident::quote_ident(c))
+        .collect::<Vec<_>>()
+        .join(", ")
+}

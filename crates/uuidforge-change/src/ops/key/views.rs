@@ -1,0 +1,101 @@
+//! The views over a migration's columns: every one read (to be made again
+//! over the new columns), and none comparing a changed column with one the
+//! migration leaves as it is.
+
+use uuidforge_db::catalog::Snapshot;
+use uuidforge_db::error::DbError;
+use uuidforge_db::introspect::ViewDefinition;
+
+/// Refuses when a view over `watched` columns was not read, or compares a
+/// changed column with one the migration leaves.
+pub fn check(
+    snapshot: &Snapshot,
+    watched: &[(u32, i16)],
+    views: &[ViewDefinition],
+) -> Result<(), DbError> {
+    let read: Vec<u32> = views.iter().map(|v| v.oid).collect();
+    let mut unread: Vec<String> = snapshot
+        .view_sources()
+        .iter()
+        .filter(|(v, s)| watched.contains(&(s.relation, s.column)) && !read.contains(&v.relation))
+        .filter_map(|(v, _)| snapshot.relation(v.relation).map(|r| r.display_name()))
+        .collect();
+    unread.sort();
+    unread.dedup();
+    if !unread.is_empty() {
+        return Err(DbError::refused(
+            "table",
+            format!(
+                "views {} show the key or its references but were not read (plan again)",
+                unread.join(", ")
+            ),
+        ));
+    }
+    if let Some(reason) = unmigrated_comparison(snapshot, watched, views) {
+        return Err(DbError::refused("table", reason));
+    }
+    Ok(())
+}
+
+/// A dependent view that compares a changed column (the key, a reference)
+/// with a column the migration leaves as it is — a reference without a
+/// foreign key: made again over the new `uuid` column, it would fail
+/// (`operator does not exist: integer = uuid`). Found in the view's query
+/// tree, so before anything runs.
+fn unmigrated_comparison(
+    snapshot: &Snapshot,
+    watched: &[(u32, i16)],
+    views: &[ViewDefinition],
+) -> Option<String> {
+    // A partition's column is its partitioned table's.
+    let normal = |(rel, num): (u32, i16)| -> (u32, i16) {
+        let Some(r) = snapshot.relation(rel) else {
+            return (rel, num);
+        };
+        match snapshot.partition_root(rel) {
+            Some(root) if r.is_partition => r
+                .column(num)
+                .and_then(|c| root.column_named(&c.name))
+                .map_or((rel, num), |c| (root.oid, c.num)),
+            _ => (rel, num),
+        }
+    };
+    let recreated: Vec<u32> = views.iter().map(|v| v.oid).collect();
+    let changed = |c: (u32, i16)| watched.contains(&normal(c)) || recreated.contains(&c.0);
+    let column = |(rel, num): (u32, i16)| {
+        snapshot
+            .relation(rel)
+            .and_then(|r| Some((r, r.column(num)?)))
+    };
+    let label = |c: (u32, i16)| {
+        column(c)
+            .map(|(r, col)| format!("{}.{}", r.display_name(), col.name))
+            .unwrap_or_default()
+    };
+    for view in views {
+        let Some(rule) = snapshot.view_rules.iter().find(|r| r.view == view.oid) else {
+            continue;
+        };
+        let Some(tree) = uuidforge_db::nodes::parse(&rule.action) else {
+            continue;
+        };
+        for (a, b) in uuidforge_db::nodes::compared_columns(&tree) {
+            let (migrated, left) = match (changed(a), changed(b)) {
+                (true, false) => (a, b),
+                (false, true) => (b, a),
+                _ => continue,
+            };
+            let spec = column(left)
+                .map(|(r, c)| super::values::column_spec(r, c))
+                .unwrap_or_default();
+            return Some(format!(
+                "view {}.{} compares {} with {}, which no foreign key ties to the key: over the new uuid column that comparison would fail; migrate it as a reference with --also {spec} (or declare its foreign key), or drop the view first",
+                view.schema,
+                view.name,
+                label(migrated),
+                label(left),
+            ));
+        }
+    }
+    None
+}

@@ -1,0 +1,219 @@
+//! D1: migrate a table's primary key to UUIDv7, with every reference to it
+//! — in one transaction ([`one_transaction`]), or in batches that keep
+//! writers working ([`batched`]).
+//!
+//! The new keys are computed by the library (E8,
+//! [`uuidforge::generator::v7_from`], keyed) from the `--order-by`
+//! column's time, or — without it — from times synthesized one millisecond
+//! apart in the old key order, so the new order equals the old one
+//! exactly. Both modes plan from one model of the key and what refers to
+//! it ([`crate::ops::key::Migration`]) and verify the same things
+//! ([`crate::ops::key::checks`]).
+
+pub mod batched;
+pub mod one_transaction;
+
+pub use crate::ops::key::MigrateOptions;
+
+use uuidforge_db::catalog::Snapshot;
+use uuidforge_db::error::DbError;
+use crate::ops::key::{self, by_column, Migration, Target};
+use uuidforge_db::introspect::Mention;
+use crate::ops::{one_line, Answers, ChangePlan, Operation, Planned, Read};
+use serde::Serialize;
+
+/// Migrating a table's key to UUIDv7.
+#[derive(Debug, Clone)]
+pub struct MigrateKey {
+    /// `table` or `schema.table`.
+    pub table: String,
+    /// How.
+    pub options: MigrateOptions,
+    /// In batches of about this many rows, writers going on; else in one
+    /// transaction.
+    pub batch_size: Option<i64>,
+}
+
+/// A referencing column, for the report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReferenceSummary {
+    /// `schema.table` (where its foreign key is declared), quoted.
+    pub table: String,
+    /// The column.
+    pub column: String,
+    /// The foreign key, or how it was named.
+    pub constraint: String,
+    /// What it becomes: `uuid`, or its own type taking the new key's text.
+    pub becomes: String,
+}
+
+/// The plan of a key migration.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MigratePlan {
+    /// `schema.table`, quoted.
+    pub table: String,
+    /// The key column.
+    pub key: String,
+    /// Its type before.
+    pub key_type: String,
+    /// Where the old values are kept.
+    pub old_name: String,
+    /// Rows per batch, in batches.
+    pub batch_size: Option<i64>,
+    /// The referencing columns.
+    pub references: Vec<ReferenceSummary>,
+    /// What the key's default becomes, for people.
+    pub default: String,
+    /// The generator it calls (none with `--no-default`).
+    pub generator: Option<uuidforge_db::generators::Generator>,
+    /// Functions and procedures using the changed columns, to review.
+    pub functions: Vec<Mention>,
+    /// The change the runner runs.
+    pub change: ChangePlan,
+}
+
+impl Planned for MigratePlan {
+    fn change(&self) -> &ChangePlan {
+        &self.change
+    }
+}
+
+impl Operation for MigrateKey {
+    type Plan = MigratePlan;
+
+    fn name(&self) -> &'static str {
+        "migrate-key"
+    }
+
+    fn reads(&self, snapshot: &Snapshot, answers: &Answers) -> Result<Vec<Read>, DbError> {
+        if let Some(size) = self
+            .batch_size
+            .filter(|s| !(1..=i64::from(i32::MAX)).contains(s))
+        {
+            return Err(DbError::invalid(
+                "batch-size",
+                format!("{size} (expected 1 to {})", i32::MAX),
+            ));
+        }
+        key::reads(&Target::new(snapshot, &self.table, &self.options)?, answers)
+    }
+
+    fn plan(&self, snapshot: &Snapshot, answers: &Answers) -> Result<MigratePlan, DbError> {
+        let target = Target::new(snapshot, &self.table, &self.options)?;
+        let m = Migration::new(target, answers)?;
+        let change = match self.batch_size {
+            Some(size) => batched::change(&m, size)?,
+            None => one_transaction::change(&m),
+        };
+        Ok(MigratePlan {
+            table: m.key.table.sql_name(),
+            key: m.key.column.name.clone(),
+            key_type: m.key.column.type_name.clone(),
+            old_name: m.old_name.clone(),
+            batch_size: self.batch_size,
+            references: references(&m),
+            default: uuidforge_db::generators::default_note(m.generator.as_ref()),
+            generator: m.generator.clone(),
+            functions: m.functions.clone(),
+            change,
+        })
+    }
+}
+
+fn references(m: &Migration) -> Vec<ReferenceSummary> {
+    m.references
+        .iter()
+        .map(|r| ReferenceSummary {
+            table: r.declared_on.sql_name(),
+            column: r.column.name.clone(),
+            constraint: r.constraint_name(),
+            becomes: match m.becomes(r) {
+                key::values::Becomes::Uuid => "uuid".into(),
+                key::values::Becomes::Text => {
+                    format!("{} holding the new key's text", r.column.type_name)
+                }
+            },
+        })
+        .collect()
+}
+
+/// The first lines of a migration plan: the table, the key and what
+/// becomes of it, the references, the new default, the functions to
+/// review; `how` ends the first line (`, in batches of about N rows`).
+fn summary(m: &Migration, how: &str) -> Vec<String> {
+    let mut lines = vec![format!(
+        "plan: {} key {} ({}) → uuid (UUIDv7, {}), old values kept in {}{how}",
+        m.key.table.sql_name(),
+        m.key.column.name,
+        m.key.column.type_name,
+        match &m.order_column {
+            Some(c) => format!("time from {c}"),
+            None => "old key order kept".into(),
+        },
+        m.old_name
+    )];
+    for r in references(m) {
+        let becomes = if r.becomes == "uuid" {
+            String::new()
+        } else {
+            format!(", kept as {}", r.becomes)
+        };
+        lines.push(format!(
+            "  referenced by {}.{} ({}{becomes})",
+            r.table, r.column, r.constraint
+        ));
+    }
+    let moved = m.dependents.constraints.len() + m.dependents.indexes.len();
+    if moved > 0 {
+        lines.push(format!(
+            "  moved to the new columns from their definitions: {}",
+            m.dependents
+                .constraints
+                .iter()
+                .map(|c| format!("constraint {}", c.name))
+                .chain(
+                    m.dependents
+                        .indexes
+                        .iter()
+                        .map(|i| format!("index {}", i.name))
+                )
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    lines.push(format!(
+        "  new default: {}",
+        uuidforge_db::generators::default_note(m.generator.as_ref())
+    ));
+    lines.extend(m.functions.iter().map(|f| {
+        format!(
+            "  review {} {}: {}",
+            f.kind,
+            one_line(&f.name),
+            one_line(&f.action)
+        )
+    }));
+    lines
+}
+
+/// The relations a migration backs up: the table and its referencing
+/// tables.
+fn backup(m: &Migration) -> crate::ops::Backup {
+    crate::ops::Backup {
+        relations: m.written().iter().map(|r| r.sql_name()).collect(),
+        schema_only: false,
+        ..Default::default()
+    }
+}
+
+/// What a migration writes: the tables, and partitions declaring a
+/// reference.
+fn touches(m: &Migration) -> Vec<crate::ops::Touched> {
+    let written = m.written();
+    crate::ops::touched(
+        written
+            .into_iter()
+            .chain(by_column(&m.references).iter().map(|r| r.declared_on))
+            .chain(m.references.iter().map(|r| r.declared_on)),
+    )
+}

@@ -1,0 +1,328 @@
+//! The state of the changes under way, owned by the runner: one table,
+//! `uuidforge_changes`, in the schema of each change's target (made when a
+//! change in batches begins, dropped when the last one ends, readable by
+//! every role so that every operator's run sees what is under way), one
+//! row per change in batches: what it is, the tables it writes (by oid),
+//! its plan as recorded, its next step, where a backfill stands, the
+//! transaction ids its steps marked, the process running it.
+//!
+//! Every statement here is the runner's; no operation writes or reads the
+//! table. Rows of the table an earlier version kept (`uuidforge_migration`)
+//! are read too, so that a migration it left under way is never run over.
+
+use uuidforge_db::client::DbError;
+use uuidforge_ident::quote_literal;
+use crate::ops::ChangePlan;
+use serde::Deserialize;
+use tokio_postgres::Client;
+
+/// The state table's name.
+pub const STATE_TABLE: &str = "uuidforge_changes";
+
+/// The table an earlier version kept the state of its batched migrations
+/// in.
+pub const LEGACY_TABLE: &str = "uuidforge_migration";
+
+/// The transaction-level advisory lock that serializes making and dropping
+/// the state table of one schema (two changes beginning at once).
+fn table_lock(schema: &str) -> String {
+    format!(
+        "SELECT pg_advisory_xact_lock(hashtext({}), hashtext({}))",
+        quote_literal(STATE_TABLE),
+        quote_literal(schema)
+    )
+}
+
+/// A change under way, as the state table says.
+#[derive(Debug, Clone, Deserialize)]
+pub struct UnderWay {
+    /// Its row.
+    pub id: i64,
+    /// The state table holding it (quoted, qualified).
+    pub state_table: String,
+    /// The operation.
+    pub operation: String,
+    /// What it is about.
+    pub target: String,
+    /// The tables it writes.
+    pub tables: Vec<i64>,
+    /// The plan recorded when it began (JSON).
+    pub plan: serde_json::Value,
+    /// Its next step (index into the plan's steps).
+    pub step: i64,
+    /// When it began.
+    pub started_at: String,
+    /// When it last moved.
+    pub updated_at: String,
+    /// The server process of the run that holds it, if one was recorded.
+    pub pid: Option<i32>,
+    /// Recorded by an earlier version of uuidforge.
+    #[serde(default)]
+    pub legacy: bool,
+}
+
+impl UnderWay {
+    /// The recorded plan.
+    pub fn change(&self) -> Result<ChangePlan, DbError> {
+        serde_json::from_value(self.plan.clone()).map_err(|e| {
+            DbError::unreadable(
+                "read the change's state",
+                format!("the recorded plan does not parse: {e}"),
+            )
+        })
+    }
+
+    /// The steps of the recorded plan.
+    fn steps(&self) -> Vec<serde_json::Value> {
+        let steps = if self.legacy {
+            self.plan.get("steps")
+        } else {
+            self.plan.get("run").and_then(|r| r.get("steps"))
+        };
+        steps
+            .and_then(|s| s.as_array())
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// `step N of M: what it does` (or `finish`).
+    pub fn next_step(&self) -> String {
+        let steps = self.steps();
+        let what = usize::try_from(self.step)
+            .ok()
+            .and_then(|i| steps.get(i))
+            .and_then(|s| s.get("what").and_then(|w| w.as_str()))
+            .unwrap_or(if self.step as usize >= steps.len() {
+                "finish"
+            } else {
+                "compute the new keys and copy them into the map"
+            });
+        format!("step {} of {}: {what}", self.step + 1, steps.len())
+    }
+
+    /// What to run to complete it.
+    pub fn resume_command(&self) -> String {
+        if self.legacy {
+            return format!(
+                "it was begun by an earlier version of uuidforge: complete it with that version's migrate-key {} --resume",
+                self.target
+            );
+        }
+        format!(
+            "complete it with: uuidforge db migrate-key {} --resume",
+            self.target
+        )
+    }
+
+    /// What it is: `migrate-key of public.parent in batches`.
+    pub fn what(&self) -> String {
+        format!("{} of {} in batches", self.operation, self.target)
+    }
+
+    /// When it began and moved last, and its next step.
+    pub fn progress(&self) -> String {
+        format!(
+            "begun {}, last step {}; next {}",
+            self.started_at,
+            self.updated_at,
+            self.next_step()
+        )
+    }
+}
+
+/// The state tables of the database, quoted and qualified, with whether
+/// each is an earlier version's.
+const TABLES_SQL: &str = "SELECT coalesce(json_agg(json_build_array(c.oid::regclass::text, c.relname = $1) ORDER BY c.oid), '[]')::text FROM pg_class c WHERE c.relname IN ($1, $2) AND c.relkind = 'r'";
+
+/// The changes under way among `tables` (quoted, qualified, legacy), that
+/// write one of `oids`: one row of JSON text, an array of [`UnderWay`].
+fn rows_sql(tables: &[(String, bool)]) -> String {
+    let parts: Vec<String> = tables
+        .iter()
+        .map(|(table, legacy)| {
+            if *legacy {
+                format!(
+                    "SELECT 0::int8 AS id, {t} AS state_table, 'migrate-key' AS operation, table_name AS target, \
+                     array(SELECT to_regclass(r)::oid::int8 FROM jsonb_array_elements_text(plan->'backup'->'relations') r) AS tables, \
+                     plan, (step - 0)::int8 AS step, to_char(started_at, 'YYYY-MM-DD HH24:MI:SS TZ') AS started_at, to_char(updated_at, 'YYYY-MM-DD HH24:MI:SS TZ') AS updated_at, NULL::int AS pid, true AS legacy FROM {table}",
+                    t = quote_literal(table)
+                )
+            } else {
+                format!(
+                    "SELECT id, {t} AS state_table, operation, target, tables::int8[] AS tables, plan, step::int8, \
+                     to_char(started_at, 'YYYY-MM-DD HH24:MI:SS TZ') AS started_at, to_char(updated_at, 'YYYY-MM-DD HH24:MI:SS TZ') AS updated_at, pid, false AS legacy FROM {table}",
+                    t = quote_literal(table)
+                )
+            }
+        })
+        .collect();
+    format!(
+        "SELECT coalesce(json_agg(u ORDER BY u.started_at), '[]')::text FROM ({}) u WHERE u.tables && $1::int8[]",
+        parts.join(" UNION ALL ")
+    )
+}
+
+/// The changes under way that write one of `oids`.
+pub async fn under_way(client: &Client, oids: &[u32]) -> Result<Vec<UnderWay>, DbError> {
+    let tables: Option<String> = client
+        .query_one(TABLES_SQL, &[&STATE_TABLE, &LEGACY_TABLE])
+        .await
+        .map_err(|e| DbError::new("read the changes under way", e))?
+        .get(0);
+    let tables: Vec<(String, bool)> =
+        serde_json::from_str::<Vec<(String, bool)>>(tables.as_deref().unwrap_or("[]"))
+            .map(|t| t.into_iter().map(|(name, ours)| (name, !ours)).collect())
+            .map_err(|e| DbError::unreadable("read the changes under way", e.to_string()))?;
+    if tables.is_empty() {
+        return Ok(Vec::new());
+    }
+    let oids: Vec<i64> = oids.iter().map(|&o| i64::from(o)).collect();
+    let json: Option<String> = client
+        .query_one(&rows_sql(&tables), &[&oids])
+        .await
+        .map_err(|e| DbError::new("read the changes under way", e))?
+        .get(0);
+    serde_json::from_str(json.as_deref().unwrap_or("[]"))
+        .map_err(|e| DbError::unreadable("read the changes under way", e.to_string()))
+}
+
+/// Makes the state table of `schema` when missing and records `change`
+/// (step 1 next: the first step runs in the same transaction), run by the
+/// server process `pid`; the table and the row's id.
+pub async fn record(
+    client: &Client,
+    change: &ChangePlan,
+    pid: i32,
+) -> Result<(String, i64), DbError> {
+    let table = uuidforge_ident::qualified(&change.schema, STATE_TABLE);
+    let failed = |e| DbError::new("record the change's state", e);
+    client
+        .batch_execute(&format!(
+            "{}; CREATE TABLE IF NOT EXISTS {table} (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, \
+             operation text NOT NULL, target text NOT NULL, tables oid[] NOT NULL, plan jsonb NOT NULL, \
+             step int NOT NULL, next_block bigint, end_block bigint, marks jsonb NOT NULL DEFAULT '{{}}', pid int, \
+             started_at timestamptz NOT NULL DEFAULT now(), updated_at timestamptz NOT NULL DEFAULT now()); \
+             GRANT SELECT ON {table} TO PUBLIC",
+            table_lock(&change.schema)
+        ))
+        .await
+        .map_err(failed)?;
+    let json =
+        serde_json::to_string(change).map_err(|e| DbError::unreadable("plan", e.to_string()))?;
+    let oids: Vec<i64> = change.touches.iter().map(|t| i64::from(t.oid)).collect();
+    let id: i64 = client
+        .query_one(
+            &format!("INSERT INTO {table} (operation, target, tables, plan, step, pid) VALUES ($1, $2, $3::int8[]::oid[], $4::text::jsonb, 1, $5) RETURNING id"),
+            &[&change.operation, &change.target, &oids, &json, &pid],
+        )
+        .await
+        .map_err(failed)?
+        .get(0);
+    Ok((table, id))
+}
+
+/// Where a change stands, read with its row locked (in the caller's
+/// transaction): its next step, the backfill's next and end blocks, and
+/// the marks (name → transaction id).
+pub struct Position {
+    /// The next step.
+    pub step: usize,
+    /// The backfill's next block.
+    pub next_block: Option<i64>,
+    /// The backfill's end block.
+    pub end_block: Option<i64>,
+    /// Transaction ids recorded by name.
+    pub marks: std::collections::BTreeMap<String, String>,
+}
+
+/// Reads change `id`'s position, locking its row until the transaction
+/// ends; `None` when the change is no longer recorded.
+pub async fn lock(client: &Client, table: &str, id: i64) -> Result<Option<Position>, DbError> {
+    let row = client
+        .query_opt(
+            &format!("SELECT step, next_block, end_block, marks::text FROM {table} WHERE id = $1 FOR UPDATE"),
+            &[&id],
+        )
+        .await
+        .map_err(|e| DbError::new("read the change's state", e))?;
+    let Some(row) = row else { return Ok(None) };
+    let step: i32 = row.get(0);
+    let marks: String = row.get(3);
+    Ok(Some(Position {
+        step: usize::try_from(step).unwrap_or(0),
+        next_block: row.get(1),
+        end_block: row.get(2),
+        marks: serde_json::from_str(&marks).unwrap_or_default(),
+    }))
+}
+
+/// Records that the run of server process `pid` holds change `id` now.
+pub async fn claim(client: &Client, table: &str, id: i64, pid: i32) -> Result<(), DbError> {
+    client
+        .execute(
+            &format!("UPDATE {table} SET pid = $2 WHERE id = $1"),
+            &[&id, &pid],
+        )
+        .await
+        .map_err(|e| DbError::new("record the change's state", e))?;
+    Ok(())
+}
+
+/// Moves change `id` to step `next` (in the step's transaction).
+pub async fn advance(client: &Client, table: &str, id: i64, next: usize) -> Result<(), DbError> {
+    let next = i32::try_from(next).unwrap_or(i32::MAX);
+    client
+        .execute(
+            &format!("UPDATE {table} SET step = $2, next_block = NULL, end_block = NULL, updated_at = now() WHERE id = $1"),
+            &[&id, &next],
+        )
+        .await
+        .map_err(|e| DbError::new("record the change's state", e))?;
+    Ok(())
+}
+
+/// Records this transaction's id under `name` (a step's mark).
+pub async fn mark(client: &Client, table: &str, id: i64, name: &str) -> Result<(), DbError> {
+    client
+        .execute(
+            &format!("UPDATE {table} SET marks = marks || jsonb_build_object($2::text, pg_current_xact_id()::text) WHERE id = $1"),
+            &[&id, &name],
+        )
+        .await
+        .map_err(|e| DbError::new("record the change's state", e))?;
+    Ok(())
+}
+
+/// Records a backfill's range: the next block and the end block.
+pub async fn progress(
+    client: &Client,
+    table: &str,
+    id: i64,
+    (next, end): (i64, i64),
+) -> Result<(), DbError> {
+    client
+        .execute(
+            &format!("UPDATE {table} SET next_block = $2, end_block = $3, updated_at = now() WHERE id = $1"),
+            &[&id, &next, &end],
+        )
+        .await
+        .map_err(|e| DbError::new("record the change's state", e))?;
+    Ok(())
+}
+
+/// Removes change `id`, and the table once it is empty (in a transaction
+/// the caller commits).
+pub async fn finish(client: &Client, table: &str, schema: &str, id: i64) -> Result<(), DbError> {
+    let failed = |e| DbError::new("remove the change's state", e);
+    client
+        .execute(&format!("DELETE FROM {table} WHERE id = $1"), &[&id])
+        .await
+        .map_err(failed)?;
+    client
+        .batch_execute(&format!(
+            "{}; DO $uuidforge$ BEGIN IF NOT EXISTS (SELECT FROM {table}) THEN DROP TABLE {table}; END IF; END $uuidforge$",
+            table_lock(schema)
+        ))
+        .await
+        .map_err(failed)
+}

@@ -1,0 +1,378 @@
+//! The catalogs the planner tests plan on: each a database of
+//! `tests/fixtures/plans/NAME.sql`, captured from the real server into
+//! `NAME-pgNN.json` (its catalog snapshot and, per case, every answer the
+//! case's planning pass reads, by name) by `tests/capture_catalogs.rs`
+//! (`scripts/capture-fixtures.sh`). The cases are named here once, for the
+//! capture and the tests.
+#![allow(dead_code)]
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use uuid::Uuid;
+use uuidforge_db::catalog::Snapshot;
+use uuidforge_db::error::DbError;
+use uuidforge_change::ops::merge::{Merge, MergeOptions, OnConflict};
+use uuidforge_change::ops::migrate_key::{MigrateKey, MigrateOptions};
+use uuidforge_change::ops::rename::{Rename, RenameOptions};
+use uuidforge_change::ops::unmerge::Unmerge;
+use uuidforge_change::ops::{print, Answers, ChangePlan, Operation, Planned, Read};
+
+pub const ANN: &str = "01890a5d-ac96-774b-bcce-b302099a8057";
+pub const ANN_B: &str = "01900a5d-ac96-774b-bcce-b302099a8058";
+pub const BOB: &str = "01910a5d-ac96-774b-bcce-b302099a8059";
+pub const CY: &str = "01920a5d-ac96-774b-bcce-b302099a8060";
+pub const NEW: &str = "01a20e16-097a-7090-9062-c30bfcde9a7c";
+/// What the capture merges Ann and Ann B. of `composite` into.
+pub const MERGED: &str = "01a20e16-097a-7090-9062-c30bfcde9a7d";
+
+pub fn uuid(s: &str) -> Uuid {
+    s.parse().unwrap()
+}
+
+/// An operation of a case.
+pub enum Case {
+    Rename(Rename),
+    Migrate(MigrateKey),
+    Merge(Merge),
+    Unmerge(Unmerge),
+}
+
+impl Case {
+    pub fn reads(&self, snapshot: &Snapshot, answers: &Answers) -> Result<Vec<Read>, DbError> {
+        match self {
+            Case::Rename(o) => o.reads(snapshot, answers),
+            Case::Migrate(o) => o.reads(snapshot, answers),
+            Case::Merge(o) => o.reads(snapshot, answers),
+            Case::Unmerge(o) => o.reads(snapshot, answers),
+        }
+    }
+
+    pub fn plan(&self, snapshot: &Snapshot, answers: &Answers) -> Result<ChangePlan, DbError> {
+        match self {
+            Case::Rename(o) => plan_with(o, snapshot, answers),
+            Case::Migrate(o) => plan_with(o, snapshot, answers),
+            Case::Merge(o) => plan_with(o, snapshot, answers),
+            Case::Unmerge(o) => plan_with(o, snapshot, answers),
+        }
+    }
+}
+
+fn plan_with<O: Operation>(
+    op: &O,
+    snapshot: &Snapshot,
+    answers: &Answers,
+) -> Result<ChangePlan, DbError> {
+    // Every read the operation asks for was answered when captured.
+    for read in op.reads(snapshot, answers)? {
+        assert!(
+            answers.has(&read.name),
+            "{}: read '{}' was not captured (scripts/capture-fixtures.sh)",
+            op.name(),
+            read.name
+        );
+    }
+    op.plan(snapshot, answers).map(|p| p.change().clone())
+}
+
+pub fn migrate(table: &str, column: Option<&str>, batch_size: Option<i64>) -> Case {
+    Case::Migrate(MigrateKey {
+        table: table.into(),
+        options: MigrateOptions {
+            column: column.map(str::to_string),
+            ..MigrateOptions::default()
+        },
+        batch_size,
+    })
+}
+
+pub fn merge(ids: &[&str], into: &str, on_conflict: OnConflict) -> Case {
+    Case::Merge(Merge {
+        ids: ids.iter().map(|s| uuid(s)).collect(),
+        new: uuid(into),
+        options: MergeOptions {
+            on_conflict,
+            ..MergeOptions::default()
+        },
+        implicit: Vec::new(),
+    })
+}
+
+pub fn rename(column: &str, new_name: &str, options: RenameOptions) -> Case {
+    Case::Rename(Rename {
+        column: column.into(),
+        new_name: new_name.into(),
+        options,
+    })
+}
+
+/// A catalog: its name, its cases, and what the capture does to it first.
+pub struct Catalog {
+    pub name: &'static str,
+    pub cases: Vec<(&'static str, Case)>,
+    /// Keys merged (with the runner, as a user would) before the capture,
+    /// and what they become.
+    pub merged_first: Option<(Vec<&'static str>, &'static str)>,
+}
+
+pub fn catalogs() -> Vec<Catalog> {
+    let related_views = RenameOptions {
+        related: true,
+        views: true,
+        ..RenameOptions::default()
+    };
+    vec![
+        Catalog {
+            name: "shop",
+            merged_first: None,
+            cases: vec![
+                (
+                    "rename related and views",
+                    rename(
+                        "public.orders.customer_id",
+                        "client_id",
+                        related_views.clone(),
+                    ),
+                ),
+                (
+                    "rename to a taken name",
+                    rename("orders.total", "customer_id", RenameOptions::default()),
+                ),
+                ("migrate bigint", migrate("customers", None, None)),
+                ("migrate text", migrate("codes", None, None)),
+                ("migrate smallint", migrate("tiny", None, None)),
+                ("migrate composite", migrate("events", Some("id"), None)),
+                ("migrate a view", migrate("order_customers", None, None)),
+                ("migrate nothing", migrate("nope", None, None)),
+                ("batched bigint", migrate("customers", None, Some(1000))),
+                (
+                    "batched with a bad size",
+                    migrate("customers", None, Some(-1)),
+                ),
+                (
+                    "merge keep survivor",
+                    merge(&[ANN, ANN_B], NEW, OnConflict::KeepSurvivor),
+                ),
+                ("merge fail", merge(&[ANN, ANN_B], NEW, OnConflict::Fail)),
+                ("merge one", merge(&[ANN], NEW, OnConflict::KeepSurvivor)),
+            ],
+        },
+        Catalog {
+            name: "partitions",
+            merged_first: None,
+            cases: vec![
+                ("migrate customer", migrate("customer", None, None)),
+                ("batched customer", migrate("customer", None, Some(50))),
+                (
+                    "rename the reference",
+                    rename(
+                        "rental.customer_id",
+                        "client_id",
+                        RenameOptions {
+                            related: true,
+                            ..RenameOptions::default()
+                        },
+                    ),
+                ),
+                (
+                    "migrate a partition",
+                    migrate("payment_p2022_01", None, None),
+                ),
+            ],
+        },
+        Catalog {
+            name: "composite",
+            merged_first: Some((vec![ANN, ANN_B], MERGED)),
+            cases: vec![
+                ("migrate accounts", migrate("accounts", Some("id"), None)),
+                (
+                    "batched accounts",
+                    migrate("accounts", Some("id"), Some(10)),
+                ),
+                (
+                    "migrate accounts without a column",
+                    migrate("accounts", None, None),
+                ),
+                ("migrate people", migrate("people", None, None)),
+                ("batched people", migrate("people", None, Some(10))),
+                (
+                    "merge bob and cy",
+                    merge(&[BOB, CY], NEW, OnConflict::KeepSurvivor),
+                ),
+                ("unmerge ann", Case::Unmerge(Unmerge { new: uuid(MERGED) })),
+                (
+                    "unmerge a key never merged",
+                    Case::Unmerge(Unmerge { new: uuid(BOB) }),
+                ),
+            ],
+        },
+    ]
+}
+
+/// A catalog and the answers each case read, as captured.
+#[derive(Serialize, Deserialize)]
+pub struct Fixture {
+    pub snapshot: serde_json::Value,
+    pub answers: BTreeMap<String, Answers>,
+}
+
+pub fn fixture_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/plans/{name}"))
+}
+
+/// One capture of a catalog, on one server version.
+pub struct Captured {
+    pub catalog: &'static str,
+    pub major: i32,
+    pub snapshot: Snapshot,
+    pub answers: BTreeMap<String, Answers>,
+}
+
+/// The captures of `catalog`: one per server version (`NAME-pgNN.json`).
+pub fn captured(catalog: &'static str) -> Vec<Captured> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(fixture_path(""))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&format!("{catalog}-pg")) && n.ends_with(".json"))
+        })
+        .collect();
+    found.sort();
+    assert!(
+        !found.is_empty(),
+        "no {catalog}-pgNN.json (capture it: scripts/capture-fixtures.sh)"
+    );
+    found
+        .iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(path).unwrap();
+            let fixture: Fixture = serde_json::from_str(&text).unwrap();
+            let snapshot = Snapshot::from_json(&fixture.snapshot.to_string()).unwrap();
+            Captured {
+                catalog,
+                major: snapshot.server_version_num / 10000,
+                snapshot,
+                answers: fixture.answers,
+            }
+        })
+        .collect()
+}
+
+impl Captured {
+    /// The plan of case `name`, made twice (the same both times: a plan is
+    /// a function of its inputs), its printed form compared with the
+    /// reviewed one when it plans.
+    pub fn plan(&self, name: &str) -> Result<ChangePlan, DbError> {
+        let catalog = catalogs()
+            .into_iter()
+            .find(|c| c.name == self.catalog)
+            .unwrap();
+        let (_, case) = catalog
+            .cases
+            .iter()
+            .find(|(n, _)| *n == name)
+            .unwrap_or_else(|| panic!("no case '{name}' in {}", self.catalog));
+        let none = Answers::default();
+        let answers = self.answers.get(name).unwrap_or(&none);
+        let first = case.plan(&self.snapshot, answers);
+        assert_eq!(
+            first,
+            case.plan(&self.snapshot, answers),
+            "{name}: not deterministic"
+        );
+        if let Ok(change) = &first {
+            self.golden(name, change);
+        }
+        first
+    }
+
+    /// `text` with the oids of this catalog's relations written as names
+    /// (a capture gives new oids; the plan is the same).
+    pub fn normalized(&self, text: &str) -> String {
+        let oids: Vec<(String, String)> = self
+            .snapshot
+            .relations
+            .iter()
+            .map(|r| (r.oid.to_string(), format!("<oid {}>", r.name)))
+            .collect();
+        let mut out = String::with_capacity(text.len());
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i].is_ascii_digit() && (i == 0 || !bytes[i - 1].is_ascii_digit()) {
+                let end = (i..bytes.len())
+                    .find(|&j| !bytes[j].is_ascii_digit())
+                    .unwrap_or(bytes.len());
+                let digits = &text[i..end];
+                match oids.iter().find(|(o, _)| o == digits) {
+                    Some((_, name)) => out.push_str(name),
+                    None => out.push_str(digits),
+                }
+                i = end;
+            } else {
+                let c = text[i..].chars().next().unwrap();
+                out.push(c);
+                i += c.len_utf8();
+            }
+        }
+        out
+    }
+
+    /// Compares the printed plan of case `name` with the reviewed one
+    /// (`golden/CATALOG/CASE.sql` as PostgreSQL 15 prints it, and
+    /// `CASE.pgNN.sql` where another version's differs);
+    /// `UUIDFORGE_ACCEPT_PLANS=1` writes it after a review.
+    fn golden(&self, name: &str, change: &ChangePlan) {
+        let printed = self.normalized(&print(change).join("\n")) + "\n";
+        let slug: String = name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        let base = fixture_path(&format!("golden/{}/{slug}.sql", self.catalog));
+        let own = fixture_path(&format!(
+            "golden/{}/{slug}.pg{}.sql",
+            self.catalog, self.major
+        ));
+        if std::env::var_os("UUIDFORGE_ACCEPT_PLANS").is_some() {
+            std::fs::create_dir_all(base.parent().unwrap()).unwrap();
+            if self.major == 15 {
+                std::fs::write(&base, &printed).unwrap();
+            } else if std::fs::read_to_string(&base).is_ok_and(|b| b == printed) {
+                let _ = std::fs::remove_file(&own);
+            } else {
+                std::fs::write(&own, &printed).unwrap();
+            }
+            return;
+        }
+        let path = if own.exists() { own } else { base };
+        let reviewed = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e} (run with UUIDFORGE_ACCEPT_PLANS=1 and review)",
+                path.display()
+            )
+        });
+        if reviewed != printed {
+            let line = reviewed
+                .lines()
+                .zip(printed.lines())
+                .position(|(a, b)| a != b)
+                .unwrap_or(reviewed.lines().count().min(printed.lines().count()));
+            panic!(
+                "{}/{name} on {}: the plan differs from {} at line {}:\n  reviewed: {:?}\n  now:      {:?}",
+                self.catalog,
+                self.major,
+                path.display(),
+                line + 1,
+                reviewed.lines().nth(line),
+                printed.lines().nth(line)
+            );
+        }
+    }
+}
+
+/// The printed plan, as one text.
+pub fn sql_of(change: &ChangePlan) -> String {
+    print(change).join("\n")
+}
