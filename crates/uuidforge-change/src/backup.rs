@@ -4,12 +4,12 @@
 //! connection's host, port, user, database, password and `sslmode` are
 //! handed to them as `PG*` variables.
 
-use uuidforge_db::client::DbError;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 use tokio_postgres::config::{Host, SslMode};
 use tokio_postgres::Config;
+use uuidforge_db::client::DbError;
 
 /// A backup written and read back.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

@@ -17,6 +17,7 @@
 //! state table, after a backup, verified before it commits.
 #![deny(missing_docs)]
 
+pub mod action;
 pub mod backup;
 pub mod ops;
 pub mod runner;

@@ -14,8 +14,8 @@ mod common;
 
 use catalogs::{captured, catalogs, fixture_path, uuid, Catalog, Fixture};
 use std::collections::BTreeMap;
-use uuidforge_db::client::{ReadOnly, Reader};
 use uuidforge_change::ops::{Answers, Probe};
+use uuidforge_db::client::{ReadOnly, Reader};
 
 /// Applies the merge a catalog asks for, through the runner.
 async fn merge_first(db: &common::TestDb, ids: &[&str], into: &str) {

@@ -8,13 +8,13 @@
 use crate::UsageError;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
+use uuidforge_change::ops::one_line;
+use uuidforge_change::ops::rename::{Rename, RenameOptions, RenamePlan};
+use uuidforge_change::runner::Applied;
 use uuidforge_db::client::{DbError, ReadOnly};
 use uuidforge_db::columns::UuidColumn;
 use uuidforge_db::exec;
 use uuidforge_db::find::{FindOptions, Needles};
-use uuidforge_change::ops::one_line;
-use uuidforge_change::ops::rename::{Rename, RenameOptions, RenamePlan};
-use uuidforge_change::runner::Applied;
 
 mod change;
 mod fleet;

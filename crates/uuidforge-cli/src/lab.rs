@@ -86,7 +86,9 @@ async fn keys(args: KeysArgs) -> Result<(), UsageError> {
         .map_err(|e| UsageError::plain(format!("invalid value for '--db': {e}")))?;
     let c = connect(&cfg).await.map_err(UsageError::Db)?;
     // What the server offers, read only: nothing is made before --apply.
-    let server = uuidforge_lab::run::survey(&c, false).await.map_err(UsageError::Db)?;
+    let server = uuidforge_lab::run::survey(&c, false)
+        .await
+        .map_err(UsageError::Db)?;
     drop(c);
     let cells = uuidforge_lab::matrix(
         &args.writers,
@@ -116,7 +118,10 @@ async fn keys(args: KeysArgs) -> Result<(), UsageError> {
             );
         }
         let table = uuidforge_lab::table(0);
-        println!("{};", uuidforge_lab::create_table_sql(&cells[0], &table, "uuidv7"));
+        println!(
+            "{};",
+            uuidforge_lab::create_table_sql(&cells[0], &table, "uuidv7")
+        );
         println!("{};", uuidforge_lab::insert_sql(&cells[0], &table));
         println!("{};", uuidforge_lab::out_of_order_sql(&cells[0], &table));
         return Ok(());

@@ -1,6 +1,6 @@
 //! The executor over tokio-postgres: connects like psql, runs reading
-//! sessions in a read-only transaction ([`ReadOnly`]) and changes in one
-//! read-write transaction ([`Change`]), runs plans and streams their rows.
+//! sessions in a read-only transaction ([`ReadOnly`]), runs plans and
+//! streams their rows. A change's own transactions are the change side's.
 
 use crate::catalog::{Snapshot, SNAPSHOT_SQL};
 use crate::plan::{Param, Query};
@@ -104,8 +104,7 @@ pub fn config(dsn: Option<&str>) -> Result<Config, String> {
     crate::connect::config_from(dsn, &|name| std::env::var(name).ok())
 }
 
-/// A session a plan is made in: the read-only session of a plan, or the
-/// transaction of a change that plans again.
+/// A session a plan is made in: a read-only session.
 pub trait Reader {
     /// The catalog snapshot.
     fn snapshot(&self) -> impl std::future::Future<Output = Result<Snapshot, DbError>> + Send;
@@ -143,32 +142,6 @@ impl Reader for ReadOnly {
     async fn probe_text_of(&self, query: &Query, context: &str) -> Result<String, DbError> {
         // Every read of a read-only session runs in a savepoint.
         self.one_text_of(query, context).await
-    }
-
-    fn client(&self) -> &Client {
-        &self.client
-    }
-}
-
-impl Reader for Change {
-    async fn snapshot(&self) -> Result<Snapshot, DbError> {
-        Change::snapshot(self).await
-    }
-
-    async fn one_text_of(&self, query: &Query, context: &str) -> Result<String, DbError> {
-        Change::one_text_of(self, query, context).await
-    }
-
-    async fn probe_text_of(&self, query: &Query, context: &str) -> Result<String, DbError> {
-        self.execute("SAVEPOINT uuidforge_probe").await?;
-        let answer = Change::one_text_of(self, query, context).await;
-        let end = if answer.is_ok() {
-            "RELEASE SAVEPOINT uuidforge_probe"
-        } else {
-            "ROLLBACK TO SAVEPOINT uuidforge_probe"
-        };
-        self.execute(end).await?;
-        answer
     }
 
     fn client(&self) -> &Client {
@@ -345,9 +318,11 @@ impl ReadOnly {
     }
 }
 
-type BoxedParam = Box<dyn ToSql + Sync + Send>;
+/// A value bound to a statement's parameter.
+pub type BoxedParam = Box<dyn ToSql + Sync + Send>;
 
-fn bind(params: &[Param]) -> Vec<BoxedParam> {
+/// `params` as values to bind.
+pub fn bind(params: &[Param]) -> Vec<BoxedParam> {
     params
         .iter()
         .map(|p| -> BoxedParam {
@@ -361,149 +336,8 @@ fn bind(params: &[Param]) -> Vec<BoxedParam> {
         .collect()
 }
 
-/// Longest wait for a lock while changing a database: a change never
-/// queues for long behind other sessions (nor makes them queue behind it).
-pub const LOCK_TIMEOUT: &str = "5s";
-
-/// One read-write transaction for a change: nothing is visible to others
-/// until [`Change::commit`]; a dropped connection or a killed process
-/// leaves the database as it was.
-pub struct Change {
-    client: Client,
-}
-
-impl Change {
-    /// Connects and begins the transaction (`lock_timeout` set to
-    /// [`LOCK_TIMEOUT`]).
-    pub async fn begin(config: &Config) -> Result<Change, DbError> {
-        let client = connect(config).await?;
-        client
-            .batch_execute(&format!(
-                "BEGIN; SET LOCAL lock_timeout = {}",
-                uuidforge_ident::quote_literal(LOCK_TIMEOUT)
-            ))
-            .await
-            .map_err(|e| DbError::new("begin the change", e))?;
-        Ok(Change { client })
-    }
-
-    /// The catalog as this transaction sees it.
-    pub async fn snapshot(&self) -> Result<Snapshot, DbError> {
-        read_snapshot(&self.client).await
-    }
-
-    /// Runs one statement of the plan.
-    pub async fn execute(&self, sql: &str) -> Result<(), DbError> {
-        self.client
-            .batch_execute(sql)
-            .await
-            .map_err(|e| DbError::new(sql.to_string(), e))
-    }
-
-    /// The rows of `sql` as (text, bigint) pairs (the old keys and their
-    /// times, for a migration).
-    pub async fn text_and_times(&self, sql: &str) -> Result<Vec<(String, Option<i64>)>, DbError> {
-        text_and_times(&self.client, sql).await
-    }
-
-    /// The first column of `query`'s one row, as text, with its values
-    /// bound.
-    pub async fn one_text_of(&self, query: &Query, context: &str) -> Result<String, DbError> {
-        let params = bind(&query.params);
-        let refs: Vec<&(dyn ToSql + Sync)> = params
-            .iter()
-            .map(|p| p.as_ref() as &(dyn ToSql + Sync))
-            .collect();
-        let row = self
-            .client
-            .query_one(query.sql.as_str(), &refs)
-            .await
-            .map_err(|e| DbError::new(context, e))?;
-        Ok(row.get::<_, Option<String>>(0).unwrap_or_default())
-    }
-
-    /// The first column of `sql`'s one row, as text.
-    pub async fn one_text(&self, sql: &str, context: &str) -> Result<String, DbError> {
-        let row = self
-            .client
-            .query_one(sql, &[])
-            .await
-            .map_err(|e| DbError::new(context, e))?;
-        Ok(row.get::<_, Option<String>>(0).unwrap_or_default())
-    }
-
-    /// The connection, for statements with parameters.
-    pub fn client(&self) -> &Client {
-        &self.client
-    }
-
-    /// Fills a migration's key map `table (old, new)` by binary COPY.
-    pub async fn copy_key_map(
-        &self,
-        table: &str,
-        old: &[(String, Option<i64>)],
-        new: &[uuid::Uuid],
-    ) -> Result<(), DbError> {
-        copy_key_map(&self.client, table, old, new).await
-    }
-
-    /// Commits.
-    pub async fn commit(self) -> Result<(), DbError> {
-        self.client
-            .batch_execute("COMMIT")
-            .await
-            .map_err(|e| DbError::new("commit", e))
-    }
-}
-
-/// The rows of `sql` as (text, bigint) pairs (the old keys and their
-/// times, for a migration).
-pub async fn text_and_times(
-    client: &Client,
-    sql: &str,
-) -> Result<Vec<(String, Option<i64>)>, DbError> {
-    let rows = client
-        .query(sql, &[])
-        .await
-        .map_err(|e| DbError::new("read the keys", e))?;
-    Ok(rows
-        .iter()
-        .map(|r| (r.get::<_, Option<String>>(0).unwrap_or_default(), r.get(1)))
-        .collect())
-}
-
-/// Fills a migration's key map `table (old, new)` by binary COPY.
-pub async fn copy_key_map(
-    client: &Client,
-    table: &str,
-    old: &[(String, Option<i64>)],
-    new: &[uuid::Uuid],
-) -> Result<(), DbError> {
-    use tokio_postgres::binary_copy::BinaryCopyInWriter;
-    use tokio_postgres::types::Type;
-    let sink = client
-        .copy_in(&format!(
-            "COPY {table} (old, new) FROM STDIN (FORMAT binary)"
-        ))
-        .await
-        .map_err(|e| DbError::new("copy the key map", e))?;
-    let writer = BinaryCopyInWriter::new(sink, &[Type::TEXT, Type::UUID]);
-    pin_mut!(writer);
-    for ((key, _), uuid) in old.iter().zip(new) {
-        writer
-            .as_mut()
-            .write(&[key, uuid])
-            .await
-            .map_err(|e| DbError::new("copy the key map", e))?;
-    }
-    writer
-        .finish()
-        .await
-        .map_err(|e| DbError::new("copy the key map", e))?;
-    Ok(())
-}
-
-async fn read_snapshot(client: &Client) -> Result<Snapshot, DbError> {
+/// The catalog snapshot, read with one statement on `client`.
+pub async fn read_snapshot(client: &Client) -> Result<Snapshot, DbError> {
     let row = client
         .query_one(SNAPSHOT_SQL.as_str(), &[])
         .await

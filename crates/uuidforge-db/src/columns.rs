@@ -9,9 +9,9 @@
 
 use crate::catalog::{Container, Index, RelKind, Relation, Snapshot};
 use crate::error::DbError;
-use uuidforge_ident::quote_ident;
 use crate::plan::{Param, Query};
 use serde::Serialize;
+use uuidforge_ident::quote_ident;
 
 /// Colour of an indexed UUID column on a light background (D2).
 pub const INDEXED_LIGHT: &str = "#0043ce";

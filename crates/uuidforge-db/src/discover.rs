@@ -17,10 +17,10 @@
 
 use crate::catalog::{Container, RelKind, Snapshot};
 use crate::error::DbError;
-use uuidforge_ident::{qualified, quote_ident};
 use crate::plan::Query;
 use serde::Serialize;
 use std::collections::HashMap;
+use uuidforge_ident::{qualified, quote_ident};
 
 /// A column as discovery sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]

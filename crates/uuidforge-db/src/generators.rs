@@ -6,8 +6,8 @@
 
 use crate::catalog::{Column, Snapshot};
 use crate::error::DbError;
-use uuidforge_ident::quote_ident;
 use serde::Serialize;
+use uuidforge_ident::quote_ident;
 
 /// A generator of keys, known by the function a default calls.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -3,10 +3,9 @@
 //! (with their definitions, to make them again), the indexes over them
 //! that no constraint owns, and the partitions of partitioned tables —
 //! each a query ([`crate::plan::Query`], one row of JSON text) and a pure
-//! reader of its answer; and the view DDL made from those definitions.
+//! reader of its answer. What a change makes of them is its own.
 
 use crate::error::DbError;
-use uuidforge_ident::{quote_ident, quote_literal};
 use serde::Serialize;
 
 /// A view that depends on the migrated columns, as the catalog defines
@@ -40,21 +39,6 @@ pub struct ViewDefinition {
     /// again, it is refreshed only then.
     #[serde(default)]
     pub populated: bool,
-}
-
-impl ViewDefinition {
-    fn materialized(&self) -> bool {
-        self.kind == "m"
-    }
-
-    /// `VIEW` or `MATERIALIZED VIEW`, as its DDL names it.
-    fn what(&self) -> &'static str {
-        if self.materialized() {
-            "MATERIALIZED VIEW"
-        } else {
-            "VIEW"
-        }
-    }
 }
 
 /// One privilege on a view.
@@ -182,38 +166,6 @@ pub struct UserTrigger {
     pub depth: i32,
 }
 
-impl UserTrigger {
-    fn table_sql(&self) -> String {
-        uuidforge_ident::qualified(&self.schema, &self.table_name)
-    }
-
-    /// The statement disabling it, when it fires now.
-    pub fn disable(&self) -> Option<String> {
-        (self.enabled != "D").then(|| {
-            format!(
-                "ALTER TABLE {} DISABLE TRIGGER {}",
-                self.table_sql(),
-                uuidforge_ident::quote_ident(&self.name)
-            )
-        })
-    }
-
-    /// The statement putting back its state.
-    pub fn restore(&self) -> String {
-        let how = match self.enabled.as_str() {
-            "D" => "DISABLE",
-            "R" => "ENABLE REPLICA",
-            "A" => "ENABLE ALWAYS",
-            _ => "ENABLE",
-        };
-        format!(
-            "ALTER TABLE {} {how} TRIGGER {}",
-            self.table_sql(),
-            uuidforge_ident::quote_ident(&self.name)
-        )
-    }
-}
-
 /// The user triggers of tables (`$1`: their oids as `text[]`) and of all
 /// their partitions, except the batched migration's own
 /// (`uuidforge_migrate`): one row of JSON text, an array of
@@ -234,24 +186,6 @@ pub fn user_triggers_query(tables: &[u32]) -> crate::plan::Query {
 /// Reads the JSON of [`USER_TRIGGERS_SQL`].
 pub fn parse_triggers(json: &str) -> Result<Vec<UserTrigger>, DbError> {
     serde_json::from_str(json).map_err(|e| DbError::unreadable("triggers", e.to_string()))
-}
-
-/// The statements that keep a change's own writes from firing `triggers`
-/// (every one that fires now) and those that put every one back as it was,
-/// parents first: `ALTER TABLE ... DISABLE TRIGGER` is transactional, so
-/// others never see the triggers off, and they wait on the table's lock
-/// meanwhile.
-pub fn quiet_triggers(triggers: &[UserTrigger]) -> (Vec<String>, Vec<String>) {
-    let mut ordered: Vec<&UserTrigger> = triggers.iter().collect();
-    ordered.sort_by_key(|t| t.depth);
-    let disable = ordered
-        .iter()
-        .filter_map(|t| t.disable())
-        .collect::<Vec<_>>();
-    if disable.is_empty() {
-        return (Vec::new(), Vec::new());
-    }
-    (disable, ordered.iter().map(|t| t.restore()).collect())
 }
 
 /// The functions and procedures (not an extension's) whose definition
@@ -301,91 +235,6 @@ pub fn functions_using_query(
 /// Reads the JSON of [`FUNCTIONS_USING_SQL`].
 pub fn parse_functions(json: &str) -> Result<Vec<Mention>, DbError> {
     serde_json::from_str(json).map_err(|e| DbError::unreadable("functions", e.to_string()))
-}
-
-/// Drops `views`, dependents first.
-pub fn drop_views(views: &[ViewDefinition]) -> Vec<String> {
-    let mut ordered: Vec<&ViewDefinition> = views.iter().collect();
-    ordered.sort_by_key(|v| std::cmp::Reverse(v.level));
-    ordered
-        .iter()
-        .map(|v| {
-            format!(
-                "DROP {} {}",
-                v.what(),
-                uuidforge_ident::qualified(&v.schema, &v.name)
-            )
-        })
-        .collect()
-}
-
-/// Makes `views` again as they were defined (options, owner, comment,
-/// privileges; a materialized view's indexes), the views they use first;
-/// then refreshes each materialized view that held data, in the same
-/// order.
-pub fn create_views(views: &[ViewDefinition], user: &str) -> Vec<String> {
-    let mut ordered: Vec<&ViewDefinition> = views.iter().collect();
-    ordered.sort_by_key(|v| v.level);
-    let mut s = Vec::new();
-    for v in ordered {
-        let name = uuidforge_ident::qualified(&v.schema, &v.name);
-        let with = match &v.options {
-            Some(options) if !options.is_empty() => format!(" WITH ({})", options.join(", ")),
-            _ => String::new(),
-        };
-        let definition = v.definition.trim().trim_end_matches(';');
-        let what = v.what();
-        let no_data = if v.materialized() {
-            " WITH NO DATA"
-        } else {
-            ""
-        };
-        s.push(format!(
-            "CREATE {what} {name}{with} AS {definition}{no_data}"
-        ));
-        if v.owner != user {
-            s.push(format!(
-                "ALTER {what} {name} OWNER TO {}",
-                quote_ident(&v.owner)
-            ));
-        }
-        if let Some(comment) = &v.comment {
-            s.push(format!(
-                "COMMENT ON {what} {name} IS {}",
-                quote_literal(comment)
-            ));
-        }
-        s.extend(v.indexes.iter().flatten().cloned());
-        for g in v.grants.iter().flatten() {
-            let grantee = if g.grantee == "PUBLIC" {
-                "PUBLIC".to_string()
-            } else {
-                quote_ident(&g.grantee)
-            };
-            s.push(format!(
-                "GRANT {} ON {name} TO {grantee}{}",
-                g.privilege,
-                if g.grantable {
-                    " WITH GRANT OPTION"
-                } else {
-                    ""
-                }
-            ));
-        }
-    }
-    // Filled once all exist, those they read first (by level).
-    let mut refresh: Vec<&ViewDefinition> = views
-        .iter()
-        .filter(|v| v.materialized() && v.populated)
-        .collect();
-    refresh.sort_by_key(|v| v.level);
-    s.extend(refresh.iter().map(|v| {
-        format!(
-            "REFRESH MATERIALIZED VIEW {}",
-            uuidforge_ident::qualified(&v.schema, &v.name)
-        )
-    }));
-    s
 }
 
 /// Something that mentions an old name and is not renamed by the plan.

@@ -19,10 +19,10 @@
 use crate::catalog::{ColumnRef, Container, RelKind, Relation, Snapshot};
 use crate::discover::{name_evidence, words};
 use crate::error::DbError;
-use uuidforge_ident::quote_ident;
 use crate::plan::Query;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use uuidforge_ident::quote_ident;
 
 /// What to relate: one column, or every column going by a name.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,9 +3,9 @@
 //! the members differ (schema drift): a column, an index or a type some
 //! members have and others not.
 
-use uuidforge_db::columns::UuidColumn;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use uuidforge_db::columns::UuidColumn;
 
 /// A column as the fleet has it.
 #[derive(Debug, Clone, PartialEq, Serialize)]

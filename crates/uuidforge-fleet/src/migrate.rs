@@ -11,15 +11,15 @@
 
 use super::plans::{member_secret, same_plans};
 use super::{on_each, Member};
-use uuidforge_db::catalog::Snapshot;
-use uuidforge_db::client::{DbError, ReadOnly, Reader};
-use uuidforge_ident::quote_ident;
-use uuidforge_change::ops::migrate_key::{MigrateKey, MigratePlan};
-use uuidforge_change::ops::{print, Planned};
-use uuidforge_change::runner::{self, Applied, Context};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use uuidforge_change::ops::migrate_key::{MigrateKey, MigratePlan};
+use uuidforge_change::ops::{print, Planned};
+use uuidforge_change::runner::{self, Applied, Context};
+use uuidforge_db::catalog::Snapshot;
+use uuidforge_db::client::{DbError, ReadOnly, Reader};
+use uuidforge_ident::quote_ident;
 
 /// A member's plan.
 #[derive(Debug)]
@@ -445,12 +445,16 @@ pub async fn resume(
         state.write(state_path)?;
         on_event(Event::Started(member.name.clone()));
         let member_secret = secret_for(state.replicated, secret, &member.name);
-        let applied = match runner::under_way_of(&member.config, &state.table).await? {
-            Some(_) => runner::resume(&member.config, &state.table, &member_secret, &mut |_| {})
-                .await
-                .map_err(|e| e.within(format!("member {}", member.name))),
+        let session = ReadOnly::open(&member.config).await?;
+        let seen = session.snapshot().await?;
+        let applied = match runner::under_way_of(&session, &seen, &state.table).await? {
+            Some(u) => {
+                session.close().await?;
+                runner::resume(&member.config, &u, &member_secret, &mut |_| {})
+                    .await
+                    .map_err(|e| e.within(format!("member {}", member.name)))
+            }
             None => {
-                let session = ReadOnly::open(&member.config).await?;
                 let (plan, snapshot) = runner::plan(&session, op).await?;
                 session.close().await?;
                 let printed: Vec<String> = print(plan.change())

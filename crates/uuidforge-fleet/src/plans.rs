@@ -6,8 +6,8 @@
 //! for a replicated table (the same new key for the same row everywhere),
 //! one derived per member for a sharded one.
 
-use uuidforge_db::error::DbError;
 use hmac::{Hmac, KeyInit, Mac};
+use uuidforge_db::error::DbError;
 
 /// Names a change makes from a table's oid.
 const OID_NAMES: [&str; 3] = ["uuidforge_keymap_", "uuidforge_migrate_", "uuidforge_nn_"];

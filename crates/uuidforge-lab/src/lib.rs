@@ -16,9 +16,9 @@
 
 pub mod run;
 
-use uuidforge_ident::{qualified, quote_ident};
 use serde::{Deserialize, Serialize};
 use uuidforge::generator::GeneratorConfig;
+use uuidforge_ident::{qualified, quote_ident};
 
 /// The schema the lab's tables live in (dropped and made again per cell).
 pub const SCHEMA: &str = "uuidforge_lab";

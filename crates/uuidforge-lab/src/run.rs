@@ -7,14 +7,14 @@
 //! only reads what the server has.
 
 use super::{Cell, CellResult, KeyKind, Recommendation, SCHEMA};
-use uuidforge_db::client::{connect, DbError};
-use uuidforge_ident::{quote_ident, quote_literal};
 use serde::Serialize;
 use std::time::Instant;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Config};
 use uuid::Uuid;
 use uuidforge::batch::{BatchSource, BatchSpec};
+use uuidforge_db::client::{connect, DbError};
+use uuidforge_ident::{quote_ident, quote_literal};
 
 /// Marks the schema as the lab's own, so an unrelated `uuidforge_lab` is
 /// never dropped.

@@ -107,6 +107,10 @@ pub struct ChangePlan {
     /// Printed after the plan: notes and scripts (an undo), each line as
     /// it is.
     pub epilogue: Vec<String>,
+    /// The command that completes it when it runs in batches and stopped
+    /// half-way (the operation's; the runner knows no command).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume: Option<String>,
 }
 
 impl Backup {

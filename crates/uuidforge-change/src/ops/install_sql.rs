@@ -9,10 +9,10 @@
 use super::{
     Answers, Backup, ChangePlan, Check, Operation, Planned, Read, Run, Statement, Step, Value,
 };
+use serde::Serialize;
 use uuidforge_db::catalog::Snapshot;
 use uuidforge_db::error::DbError;
 use uuidforge_ident::quote_ident;
-use serde::Serialize;
 
 /// The edition's SQL with `@schema@` and `@version@` to fill in.
 const TEMPLATE: &str = include_str!("../../sql/uuidforge-sql.sql");
@@ -26,7 +26,7 @@ pub const DEFAULT_SCHEMA: &str = "uuidforge";
 /// The edition's SQL for `schema`: a script psql runs as it is.
 ///
 /// ```
-/// let sql = uuidforge_db::ops::install_sql::edition_sql("Util");
+/// let sql = uuidforge_change::ops::install_sql::edition_sql("Util");
 /// assert!(sql.contains("CREATE OR REPLACE FUNCTION \"Util\".uuidv7()"));
 /// assert!(!sql.contains("@schema@"));
 /// ```
@@ -40,7 +40,7 @@ pub fn edition_sql(schema: &str) -> String {
 /// semicolons outside quotes, dollar quotes and comments.
 ///
 /// ```
-/// use uuidforge_db::ops::install_sql::statements;
+/// use uuidforge_change::ops::install_sql::statements;
 /// let s = statements("SELECT ';'; -- a; comment\nDO $x$ BEGIN PERFORM 1; END $x$;");
 /// assert_eq!(s, vec!["SELECT ';'", "DO $x$ BEGIN PERFORM 1; END $x$"]);
 /// ```
@@ -235,7 +235,7 @@ impl Operation for InstallSql {
         if snapshot.server_version_num >= 180000 {
             summary.push("  PostgreSQL 18: call it schema-qualified (an unqualified uuidv7() is the server's own); the extraction functions are the server's".into());
         }
-        let steps = Step::each(statements(&edition_sql(&self.schema)));
+        let steps = Step::script(statements(&edition_sql(&self.schema)));
         Ok(InstallSqlPlan {
             schema: self.schema.clone(),
             installed,
@@ -264,6 +264,7 @@ impl Operation for InstallSql {
                     checks: self.checks(),
                 },
                 epilogue: Vec::new(),
+                resume: None,
             },
         })
     }

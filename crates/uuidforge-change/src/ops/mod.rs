@@ -28,20 +28,19 @@ pub mod migrate_key;
 mod print;
 mod reads;
 pub mod rename;
-mod statement;
 mod step;
 pub mod unmerge;
 
+pub use crate::action::{one_line, Binding, Statement, Value};
 pub use change::{distinct, touched, Backup, ChangePlan, Run, Touched};
 pub use lock::Lock;
-pub use print::{one_line, print};
+pub use print::print;
 pub use reads::{Answers, Probe, Read};
-pub use statement::{Binding, Statement, Value};
 pub use step::{Backfill, BatchStep, Check, Step, Stop};
 
+use serde::Serialize;
 use uuidforge_db::catalog::Snapshot;
 use uuidforge_db::error::DbError;
-use serde::Serialize;
 
 /// A plan an operation makes: typed, serializable (the command's JSON),
 /// compared whole when made again inside the transaction.

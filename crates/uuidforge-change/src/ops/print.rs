@@ -3,6 +3,7 @@
 
 use super::change::{ChangePlan, Run};
 use super::step::{BatchStep, Check, Step};
+use crate::action::one_line;
 
 /// The printed form of `change`, line by line.
 pub fn print(change: &ChangePlan) -> Vec<String> {
@@ -57,14 +58,13 @@ fn print_step(step: &Step) -> Vec<String> {
             one_line(expect),
             statement.printed()
         )],
-        Step::Keys(keys) => keys.printed(),
-        Step::Implicit(implicit) => implicit.printed(),
+        Step::Data(data) => data.printed(),
     }
 }
 
 fn print_batch_step(step: &BatchStep) -> Vec<String> {
     match step {
-        BatchStep::Keys(keys) => keys.printed(),
+        BatchStep::Data(data) => data.printed(),
         BatchStep::Transaction {
             lock,
             statements,
@@ -124,23 +124,4 @@ fn print_check(check: &Check) -> Vec<String> {
             lines
         }
     }
-}
-
-/// `text` on one line, for an SQL comment: a name from the database may
-/// hold a line break, which would end the comment and leave the rest of
-/// the name to be read as SQL by whoever runs the printed script.
-///
-/// ```
-/// assert_eq!(uuidforge_db::ops::one_line("a\nDROP TABLE t"), "a\\nDROP TABLE t");
-/// ```
-pub fn one_line(text: &str) -> String {
-    text.chars()
-        .flat_map(|c| {
-            if c.is_control() {
-                c.escape_default().collect::<Vec<_>>()
-            } else {
-                vec![c]
-            }
-        })
-        .collect()
 }

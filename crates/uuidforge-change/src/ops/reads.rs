@@ -3,11 +3,11 @@
 //! catalog) answers each under its name, and the planner reads the answers
 //! back by name into typed values ([`Answers::get`]) — never by position.
 
-use uuidforge_db::error::DbError;
-use uuidforge_db::plan::Query;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use uuidforge_db::error::DbError;
+use uuidforge_db::plan::Query;
 
 /// A read of the planning pass: one row of text (JSON in every read of
 /// this crate), answered under its `name`.
@@ -76,7 +76,7 @@ impl Probe {
 /// The answers of a planning pass, by read name.
 ///
 /// ```
-/// use uuidforge_db::ops::Answers;
+/// use uuidforge_change::ops::Answers;
 /// let mut answers = Answers::default();
 /// answers.insert("counts", "[1, 2]");
 /// let counts: Vec<i64> = answers.get("counts", "the counts").unwrap().unwrap();

@@ -9,18 +9,18 @@
 //! column lists and `WHEN` clauses, defaults and check constraints refer to
 //! columns by number and follow a rename on their own.
 
-use uuidforge_db::catalog::{ColumnRef, RelKind, Relation, Snapshot};
-use uuidforge_db::error::DbError;
-use uuidforge_ident::quote_ident;
-use uuidforge_db::introspect::Mention;
+use crate::action::{Action, RelationKind};
 use crate::ops::{
     distinct, one_line, touched, Answers, Backup, ChangePlan, Check, Operation, Planned, Read, Run,
     Statement, Step, Value,
 };
-use uuidforge_db::plan::{Param, Query};
-use uuidforge_db::related::{self, Target};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
+use uuidforge_db::catalog::{ColumnRef, RelKind, Relation, Snapshot};
+use uuidforge_db::error::DbError;
+use uuidforge_db::introspect::Mention;
+use uuidforge_db::plan::{Param, Query};
+use uuidforge_db::related::{self, Target};
 
 /// What to rename.
 #[derive(Debug, Clone, Default)]
@@ -91,7 +91,7 @@ impl Planned for RenamePlan {
 /// `orders_client_id_fkey`); `None` when it does not.
 ///
 /// ```
-/// use uuidforge_db::ops::rename::substitute;
+/// use uuidforge_change::ops::rename::substitute;
 /// assert_eq!(substitute("customer_id", "customer_id", "client_id").as_deref(), Some("client_id"));
 /// assert_eq!(substitute("orders_customer_id_idx", "customer_id", "client_id").as_deref(),
 ///            Some("orders_client_id_idx"));
@@ -169,12 +169,12 @@ fn named_after(
     name
 }
 
-fn alter_kind(kind: RelKind) -> &'static str {
+fn alter_kind(kind: RelKind) -> RelationKind {
     match kind {
-        RelKind::View => "VIEW",
-        RelKind::MaterializedView => "MATERIALIZED VIEW",
-        RelKind::ForeignTable => "FOREIGN TABLE",
-        _ => "TABLE",
+        RelKind::View => RelationKind::View,
+        RelKind::MaterializedView => RelationKind::MaterializedView,
+        RelKind::ForeignTable => RelationKind::ForeignTable,
+        _ => RelationKind::Table,
     }
 }
 
@@ -183,16 +183,29 @@ fn alter_kind(kind: RelKind) -> &'static str {
 #[derive(Default)]
 struct Script {
     renamed: Vec<Renamed>,
-    statements: Vec<String>,
-    undo: Vec<String>,
+    actions: Vec<Action>,
 }
 
 impl Script {
-    /// `ALTER {alter} {object} {verb} {from} TO {to}` and its undo.
-    fn rename(&mut self, r: Renamed, forward: String, back: String) {
-        self.statements.push(forward);
-        self.undo.push(back);
+    /// A rename, with what it renames.
+    fn rename(&mut self, r: Renamed, action: Action) {
+        self.actions.push(action);
         self.renamed.push(r);
+    }
+
+    /// The renames as statements.
+    fn statements(&self) -> Vec<String> {
+        crate::action::statements(&self.actions)
+    }
+
+    /// The renames undone, last first.
+    fn undo(&self) -> Vec<String> {
+        self.actions
+            .iter()
+            .rev()
+            .filter_map(Action::undo)
+            .flat_map(|a| a.statements())
+            .collect()
     }
 }
 
@@ -357,16 +370,12 @@ fn rename_columns(
                 to: to.clone(),
                 why: why.clone(),
             },
-            format!(
-                "ALTER {alter} {name} RENAME COLUMN {} TO {}",
-                quote_ident(from),
-                quote_ident(to)
-            ),
-            format!(
-                "ALTER {alter} {name} RENAME COLUMN {} TO {}",
-                quote_ident(to),
-                quote_ident(from)
-            ),
+            Action::RenameColumn {
+                relation: name,
+                kind: alter,
+                from: from.to_string(),
+                to: to.clone(),
+            },
         );
     }
     Ok(())
@@ -398,16 +407,11 @@ fn rename_named_objects(snapshot: &Snapshot, columns: &Columns, script: &mut Scr
                     to: name.clone(),
                     why: "named after a renamed column".into(),
                 },
-                format!(
-                    "ALTER TABLE {table} RENAME CONSTRAINT {} TO {}",
-                    quote_ident(&constraint.name),
-                    quote_ident(&name)
-                ),
-                format!(
-                    "ALTER TABLE {table} RENAME CONSTRAINT {} TO {}",
-                    quote_ident(&name),
-                    quote_ident(&constraint.name)
-                ),
+                Action::RenameConstraint {
+                    table,
+                    from: constraint.name.clone(),
+                    to: name.clone(),
+                },
             );
         }
     }
@@ -437,16 +441,11 @@ fn rename_named_objects(snapshot: &Snapshot, columns: &Columns, script: &mut Scr
                     to: name.clone(),
                     why: "named after a renamed column".into(),
                 },
-                format!(
-                    "ALTER INDEX {} RENAME TO {}",
-                    uuidforge_ident::qualified(&relation.schema, &index.name),
-                    quote_ident(&name)
-                ),
-                format!(
-                    "ALTER INDEX {} RENAME TO {}",
-                    uuidforge_ident::qualified(&relation.schema, &name),
-                    quote_ident(&index.name)
-                ),
+                Action::RenameIndex {
+                    schema: relation.schema.clone(),
+                    from: index.name.clone(),
+                    to: name.clone(),
+                },
             );
         }
     }
@@ -494,16 +493,12 @@ fn rename_view_columns(snapshot: &Snapshot, columns: &Columns, script: &mut Scri
                     to: to.clone(),
                     why: "shows a renamed column".into(),
                 },
-                format!(
-                    "ALTER {alter} {name} RENAME COLUMN {} TO {}",
-                    quote_ident(&from),
-                    quote_ident(&to)
-                ),
-                format!(
-                    "ALTER {alter} {name} RENAME COLUMN {} TO {}",
-                    quote_ident(&to),
-                    quote_ident(&from)
-                ),
+                Action::RenameColumn {
+                    relation: name,
+                    kind: alter,
+                    from: from.clone(),
+                    to: to.clone(),
+                },
             );
             shown.insert(view_col, (from, to));
         }
@@ -526,7 +521,6 @@ fn script(
     if options.views {
         rename_view_columns(snapshot, &columns, &mut script);
     }
-    script.undo.reverse();
     Ok((script, kept))
 }
 
@@ -571,10 +565,10 @@ impl Operation for Rename {
         let mentions: Vec<Mention> = answers.get_or_default("mentions", "mentions")?;
         let change = change(snapshot, &self.column, &script, &kept, &mentions);
         Ok(RenamePlan {
+            statements: script.statements(),
+            undo: script.undo(),
             renamed: script.renamed,
             kept,
-            statements: script.statements,
-            undo: script.undo,
             mentions,
             change,
         })
@@ -593,7 +587,7 @@ fn change(
 ) -> ChangePlan {
     let mut summary = vec![format!(
         "plan: {} statement(s), one transaction",
-        script.statements.len()
+        script.actions.len()
     )];
     summary.extend(script.renamed.iter().map(|r| {
         format!(
@@ -619,7 +613,7 @@ fn change(
         }));
     }
     epilogue.push("\n-- undo:\nBEGIN;".to_string());
-    epilogue.extend(script.undo.iter().map(|s| format!("{s};")));
+    epilogue.extend(script.undo().iter().map(|s| format!("{s};")));
     epilogue.push("COMMIT;".to_string());
     let relations = distinct(
         script
@@ -648,13 +642,14 @@ fn change(
         },
         run: Run::OneTransaction {
             lock: None,
-            steps: Step::each(script.statements.iter().cloned()),
+            steps: Step::actions(&script.actions),
             checks: vec![Check::Zero {
                 what: "verify the rename".into(),
                 statement: verify_statement(&script.renamed),
             }],
         },
         epilogue,
+        resume: None,
     }
 }
 

@@ -1,14 +1,13 @@
 //! The steps of a change, typed by how it runs: [`Step`]s share one
 //! transaction and are followed by [`Check`]s before it commits;
 //! [`BatchStep`]s each commit on their own, recorded by the runner so that a
-//! killed run goes on with `--resume`. What a step does that belongs to one
-//! operation (new keys of a key migration, a merge's rewritten values) is
-//! that operation's type behind the step.
+//! killed run goes on with `--resume`. What uuidforge computes between
+//! reading and writing rows (new keys, rewritten values) is a data action
+//! of the action layer ([`crate::action::Data`]): the runner runs any of
+//! them the same way, knowing no operation.
 
-use super::key::NewKeys;
 use super::lock::Lock;
-use super::merge::Implicit;
-use super::statement::Statement;
+use crate::action::{Action, Data, Statement};
 use serde::{Deserialize, Serialize};
 
 /// How a failed expectation stops a change.
@@ -55,12 +54,9 @@ pub enum Step {
         /// Why.
         message: String,
     },
-    /// The new keys of a key migration, computed by the library and copied
-    /// into the key map.
-    Keys(NewKeys),
-    /// Values [`uuidforge_db::find`] saw outside the declared references of a
-    /// merge, rewritten in place and logged.
-    Implicit(Implicit),
+    /// A data action (its own `kind`: recorded plans read as before).
+    #[serde(untagged)]
+    Data(Data),
 }
 
 impl Step {
@@ -74,9 +70,18 @@ impl Step {
         }
     }
 
-    /// Statements run as they are, each a step.
-    pub fn each(sqls: impl IntoIterator<Item = String>) -> Vec<Step> {
+    /// The statements of a script (the SQL edition's), each a step.
+    pub fn script(sqls: impl IntoIterator<Item = String>) -> Vec<Step> {
         sqls.into_iter()
+            .map(|s| Step::run(Statement::sql(s)))
+            .collect()
+    }
+
+    /// The statements of `actions`, each a step.
+    pub fn actions<'a>(actions: impl IntoIterator<Item = &'a Action>) -> Vec<Step> {
+        actions
+            .into_iter()
+            .flat_map(Action::statements)
             .map(|s| Step::run(Statement::sql(s)))
             .collect()
     }
@@ -84,8 +89,7 @@ impl Step {
     /// What the step does, for progress and the printed plan.
     pub fn what(&self) -> &str {
         match self {
-            Step::Keys(_) => "compute the new keys and copy them into the map",
-            Step::Implicit(_) => "rewrite the values outside the declared references",
+            Step::Data(data) => data.what(),
             Step::Run { .. } => "run a statement",
             Step::Expect { .. } => "check a precondition",
         }
@@ -164,8 +168,6 @@ pub enum BatchStep {
         #[serde(default)]
         mark: Option<String>,
     },
-    /// The new keys, computed and copied into the key map.
-    Keys(NewKeys),
     /// A new column filled range of pages by range of pages.
     Backfill(Backfill),
     /// `cleanup` then `statement`, outside any transaction (an index built
@@ -189,6 +191,9 @@ pub enum BatchStep {
         #[serde(default)]
         binds: Vec<String>,
     },
+    /// A data action in a transaction of its own (its own `kind`).
+    #[serde(untagged)]
+    Data(Data),
 }
 
 impl BatchStep {
@@ -199,33 +204,37 @@ impl BatchStep {
             | BatchStep::Concurrently { what, .. }
             | BatchStep::Check { what, .. } => what,
             BatchStep::Backfill(b) => &b.what,
-            BatchStep::Keys(_) => "compute the new keys and copy them into the map",
+            BatchStep::Data(data) => data.what(),
         }
     }
 
-    /// A transaction of `statements` that lets writers go on.
-    pub fn transaction(what: impl Into<String>, statements: Vec<String>) -> BatchStep {
-        BatchStep::Transaction {
-            what: what.into(),
-            lock: None,
-            statements,
-            exclusive: false,
-            mark: None,
-        }
-    }
-
-    /// A transaction that locks writers out: `lock`, then `statements`.
-    pub fn exclusive(
+    /// A transaction of `actions`, taking `lock` first: writers wait while
+    /// it runs when one of them blocks them
+    /// ([`crate::action::Locks::blocks_writers`]).
+    pub fn transaction(
         what: impl Into<String>,
-        lock: Option<Lock>,
-        statements: Vec<String>,
+        lock: Option<&Lock>,
+        actions: &[Action],
     ) -> BatchStep {
+        let exclusive = actions.iter().any(|a| a.locks().blocks_writers());
         BatchStep::Transaction {
             what: what.into(),
-            lock,
-            statements,
-            exclusive: true,
+            lock: lock.cloned(),
+            statements: crate::action::statements(actions),
+            exclusive,
             mark: None,
+        }
+    }
+
+    /// An action run outside any transaction (an index built
+    /// concurrently): its first statement drops what a killed earlier try
+    /// left, the second makes it.
+    pub fn concurrently(what: impl Into<String>, action: &Action) -> BatchStep {
+        let mut statements = action.statements().into_iter();
+        BatchStep::Concurrently {
+            what: what.into(),
+            cleanup: statements.next().unwrap_or_default(),
+            statement: statements.next().unwrap_or_default(),
         }
     }
 }

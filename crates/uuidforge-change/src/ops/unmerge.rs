@@ -10,17 +10,18 @@
 //! was.
 
 use super::merge::{key_predicate, LOG_TABLE};
-use uuidforge_db::catalog::{Relation, Snapshot};
-use uuidforge_db::error::DbError;
-use uuidforge_ident::quote_ident;
+use crate::action::{Action, Timing};
 use crate::ops::key::{by_column, deferrable, references_to, Key, Reference};
 use crate::ops::{
     distinct, touched, Answers, Backup, ChangePlan, Check, Operation, Planned, Read, Run,
     Statement, Step, Stop, Value,
 };
-use uuidforge_db::plan::{Param, Query};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
+use uuidforge_db::catalog::{Relation, Snapshot};
+use uuidforge_db::error::DbError;
+use uuidforge_db::plan::{Param, Query};
+use uuidforge_ident::quote_ident;
 
 /// Undoing the latest merge into `new`.
 #[derive(Debug, Clone)]
@@ -253,28 +254,31 @@ pub fn plan(
         .iter()
         .find(|e| e.row_images.survivor)
         .map(|e| e.old);
-    let mut steps = vec![Step::run(Statement::sql(format!(
-        "LOCK TABLE {log} IN SHARE ROW EXCLUSIVE MODE"
-    )))];
+    let mut steps = Step::actions(&[Action::LockTable {
+        table: log.to_string(),
+        mode: "SHARE ROW EXCLUSIVE".into(),
+    }]);
     if survivor.is_some() {
         steps.extend(nothing_newer(new, entries, &columns));
     }
-    steps.extend(deferrable(&references, true));
-    steps.push(Step::run(Statement::sql("SET CONSTRAINTS ALL DEFERRED")));
+    let mut deferred = deferrable(&references, true);
+    deferred.push(Action::SetConstraints(Timing::Deferred));
     // The application's triggers do not see the unmerge's own writes: the
     // rows come back as they were.
-    let (quiet, restore) = uuidforge_db::introspect::quiet_triggers(triggers);
-    steps.extend(Step::each(quiet));
+    let (quiet, restore) = Action::quiet_triggers(triggers);
+    deferred.extend(quiet);
+    steps.extend(Step::actions(&deferred));
     if let Some(s) = survivor {
         steps.extend(survivor_back(&key, new, s, entries, &columns));
     }
     steps.extend(values_back(snapshot, entries)?);
     steps.extend(rows_back(relation, new, entries));
-    steps.push(Step::run(Statement::sql("SET CONSTRAINTS ALL IMMEDIATE")));
-    steps.extend(deferrable(&references, false));
+    let mut immediate = vec![Action::SetConstraints(Timing::Immediate)];
+    immediate.extend(deferrable(&references, false));
     // After the deferred checks ran: a table with pending trigger events
     // cannot be altered.
-    steps.extend(Step::each(restore));
+    immediate.extend(restore);
+    steps.extend(Step::actions(&immediate));
     steps.push(Step::run(Statement::with(
         format!("DELETE FROM {log} WHERE merge_id = $1::text::int8"),
         &[("merge_id", Value::Text(Some(merge_id.to_string())))],
@@ -326,6 +330,7 @@ pub fn plan(
                 checks: vec![back_as_they_were(relation, entries)],
             },
             epilogue: Vec::new(),
+            resume: None,
         };
     Ok(UnmergePlan {
         merge_id,

@@ -13,9 +13,13 @@
 //! briefly, and a step that loses its locks anyway is rolled back, having
 //! changed nothing, and tried again.
 
-use uuidforge_db::client::DbError;
+use super::io::Session;
 use crate::ops::Lock;
-use tokio_postgres::Client;
+use uuidforge_db::error::DbError;
+
+/// Longest wait for a lock while changing a database: a change never
+/// queues for long behind other sessions (nor makes them queue behind it).
+pub const LOCK_TIMEOUT: &str = "5s";
 
 /// How many times a step that locks writers out is tried.
 pub(super) const TRIES: u32 = 20;
@@ -30,34 +34,36 @@ pub(super) fn lost(e: &DbError) -> bool {
     matches!(e.sqlstate(), Some("55P03" | "40P01"))
 }
 
-/// Makes the transaction on `client` wait for any lock at most half the
+/// Makes the transaction on `session` wait for any lock at most half the
 /// server's `deadlock_timeout` (between 20 ms and 1 s).
-pub(super) async fn wait_briefly(client: &Client) -> Result<(), DbError> {
-    let deadlock_ms: i64 = client
-        .query_one(
-            "SELECT setting::int8 FROM pg_settings WHERE name = 'deadlock_timeout'",
-            &[],
-        )
-        .await
-        .map_err(|e| DbError::new("read deadlock_timeout", e))?
-        .get(0);
+pub(super) async fn wait_briefly(session: &impl Session) -> Result<(), DbError> {
+    let deadlock_ms = session.deadlock_timeout_ms().await?;
     let ms = (deadlock_ms / 2).clamp(BRIEF_MS.0, BRIEF_MS.1);
-    client
-        .batch_execute(&format!("SET LOCAL lock_timeout = '{ms}ms'"))
+    session
+        .execute(&format!("SET LOCAL lock_timeout = '{ms}ms'"))
         .await
-        .map_err(|e| DbError::new("set the lock timeout", e))
 }
 
-/// Makes the transaction on `client` wait for locks as every change does
-/// (the statements after the locks are taken).
-pub(super) async fn wait_normally(client: &Client) -> Result<(), DbError> {
-    client
-        .batch_execute(&format!(
-            "SET LOCAL lock_timeout = {}",
-            uuidforge_ident::quote_literal(uuidforge_db::client::LOCK_TIMEOUT)
+/// Begins a transaction on `session` that waits for locks as every change
+/// does ([`LOCK_TIMEOUT`]).
+pub(super) async fn begin(session: &impl Session) -> Result<(), DbError> {
+    session
+        .execute(&format!(
+            "BEGIN; SET LOCAL lock_timeout = {}",
+            uuidforge_ident::quote_literal(LOCK_TIMEOUT)
         ))
         .await
-        .map_err(|e| DbError::new("set the lock timeout", e))
+}
+
+/// Makes the transaction on `session` wait for locks as every change does
+/// (the statements after the locks are taken).
+pub(super) async fn wait_normally(session: &impl Session) -> Result<(), DbError> {
+    session
+        .execute(&format!(
+            "SET LOCAL lock_timeout = {}",
+            uuidforge_ident::quote_literal(LOCK_TIMEOUT)
+        ))
+        .await
 }
 
 /// The pause after try `tries` lost its locks: growing to about a second,
@@ -69,25 +75,18 @@ pub(super) async fn pause(tries: u32) {
     tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
 }
 
-async fn run(client: &Client, sql: &str) -> Result<(), DbError> {
-    client
-        .batch_execute(sql)
-        .await
-        .map_err(|e| DbError::new(sql.to_string(), e))
-}
-
-/// Takes `lock`'s tables in the transaction on `client` (see the module
+/// Takes `lock`'s tables in the transaction on `session` (see the module
 /// documentation); the lock timeout is brief afterwards, as it is for the
 /// rest of a step that locks writers out.
-pub(super) async fn take(client: &Client, lock: &Lock) -> Result<(), DbError> {
-    wait_briefly(client).await?;
-    run(client, "SAVEPOINT uuidforge_locks").await?;
+pub(super) async fn take(session: &impl Session, lock: &Lock) -> Result<(), DbError> {
+    wait_briefly(session).await?;
+    session.execute("SAVEPOINT uuidforge_locks").await?;
     let mut order = lock.tables.clone();
     let mut tries = 0;
     loop {
         let mut busy = None;
         for (i, table) in order.iter().enumerate() {
-            match run(client, &lock.one(table, true)).await {
+            match session.execute(&lock.one(table, true)).await {
                 Ok(()) => {}
                 Err(e) if lost(&e) => {
                     busy = Some(i);
@@ -97,20 +96,24 @@ pub(super) async fn take(client: &Client, lock: &Lock) -> Result<(), DbError> {
             }
         }
         let Some(i) = busy else {
-            return run(client, "RELEASE SAVEPOINT uuidforge_locks").await;
+            return session.execute("RELEASE SAVEPOINT uuidforge_locks").await;
         };
         // Hold nothing while waiting for the busy table.
-        run(client, "ROLLBACK TO SAVEPOINT uuidforge_locks").await?;
+        session
+            .execute("ROLLBACK TO SAVEPOINT uuidforge_locks")
+            .await?;
         let table = order.remove(i);
         order.insert(0, table);
-        match run(client, &lock.one(&order[0], false)).await {
+        match session.execute(&lock.one(&order[0], false)).await {
             Ok(()) => {}
             Err(e) if lost(&e) => {
                 tries += 1;
                 if tries >= TRIES {
                     return Err(e);
                 }
-                run(client, "ROLLBACK TO SAVEPOINT uuidforge_locks").await?;
+                session
+                    .execute("ROLLBACK TO SAVEPOINT uuidforge_locks")
+                    .await?;
                 pause(tries).await;
             }
             Err(e) => return Err(e),

@@ -1,4 +1,5 @@
-//! The one runner of every change ([`crate::ops`]). It owns what makes
+//! The one runner of every change ([`crate::ops`]). It knows no operation:
+//! it runs any [`crate::ops::ChangePlan`] by its steps, and owns what makes
 //! changes safe beside each other and beside the application:
 //!
 //! - [`plan`]: the plan made in a read-only session from the snapshot and
@@ -11,24 +12,41 @@
 //!   ([`state`]);
 //! - [`resume`]: a change in batches completed from its last committed
 //!   step, by one process at a time.
+//!
+//! Its rules are written once over a small I/O trait ([`io::Database`],
+//! [`io::Session`]): [`postgres`] runs them on a server, and its unit tests
+//! run them on a fake in memory.
 
 mod backfill;
-mod bind;
+mod counts;
+#[cfg(test)]
+mod fake;
 pub mod guard;
+pub mod io;
 mod locks;
 mod one_transaction;
+pub mod postgres;
 pub mod state;
 mod steps;
+#[cfg(test)]
+mod tests;
+
+pub use counts::{changes, verification};
+pub use locks::LOCK_TIMEOUT;
 
 use crate::backup::Backup as BackupFile;
-use uuidforge_db::catalog::Snapshot;
-use uuidforge_db::client::{Change, DbError, Reader};
-use crate::ops::{Answers, BatchStep, Operation, Planned, Probe, Run, Step};
+use crate::ops::{Answers, BatchStep, Operation, Planned, Probe, Read, Run};
+use io::{Database, Session};
+use postgres::{PgSession, Postgres};
 use serde::Serialize;
+use state::{Recorded, UnderWay};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
 use tokio_postgres::Config;
+use uuidforge_db::catalog::Snapshot;
+use uuidforge_db::client::{ReadOnly, Reader};
+use uuidforge_db::error::DbError;
 
 /// What a run reports as it goes.
 #[derive(Debug, Clone)]
@@ -51,67 +69,71 @@ pub enum Progress {
     },
 }
 
-/// The answers of `op`'s planning pass in `reader`'s transaction: every
-/// read it asks for, until it asks for none it has not had. A probe the
-/// server refuses is answered with the refusal.
-async fn answer<O: Operation>(
-    reader: &impl Reader,
+/// The answer of `read` on `session`: a probe the server refuses is
+/// answered with the refusal, inside a savepoint that leaves the
+/// transaction usable.
+async fn answer_one(session: &impl Session, read: &Read) -> Result<String, DbError> {
+    if !read.fallible {
+        return session.read(&read.query, &read.what).await;
+    }
+    session.execute("SAVEPOINT uuidforge_probe").await?;
+    let answer = session.read(&read.query, &read.what).await;
+    let end = if answer.is_ok() {
+        "RELEASE SAVEPOINT uuidforge_probe"
+    } else {
+        "ROLLBACK TO SAVEPOINT uuidforge_probe"
+    };
+    session.execute(end).await?;
+    match answer {
+        Err(e) if e.sqlstate().is_some() => Ok(Probe::refused_answer(&e.message)),
+        other => other,
+    }
+}
+
+/// The plan of `op` in `session`'s transaction: the snapshot, then every
+/// read it asks for, until it asks for none it has not had.
+async fn plan_in<O: Operation>(
+    session: &impl Session,
     op: &O,
-    snapshot: &Snapshot,
-) -> Result<Answers, DbError> {
+) -> Result<(O::Plan, Snapshot), DbError> {
+    let snapshot = session.snapshot().await?;
     let mut answers = Answers::default();
     for _ in 0..16 {
-        let reads = answers.missing(op.reads(snapshot, &answers)?);
+        let reads = answers.missing(op.reads(&snapshot, &answers)?);
         if reads.is_empty() {
             break;
         }
         for read in reads {
-            let text = if read.fallible {
-                match reader.probe_text_of(&read.query, &read.what).await {
-                    Ok(text) => text,
-                    Err(e) if e.sqlstate().is_some() => Probe::refused_answer(&e.message),
-                    Err(e) => return Err(e),
-                }
-            } else {
-                reader.one_text_of(&read.query, &read.what).await?
-            };
+            let text = answer_one(session, &read).await?;
             answers.insert(read.name, text);
         }
     }
-    Ok(answers)
-}
-
-/// Plans `op` in `reader`'s transaction: the snapshot, then the reads the
-/// operation asks for. Refused when a change in batches under way writes a
-/// table this one would (busy while it runs). Returns the plan and the
-/// snapshot it was made from.
-pub async fn plan<O: Operation>(
-    reader: &impl Reader,
-    op: &O,
-) -> Result<(O::Plan, Snapshot), DbError> {
-    let (plan, snapshot) = plan_only(reader, op).await?;
-    guard::refuse_under_way(reader.client(), plan.change(), None).await?;
-    Ok((plan, snapshot))
-}
-
-async fn plan_only<O: Operation>(
-    reader: &impl Reader,
-    op: &O,
-) -> Result<(O::Plan, Snapshot), DbError> {
-    let snapshot = reader.snapshot().await?;
-    let answers = answer(reader, op, &snapshot).await?;
     let plan = op.plan(&snapshot, &answers)?;
     Ok((plan, snapshot))
 }
 
-/// The plan made again in `change`'s transaction, refused unless it is
+/// Plans `op` in `reader`'s read-only transaction: the snapshot, then the
+/// reads the operation asks for. Refused when a change in batches under
+/// way writes a table this one would (busy while it runs). Returns the
+/// plan and the snapshot it was made from.
+pub async fn plan<O: Operation>(
+    reader: &impl Reader,
+    op: &O,
+) -> Result<(O::Plan, Snapshot), DbError> {
+    let session = PgSession::over(reader.client());
+    let (plan, snapshot) = plan_in(&session, op).await?;
+    guard::refuse_under_way(&session, plan.change(), None).await?;
+    Ok((plan, snapshot))
+}
+
+/// The plan made again in `session`'s transaction, refused unless it is
 /// the one printed.
 async fn plan_again<O: Operation>(
-    change: &Change,
+    session: &impl Session,
     op: &O,
     expected: &O::Plan,
 ) -> Result<O::Plan, DbError> {
-    let (plan, _) = plan_only(change, op).await?;
+    let (plan, _) = plan_in(session, op).await?;
     if plan != *expected {
         return Err(DbError::schema_changed(op.name()));
     }
@@ -143,10 +165,10 @@ pub struct Applied {
     pub checks: Vec<String>,
     /// The values steps kept by name (`merge_id`).
     pub outputs: BTreeMap<String, String>,
-    /// Rows given a new key.
-    pub keyed_rows: usize,
-    /// Values rewritten outside the declared references.
-    pub implicit: usize,
+    /// What its data actions counted, by the name each gives
+    /// (`keyed_rows`, `implicit`).
+    #[serde(flatten)]
+    pub counts: BTreeMap<String, u64>,
     /// Each step that locked writers out, and for how long (in batches).
     pub exclusive: Vec<(String, f64)>,
     /// The longest of those.
@@ -160,9 +182,20 @@ pub struct Applied {
 }
 
 impl Applied {
+    /// What its data actions counted under `name` (0 when none did).
+    pub fn counted(&self, name: &str) -> u64 {
+        self.counts.get(name).copied().unwrap_or(0)
+    }
+
+    fn count(&mut self, name: &str, n: u64) {
+        *self.counts.entry(name.to_string()).or_default() += n;
+    }
+
     /// Counts in what step `step` did.
     fn add(&mut self, step: &BatchStep, done: steps::StepDone) {
-        self.keyed_rows += done.keyed;
+        if let Some((name, n)) = done.counted {
+            self.count(name, n);
+        }
         self.batches += done.batches;
         if let Some(seconds) = done.exclusive {
             self.exclusive.push((step.what().to_string(), seconds));
@@ -198,27 +231,30 @@ pub struct Report<'a, P: Serialize> {
 /// Whether `run` computes new keys (and so needs the secret).
 fn needs_secret(run: &Run) -> bool {
     match run {
-        Run::OneTransaction { steps, .. } => steps.iter().any(|s| matches!(s, Step::Keys(_))),
-        Run::Batches { steps, .. } => steps.iter().any(|s| matches!(s, BatchStep::Keys(_))),
+        Run::OneTransaction { steps, .. } => one_transaction::needs_secret(steps),
+        Run::Batches { steps, .. } => steps
+            .iter()
+            .any(|s| matches!(s, BatchStep::Data(d) if d.needs_secret())),
     }
 }
 
-/// The hint of an error once a change in batches is under way.
-fn resumable(e: DbError, target: &str) -> DbError {
-    if e.hint.is_some() {
-        return e;
+/// The hint of an error once a change in batches is under way: the
+/// command its operation gave to complete it.
+fn resumable(e: DbError, resume: Option<&str>) -> DbError {
+    match (&e.hint, resume) {
+        (None, Some(command)) => e.with_hint(format!(
+            "the change is under way and the database consistent: complete it with {command}"
+        )),
+        _ => e,
     }
-    e.with_hint(format!(
-        "the change is under way and the database consistent: complete it with uuidforge db migrate-key {target} --resume"
-    ))
 }
 
-/// Applies `expected` (the plan printed, made from `planned_from`): locks
-/// its tables against other runs, backs up, plans again inside the
-/// transaction and refuses if the plan differs, runs, checks, commits.
-/// In one transaction nothing is changed on any error; in batches the
-/// database works under the old schema until the swap, and `--resume`
-/// goes on.
+/// Applies `expected` (the plan printed, made from `planned_from`) on the
+/// server of `config`: locks its tables against other runs, backs up,
+/// plans again inside the transaction and refuses if the plan differs,
+/// runs, checks, commits. In one transaction nothing is changed on any
+/// error; in batches the database works under the old schema until the
+/// swap, and `--resume` goes on.
 pub async fn apply<O: Operation>(
     config: &Config,
     op: &O,
@@ -226,9 +262,20 @@ pub async fn apply<O: Operation>(
     planned_from: &Snapshot,
     ctx: Context<'_>,
 ) -> Result<Applied, DbError> {
+    apply_on(&Postgres { config }, op, expected, planned_from, ctx).await
+}
+
+/// [`apply`] on any [`Database`].
+async fn apply_on<O: Operation, D: Database>(
+    db: &D,
+    op: &O,
+    expected: &O::Plan,
+    planned_from: &Snapshot,
+    ctx: Context<'_>,
+) -> Result<Applied, DbError> {
     let started = Instant::now();
     let change = expected.change();
-    let guard = guard::Guard::claim(config, change, None).await?;
+    let guard = guard::Guard::claim(db, change, None).await?;
     let file = ctx
         .backup_file
         .clone()
@@ -238,12 +285,7 @@ pub async fn apply<O: Operation>(
     let backup = if change.backup.is_empty() {
         None
     } else {
-        Some(crate::backup::dump(
-            config,
-            planned_from.server_version_num,
-            &change.backup,
-            &file,
-        )?)
+        Some(db.back_up(planned_from.server_version_num, &change.backup, &file)?)
     };
     let backup_seconds = dumping.elapsed().as_secs_f64();
     if let Some(backup) = &backup {
@@ -260,7 +302,7 @@ pub async fn apply<O: Operation>(
             loop {
                 tries += 1;
                 let mut applied = Applied::default();
-                match one_transaction::run(config, op, expected, &secret, &mut applied).await {
+                match one_transaction::run(db, op, expected, &secret, &mut applied).await {
                     Ok(()) => break applied,
                     Err(e) if tries < locks::TRIES && locks::lost(&e) => {
                         // Rolled back: nothing was changed.
@@ -271,10 +313,10 @@ pub async fn apply<O: Operation>(
             }
         }
         Run::Batches { .. } => {
-            let (at, prepare) = steps::start(config, op, expected, guard.pid).await?;
-            let mut applied = steps::run(config, change, &at, &secret, ctx.progress)
+            let (at, prepare) = steps::start(db, op, expected, guard.pid).await?;
+            let mut applied = steps::run(db, change, &at, &secret, ctx.progress)
                 .await
-                .map_err(|e| resumable(e, &change.target))?;
+                .map_err(|e| resumable(e, change.resume.as_deref()))?;
             let what = change.run.what(0).unwrap_or_default().to_string();
             applied.exclusive.insert(0, (what, prepare));
             applied.longest_exclusive_seconds = applied.longest_exclusive_seconds.max(prepare);
@@ -289,36 +331,50 @@ pub async fn apply<O: Operation>(
     Ok(applied)
 }
 
-/// The change in batches of `table` under way, and its recorded plan.
+/// The change in batches of `table` under way, as `reader` sees it in
+/// `snapshot` (the session's own: no other is taken).
 pub async fn under_way_of(
-    config: &Config,
+    reader: &impl Reader,
+    snapshot: &Snapshot,
     table: &str,
-) -> Result<Option<state::UnderWay>, DbError> {
-    let session = uuidforge_db::client::ReadOnly::open(config).await?;
-    let snapshot = session.snapshot().await?;
+) -> Result<Option<UnderWay>, DbError> {
     let relation = snapshot.find_relation(table)?;
-    let found = state::under_way(session.client(), &[relation.oid]).await?;
-    session.close().await?;
+    let found = PgSession::over(reader.client())
+        .under_way(&[relation.oid])
+        .await?;
     Ok(found
         .into_iter()
         .find(|u| u.tables.first() == Some(&i64::from(relation.oid))))
 }
 
-/// Completes the change in batches of `table` under way from its last
-/// committed step, new keys from `secret`; one process at a time (another
-/// `--resume` of it is busy).
+/// [`under_way_of`] in a read-only session of its own.
+pub async fn under_way_in(config: &Config, table: &str) -> Result<Option<UnderWay>, DbError> {
+    let session = ReadOnly::open(config).await?;
+    let snapshot = session.snapshot().await?;
+    let found = under_way_of(&session, &snapshot, table).await?;
+    session.close().await?;
+    Ok(found)
+}
+
+/// Completes the change in batches `u` (found by [`under_way_of`]) from
+/// its last committed step, new keys from `secret`; one process at a time
+/// (another `--resume` of it is busy).
 pub async fn resume(
     config: &Config,
-    table: &str,
+    u: &UnderWay,
     secret: &[u8],
     progress: &mut (dyn FnMut(Progress) + Send),
 ) -> Result<Applied, DbError> {
-    let Some(u) = under_way_of(config, table).await? else {
-        return Err(DbError::invalid(
-            "resume",
-            format!("no change in batches of {table} is under way (expected one begun with --batch-size N --apply)"),
-        ));
-    };
+    resume_on(&Postgres { config }, u, secret, progress).await
+}
+
+/// [`resume`] on any [`Database`].
+async fn resume_on<D: Database>(
+    db: &D,
+    u: &UnderWay,
+    secret: &[u8],
+    progress: &mut (dyn FnMut(Progress) + Send),
+) -> Result<Applied, DbError> {
     if u.legacy {
         return Err(DbError::refused(
             "resume",
@@ -327,16 +383,19 @@ pub async fn resume(
         .with_hint(u.resume_command()));
     }
     let change = u.change()?;
-    let guard = guard::Guard::claim(config, &change, Some((&u.state_table, u.id))).await?;
-    state::claim(guard.client(), &u.state_table, u.id, guard.pid).await?;
-    let at = steps::Recorded {
+    let at = Recorded {
         table: u.state_table.clone(),
         id: u.id,
         schema: change.schema.clone(),
     };
-    let mut applied = steps::run(config, &change, &at, secret, progress)
+    let guard = guard::Guard::claim(db, &change, Some(&at)).await?;
+    guard
+        .session()
+        .update(&at, io::StateUpdate::Claim(guard.pid))
+        .await?;
+    let mut applied = steps::run(db, &change, &at, secret, progress)
         .await
-        .map_err(|e| resumable(e, &change.target))?;
+        .map_err(|e| resumable(e, change.resume.as_deref()))?;
     guard.release().await;
     applied.resumed_at_step = usize::try_from(u.step + 1).ok();
     applied.batch_checks();

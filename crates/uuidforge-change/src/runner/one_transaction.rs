@@ -1,16 +1,16 @@
 //! A change in one transaction ([`crate::ops::Run::OneTransaction`]): the
-//! plan made again inside it and compared, the steps, the checks, commit —
-//! or nothing at all.
+//! tables locked, the plan made again inside it and compared, the steps,
+//! the checks, commit — or nothing at all.
 
-use super::{bind, Applied};
-use uuidforge_db::client::{Change, DbError};
+use super::io::{Database, Session};
+use super::Applied;
+use crate::action::{Data, DataIo, Outputs};
 use crate::ops::{Check, Operation, Planned, Run, Step, Stop};
-use std::collections::BTreeMap;
-use tokio_postgres::Config;
+use uuidforge_db::error::DbError;
 
 /// Runs `expected` in one transaction, checked before it commits.
-pub(super) async fn run<O: Operation>(
-    config: &Config,
+pub(super) async fn run<O: Operation, D: Database>(
+    db: &D,
     op: &O,
     expected: &O::Plan,
     secret: &[u8],
@@ -22,19 +22,20 @@ pub(super) async fn run<O: Operation>(
             "not a change in one transaction",
         ));
     };
-    let tx = Change::begin(config).await?;
+    let tx = db.connect().await?;
+    super::locks::begin(&tx).await?;
     // The tables are locked before the plan is made again: nothing can
     // change between the comparison and the statements. A table renamed
     // or dropped meanwhile makes the lock fail or the plans differ.
     if let Some(lock) = lock {
-        match super::locks::take(tx.client(), lock).await {
+        match super::locks::take(&tx, lock).await {
             Err(e) if e.sqlstate() == Some("42P01") => {
                 return Err(DbError::schema_changed(op.name()))
             }
             other => other?,
         }
     }
-    super::locks::wait_normally(tx.client()).await?;
+    super::locks::wait_normally(&tx).await?;
     let plan = super::plan_again(&tx, op, expected).await?;
     let Run::OneTransaction { steps, checks, .. } = &plan.change().run else {
         return Err(DbError::unreadable(
@@ -45,7 +46,7 @@ pub(super) async fn run<O: Operation>(
     let mut before = Vec::new();
     for check in checks {
         if let Check::Unchanged { what, statement } = check {
-            before.push(bind::one_text(tx.client(), statement, &applied.outputs, what).await?);
+            before.push(text(&tx, &statement.bound(&applied.outputs)?, what).await?);
         }
     }
     for step in steps {
@@ -64,24 +65,35 @@ pub(super) async fn run<O: Operation>(
             failed,
         ));
     }
-    tx.commit().await
+    tx.execute("COMMIT").await
+}
+
+/// The first column of `statement`'s first row as text ("" when none).
+async fn text(
+    tx: &impl Session,
+    statement: &crate::action::Statement,
+    context: &str,
+) -> Result<String, DbError> {
+    Ok(DataIo::text(tx, statement)
+        .await
+        .map_err(|e| e.within(context.to_string()))?
+        .unwrap_or_default())
 }
 
 async fn run_step(
     operation: &str,
-    tx: &Change,
+    tx: &impl Session,
     step: &Step,
     secret: &[u8],
     applied: &mut Applied,
 ) -> Result<(), DbError> {
-    let client = tx.client();
     match step {
         Step::Run {
             statement,
             output: Some(name),
             ..
         } => {
-            let value = bind::one_text(client, statement, &applied.outputs, name).await?;
+            let value = text(tx, &statement.bound(&applied.outputs)?, name).await?;
             applied.outputs.insert(name.clone(), value);
         }
         Step::Run {
@@ -90,7 +102,7 @@ async fn run_step(
             rows,
             message,
         } => {
-            let n = bind::execute(client, statement, &applied.outputs).await?;
+            let n = DataIo::run(tx, &statement.bound(&applied.outputs)?).await?;
             if rows.is_some_and(|want| want != n) {
                 let why = message.clone().unwrap_or_default();
                 return Err(DbError::conflict(
@@ -106,7 +118,7 @@ async fn run_step(
             context,
             message,
         } => {
-            let value = bind::one_text(client, statement, &applied.outputs, context).await?;
+            let value = text(tx, &statement.bound(&applied.outputs)?, context).await?;
             if &value != expect {
                 let message = message.replace("{value}", &value);
                 return Err(match stop {
@@ -115,12 +127,9 @@ async fn run_step(
                 });
             }
         }
-        Step::Keys(keys) => {
-            applied.keyed_rows += keys.fill(client, secret).await?;
-        }
-        Step::Implicit(implicit) => {
-            let merge_id = applied.outputs.get("merge_id").cloned().unwrap_or_default();
-            applied.implicit += implicit.rewrite(client, &merge_id).await?;
+        Step::Data(data) => {
+            let (counted, n) = data.run(tx, secret, &applied.outputs).await?;
+            applied.count(counted, n);
         }
     }
     Ok(())
@@ -128,33 +137,39 @@ async fn run_step(
 
 /// Runs one check: the checks made and the failed ones.
 async fn check_one(
-    tx: &Change,
+    tx: &impl Session,
     check: &Check,
     unchanged: &mut impl Iterator<Item = String>,
-    outputs: &BTreeMap<String, String>,
+    outputs: &Outputs,
 ) -> Result<(Vec<String>, Vec<String>), DbError> {
-    let client = tx.client();
     Ok(match check {
         Check::Zero { what, statement } => {
-            let json = bind::one_text(client, statement, outputs, what).await?;
-            let (failed, checks) = crate::ops::key::checks::verification(&json)?;
+            let json = text(tx, &statement.bound(outputs)?, what).await?;
+            let (failed, checks) = super::counts::verification(&json)?;
             (checks, failed)
         }
         Check::Unchanged { what, statement } => {
             let before = unchanged.next().unwrap_or_default();
-            let after = bind::one_text(client, statement, outputs, what).await?;
-            let changed = crate::ops::key::checks::count_changes(&before, &after);
+            let after = text(tx, &statement.bound(outputs)?, what).await?;
+            let changed = super::counts::changes(&before, &after);
             let failed = changed.iter().map(|c| format!("{what}: {c}")).collect();
             (vec![format!("{what} changed: {}", changed.len())], failed)
         }
         Check::Present { what, statements } => {
             let mut missing = Vec::new();
             for (row, statement) in statements {
-                if bind::one_text(client, statement, outputs, what).await? == "0" {
+                if text(tx, &statement.bound(outputs)?, what).await? == "0" {
                     missing.push(format!("{row}: not back"));
                 }
             }
             (vec![format!("{what}: {}", statements.len())], missing)
         }
     })
+}
+
+/// Whether `steps` make new keys (and so need the secret).
+pub(super) fn needs_secret(steps: &[Step]) -> bool {
+    steps
+        .iter()
+        .any(|s| matches!(s, Step::Data(d) if Data::needs_secret(d)))
 }

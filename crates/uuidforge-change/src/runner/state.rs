@@ -6,15 +6,15 @@
 //! its plan as recorded, its next step, where a backfill stands, the
 //! transaction ids its steps marked, the process running it.
 //!
-//! Every statement here is the runner's; no operation writes or reads the
-//! table. Rows of the table an earlier version kept (`uuidforge_migration`)
-//! are read too, so that a migration it left under way is never run over.
+//! Every statement of the table is the runner's ([`super::postgres`] runs
+//! them); no operation writes or reads it. Rows of the table an earlier
+//! version kept (`uuidforge_migration`) are read too, so that a migration
+//! it left under way is never run over.
 
-use uuidforge_db::client::DbError;
-use uuidforge_ident::quote_literal;
 use crate::ops::ChangePlan;
 use serde::Deserialize;
-use tokio_postgres::Client;
+use uuidforge_db::client::DbError;
+use uuidforge_ident::quote_literal;
 
 /// The state table's name.
 pub const STATE_TABLE: &str = "uuidforge_changes";
@@ -25,7 +25,7 @@ pub const LEGACY_TABLE: &str = "uuidforge_migration";
 
 /// The transaction-level advisory lock that serializes making and dropping
 /// the state table of one schema (two changes beginning at once).
-fn table_lock(schema: &str) -> String {
+pub(super) fn table_lock(schema: &str) -> String {
     format!(
         "SELECT pg_advisory_xact_lock(hashtext({}), hashtext({}))",
         quote_literal(STATE_TABLE),
@@ -100,7 +100,7 @@ impl UnderWay {
         format!("step {} of {}: {what}", self.step + 1, steps.len())
     }
 
-    /// What to run to complete it.
+    /// What to run to complete it: the command its operation recorded.
     pub fn resume_command(&self) -> String {
         if self.legacy {
             return format!(
@@ -108,10 +108,13 @@ impl UnderWay {
                 self.target
             );
         }
-        format!(
-            "complete it with: uuidforge db migrate-key {} --resume",
-            self.target
-        )
+        match self.plan.get("resume").and_then(|r| r.as_str()) {
+            Some(command) => format!("complete it with: {command}"),
+            None => format!(
+                "complete it with the {} of {} and --resume",
+                self.operation, self.target
+            ),
+        }
     }
 
     /// What it is: `migrate-key of public.parent in batches`.
@@ -132,11 +135,11 @@ impl UnderWay {
 
 /// The state tables of the database, quoted and qualified, with whether
 /// each is an earlier version's.
-const TABLES_SQL: &str = "SELECT coalesce(json_agg(json_build_array(c.oid::regclass::text, c.relname = $1) ORDER BY c.oid), '[]')::text FROM pg_class c WHERE c.relname IN ($1, $2) AND c.relkind = 'r'";
+pub(super) const TABLES_SQL: &str = "SELECT coalesce(json_agg(json_build_array(c.oid::regclass::text, c.relname = $1) ORDER BY c.oid), '[]')::text FROM pg_class c WHERE c.relname IN ($1, $2) AND c.relkind = 'r'";
 
 /// The changes under way among `tables` (quoted, qualified, legacy), that
 /// write one of `oids`: one row of JSON text, an array of [`UnderWay`].
-fn rows_sql(tables: &[(String, bool)]) -> String {
+pub(super) fn rows_sql(tables: &[(String, bool)]) -> String {
     let parts: Vec<String> = tables
         .iter()
         .map(|(table, legacy)| {
@@ -162,65 +165,6 @@ fn rows_sql(tables: &[(String, bool)]) -> String {
     )
 }
 
-/// The changes under way that write one of `oids`.
-pub async fn under_way(client: &Client, oids: &[u32]) -> Result<Vec<UnderWay>, DbError> {
-    let tables: Option<String> = client
-        .query_one(TABLES_SQL, &[&STATE_TABLE, &LEGACY_TABLE])
-        .await
-        .map_err(|e| DbError::new("read the changes under way", e))?
-        .get(0);
-    let tables: Vec<(String, bool)> =
-        serde_json::from_str::<Vec<(String, bool)>>(tables.as_deref().unwrap_or("[]"))
-            .map(|t| t.into_iter().map(|(name, ours)| (name, !ours)).collect())
-            .map_err(|e| DbError::unreadable("read the changes under way", e.to_string()))?;
-    if tables.is_empty() {
-        return Ok(Vec::new());
-    }
-    let oids: Vec<i64> = oids.iter().map(|&o| i64::from(o)).collect();
-    let json: Option<String> = client
-        .query_one(&rows_sql(&tables), &[&oids])
-        .await
-        .map_err(|e| DbError::new("read the changes under way", e))?
-        .get(0);
-    serde_json::from_str(json.as_deref().unwrap_or("[]"))
-        .map_err(|e| DbError::unreadable("read the changes under way", e.to_string()))
-}
-
-/// Makes the state table of `schema` when missing and records `change`
-/// (step 1 next: the first step runs in the same transaction), run by the
-/// server process `pid`; the table and the row's id.
-pub async fn record(
-    client: &Client,
-    change: &ChangePlan,
-    pid: i32,
-) -> Result<(String, i64), DbError> {
-    let table = uuidforge_ident::qualified(&change.schema, STATE_TABLE);
-    let failed = |e| DbError::new("record the change's state", e);
-    client
-        .batch_execute(&format!(
-            "{}; CREATE TABLE IF NOT EXISTS {table} (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, \
-             operation text NOT NULL, target text NOT NULL, tables oid[] NOT NULL, plan jsonb NOT NULL, \
-             step int NOT NULL, next_block bigint, end_block bigint, marks jsonb NOT NULL DEFAULT '{{}}', pid int, \
-             started_at timestamptz NOT NULL DEFAULT now(), updated_at timestamptz NOT NULL DEFAULT now()); \
-             GRANT SELECT ON {table} TO PUBLIC",
-            table_lock(&change.schema)
-        ))
-        .await
-        .map_err(failed)?;
-    let json =
-        serde_json::to_string(change).map_err(|e| DbError::unreadable("plan", e.to_string()))?;
-    let oids: Vec<i64> = change.touches.iter().map(|t| i64::from(t.oid)).collect();
-    let id: i64 = client
-        .query_one(
-            &format!("INSERT INTO {table} (operation, target, tables, plan, step, pid) VALUES ($1, $2, $3::int8[]::oid[], $4::text::jsonb, 1, $5) RETURNING id"),
-            &[&change.operation, &change.target, &oids, &json, &pid],
-        )
-        .await
-        .map_err(failed)?
-        .get(0);
-    Ok((table, id))
-}
-
 /// Where a change stands, read with its row locked (in the caller's
 /// transaction): its next step, the backfill's next and end blocks, and
 /// the marks (name → transaction id).
@@ -235,94 +179,39 @@ pub struct Position {
     pub marks: std::collections::BTreeMap<String, String>,
 }
 
-/// Reads change `id`'s position, locking its row until the transaction
-/// ends; `None` when the change is no longer recorded.
-pub async fn lock(client: &Client, table: &str, id: i64) -> Result<Option<Position>, DbError> {
-    let row = client
-        .query_opt(
-            &format!("SELECT step, next_block, end_block, marks::text FROM {table} WHERE id = $1 FOR UPDATE"),
-            &[&id],
-        )
-        .await
-        .map_err(|e| DbError::new("read the change's state", e))?;
-    let Some(row) = row else { return Ok(None) };
-    let step: i32 = row.get(0);
-    let marks: String = row.get(3);
-    Ok(Some(Position {
-        step: usize::try_from(step).unwrap_or(0),
-        next_block: row.get(1),
-        end_block: row.get(2),
-        marks: serde_json::from_str(&marks).unwrap_or_default(),
-    }))
+/// Where a change in batches is recorded: its state table and row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recorded {
+    /// The state table (quoted, qualified).
+    pub table: String,
+    /// The row.
+    pub id: i64,
+    /// The schema it is in.
+    pub schema: String,
 }
 
-/// Records that the run of server process `pid` holds change `id` now.
-pub async fn claim(client: &Client, table: &str, id: i64, pid: i32) -> Result<(), DbError> {
-    client
-        .execute(
-            &format!("UPDATE {table} SET pid = $2 WHERE id = $1"),
-            &[&id, &pid],
-        )
-        .await
-        .map_err(|e| DbError::new("record the change's state", e))?;
-    Ok(())
+/// The statement making the state table of `table` (quoted, qualified)
+/// in `schema` when missing, readable by every role.
+pub(super) fn create_sql(table: &str, schema: &str) -> String {
+    format!(
+        "{}; CREATE TABLE IF NOT EXISTS {table} (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, \
+         operation text NOT NULL, target text NOT NULL, tables oid[] NOT NULL, plan jsonb NOT NULL, \
+         step int NOT NULL, next_block bigint, end_block bigint, marks jsonb NOT NULL DEFAULT '{{}}', pid int, \
+         started_at timestamptz NOT NULL DEFAULT now(), updated_at timestamptz NOT NULL DEFAULT now()); \
+         GRANT SELECT ON {table} TO PUBLIC",
+        table_lock(schema)
+    )
 }
 
-/// Moves change `id` to step `next` (in the step's transaction).
-pub async fn advance(client: &Client, table: &str, id: i64, next: usize) -> Result<(), DbError> {
-    let next = i32::try_from(next).unwrap_or(i32::MAX);
-    client
-        .execute(
-            &format!("UPDATE {table} SET step = $2, next_block = NULL, end_block = NULL, updated_at = now() WHERE id = $1"),
-            &[&id, &next],
-        )
-        .await
-        .map_err(|e| DbError::new("record the change's state", e))?;
-    Ok(())
+/// The statement dropping the state table of `schema` once it is empty.
+pub(super) fn drop_when_empty_sql(table: &str, schema: &str) -> String {
+    format!(
+        "{}; DO $uuidforge$ BEGIN IF NOT EXISTS (SELECT FROM {table}) THEN DROP TABLE {table}; END IF; END $uuidforge$",
+        table_lock(schema)
+    )
 }
 
-/// Records this transaction's id under `name` (a step's mark).
-pub async fn mark(client: &Client, table: &str, id: i64, name: &str) -> Result<(), DbError> {
-    client
-        .execute(
-            &format!("UPDATE {table} SET marks = marks || jsonb_build_object($2::text, pg_current_xact_id()::text) WHERE id = $1"),
-            &[&id, &name],
-        )
-        .await
-        .map_err(|e| DbError::new("record the change's state", e))?;
-    Ok(())
-}
-
-/// Records a backfill's range: the next block and the end block.
-pub async fn progress(
-    client: &Client,
-    table: &str,
-    id: i64,
-    (next, end): (i64, i64),
-) -> Result<(), DbError> {
-    client
-        .execute(
-            &format!("UPDATE {table} SET next_block = $2, end_block = $3, updated_at = now() WHERE id = $1"),
-            &[&id, &next, &end],
-        )
-        .await
-        .map_err(|e| DbError::new("record the change's state", e))?;
-    Ok(())
-}
-
-/// Removes change `id`, and the table once it is empty (in a transaction
-/// the caller commits).
-pub async fn finish(client: &Client, table: &str, schema: &str, id: i64) -> Result<(), DbError> {
-    let failed = |e| DbError::new("remove the change's state", e);
-    client
-        .execute(&format!("DELETE FROM {table} WHERE id = $1"), &[&id])
-        .await
-        .map_err(failed)?;
-    client
-        .batch_execute(&format!(
-            "{}; DO $uuidforge$ BEGIN IF NOT EXISTS (SELECT FROM {table}) THEN DROP TABLE {table}; END IF; END $uuidforge$",
-            table_lock(schema)
-        ))
-        .await
-        .map_err(failed)
+/// The plan of `change` as recorded.
+pub(super) fn plan_json(change: &ChangePlan) -> Result<String, DbError> {
+    serde_json::to_string(change).map_err(|e| DbError::unreadable("plan", e.to_string()))
 }

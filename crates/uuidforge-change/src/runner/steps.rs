@@ -2,32 +2,23 @@
 //! transaction, which locks the change's state row, runs the step and moves
 //! the state to the next one before it commits — so a killed run leaves a
 //! database that works under the old schema, and `--resume` goes on from
-//! where it stopped.
+//! where it stopped. A step that cannot run in a transaction (an index
+//! built concurrently) runs between two: what it made is found again by
+//! its cleanup when a kill left it unrecorded.
 
-use super::state::{self, Position};
+use super::io::{Database, Session, StateUpdate};
+use super::state::{Position, Recorded};
 use super::{Applied, Progress};
-use uuidforge_db::client::{Change, DbError};
 use crate::ops::{BatchStep, ChangePlan, Lock, Operation, Planned, Run};
 use std::time::Instant;
-use tokio_postgres::{Client, Config};
-
-/// Where a change in batches is recorded: its state table and row.
-#[derive(Debug, Clone)]
-pub struct Recorded {
-    /// The state table (quoted, qualified).
-    pub table: String,
-    /// The row.
-    pub id: i64,
-    /// The schema it is in.
-    pub schema: String,
-}
+use uuidforge_db::error::DbError;
 
 /// Begins a change in batches: plans again inside the first step's
 /// transaction (a database changed since `expected` was printed is
 /// refused, unchanged), runs the first step and records the change; where
 /// it is recorded, and how long that first step took.
-pub(super) async fn start<O: Operation>(
-    config: &Config,
+pub(super) async fn start<O: Operation, D: Database>(
+    db: &D,
     op: &O,
     expected: &O::Plan,
     pid: i32,
@@ -35,7 +26,7 @@ pub(super) async fn start<O: Operation>(
     let mut tries = 0;
     loop {
         tries += 1;
-        match try_start(config, op, expected, pid).await {
+        match try_start(db, op, expected, pid).await {
             Err(e) if tries < super::locks::TRIES && super::locks::lost(&e) => {
                 // Rolled back with its connection: nothing was changed.
                 super::locks::pause(tries).await;
@@ -45,8 +36,8 @@ pub(super) async fn start<O: Operation>(
     }
 }
 
-async fn try_start<O: Operation>(
-    config: &Config,
+async fn try_start<O: Operation, D: Database>(
+    db: &D,
     op: &O,
     expected: &O::Plan,
     pid: i32,
@@ -61,66 +52,42 @@ async fn try_start<O: Operation>(
     else {
         return Err(DbError::unreadable("plan", "the plan has no first step"));
     };
-    let tx = Change::begin(config).await?;
+    let tx = db.connect().await?;
+    super::locks::begin(&tx).await?;
     // Its locks first (super::locks); then the plan made again under them
     // (nothing can change between the comparison and the statements).
     match lock {
-        Some(lock) => super::locks::take(tx.client(), lock).await?,
-        None => super::locks::wait_briefly(tx.client()).await?,
+        Some(lock) => super::locks::take(&tx, lock).await?,
+        None => super::locks::wait_briefly(&tx).await?,
     }
     let plan = super::plan_again(&tx, op, expected).await?;
-    let change = plan.change();
     for statement in statements {
         tx.execute(statement).await?;
     }
-    let (table, id) = state::record(tx.client(), change, pid).await?;
-    tx.commit().await?;
-    Ok((
-        Recorded {
-            table,
-            id,
-            schema: change.schema.clone(),
-        },
-        started.elapsed().as_secs_f64(),
-    ))
+    let at = tx.record(plan.change(), pid).await?;
+    tx.execute("COMMIT").await?;
+    Ok((at, started.elapsed().as_secs_f64()))
 }
 
-/// Begins a transaction with a change's lock timeout.
-pub(super) async fn begin(client: &Client) -> Result<(), DbError> {
-    client
-        .batch_execute(&format!(
-            "BEGIN; SET LOCAL lock_timeout = {}",
-            uuidforge_ident::quote_literal(uuidforge_db::client::LOCK_TIMEOUT)
-        ))
-        .await
-        .map_err(|e| DbError::new("begin", e))
-}
-
-pub(super) async fn commit(client: &Client) -> Result<(), DbError> {
-    client
-        .batch_execute("COMMIT")
-        .await
-        .map_err(|e| DbError::new("commit", e))
-}
-
-pub(super) async fn rollback(client: &Client) {
-    let _ = client.batch_execute("ROLLBACK").await;
-}
-
-/// A transaction holding the change's state row: the step it is at.
-async fn locked(client: &Client, at: &Recorded) -> Result<Option<Position>, DbError> {
-    begin(client).await?;
-    let position = state::lock(client, &at.table, at.id).await?;
+/// Begins a transaction holding the change's state row: the step it is
+/// at (committed at once when the change is no longer recorded).
+async fn locked(session: &impl Session, at: &Recorded) -> Result<Option<Position>, DbError> {
+    super::locks::begin(session).await?;
+    let position = session.position(at).await?;
     if position.is_none() {
-        commit(client).await?;
+        session.execute("COMMIT").await?;
     }
     Ok(position)
 }
 
+pub(super) async fn rollback(session: &impl Session) {
+    let _ = session.execute("ROLLBACK").await;
+}
+
 /// Runs the steps left of `change` (recorded at `at`), then removes its
-/// state. New keys come from `secret` (only the keys step uses it).
-pub(super) async fn run(
-    config: &Config,
+/// state. New keys come from `secret` (only a keys step uses it).
+pub(super) async fn run<D: Database>(
+    db: &D,
     change: &ChangePlan,
     at: &Recorded,
     secret: &[u8],
@@ -131,15 +98,15 @@ pub(super) async fn run(
     };
     let started = Instant::now();
     let mut applied = Applied::default();
-    let client = uuidforge_db::client::connect(config).await?;
+    let session = db.connect().await?;
     loop {
-        let Some(position) = locked(&client, at).await? else {
+        let Some(position) = locked(&session, at).await? else {
             break;
         };
         let index = position.step;
         let Some(step) = steps.get(index) else {
-            state::finish(&client, &at.table, &at.schema, at.id).await?;
-            commit(&client).await?;
+            session.finish(at).await?;
+            session.execute("COMMIT").await?;
             break;
         };
         progress(Progress::Step {
@@ -147,13 +114,10 @@ pub(super) async fn run(
             total: steps.len(),
             what: step.what().to_string(),
         });
-        let outcome = run_step(&client, at, step, &position, secret, *batch_size, progress).await;
-        match outcome {
-            Ok(done) => {
-                applied.add(step, done);
-            }
+        match run_step(&session, at, step, &position, secret, *batch_size, progress).await {
+            Ok(done) => applied.add(step, done),
             Err(e) => {
-                rollback(&client).await;
+                rollback(&session).await;
                 return Err(e);
             }
         }
@@ -165,8 +129,8 @@ pub(super) async fn run(
 /// What one step did, for the report.
 #[derive(Debug, Default)]
 pub(super) struct StepDone {
-    /// Rows keyed.
-    pub keyed: usize,
+    /// What a data action counted.
+    pub counted: Option<(&'static str, u64)>,
     /// Backfill transactions.
     pub batches: u64,
     /// Seconds, for an exclusive step.
@@ -178,7 +142,7 @@ pub(super) struct StepDone {
 /// Runs `step` in the transaction `locked` opened (or, for what runs
 /// outside one, after ending it), moves the state on and commits.
 async fn run_step(
-    client: &Client,
+    session: &impl Session,
     at: &Recorded,
     step: &BatchStep,
     position: &Position,
@@ -202,26 +166,27 @@ async fn run_step(
                 mark: mark.as_deref(),
                 exclusive: *exclusive,
             };
-            let seconds = transaction(client, at, work, next).await?;
+            let seconds = transaction(session, at, work, next).await?;
             if *exclusive {
                 done.exclusive = Some(seconds);
             }
             return Ok(done);
         }
-        BatchStep::Keys(keys) => {
-            done.keyed = keys.fill(client, secret).await?;
+        BatchStep::Data(data) => {
+            done.counted = Some(data.run(session, secret, &Default::default()).await?);
         }
         BatchStep::Backfill(backfill) => {
-            commit(client).await?;
-            done.batches = super::backfill::run(client, at, backfill, batch_size, progress).await?;
-            if locked(client, at).await?.is_none() {
+            session.execute("COMMIT").await?;
+            done.batches =
+                super::backfill::run(session, at, backfill, batch_size, progress).await?;
+            if locked(session, at).await?.is_none() {
                 return Ok(done);
             }
         }
         BatchStep::Concurrently {
             cleanup, statement, ..
         } => {
-            commit(client).await?;
+            session.execute("COMMIT").await?;
             // Building an index concurrently waits for older transactions
             // to end: a longer wait than a change's.
             for sql in [
@@ -230,27 +195,24 @@ async fn run_step(
                 statement,
                 "RESET lock_timeout",
             ] {
-                client
-                    .batch_execute(sql)
-                    .await
-                    .map_err(|e| DbError::new(sql.to_string(), e))?;
+                session.execute(sql).await?;
             }
-            if locked(client, at).await?.is_none() {
+            if locked(session, at).await?.is_none() {
                 return Ok(done);
             }
         }
         BatchStep::Check { what, sql, binds } => {
-            done.checks = check(client, (what, sql, binds), &position.marks).await?;
+            done.checks = check(session, (what, sql, binds), &position.marks).await?;
         }
     }
-    state::advance(client, &at.table, at.id, next).await?;
-    commit(client).await?;
+    session.update(at, StateUpdate::Advance(next)).await?;
+    session.execute("COMMIT").await?;
     Ok(done)
 }
 
 /// Runs a check step: every count zero, else the change stops here.
 async fn check(
-    client: &Client,
+    session: &impl Session,
     (what, sql, binds): (&str, &str, &[String]),
     marks: &std::collections::BTreeMap<String, String>,
 ) -> Result<Vec<String>, DbError> {
@@ -265,17 +227,12 @@ async fn check(
             })
         })
         .collect::<Result<_, _>>()?;
-    let params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = values
-        .iter()
-        .map(|v| v as &(dyn tokio_postgres::types::ToSql + Sync))
-        .collect();
-    let json: Option<String> = client
-        .query_one(sql, &params)
+    let json = session
+        .counts(sql, &values)
         .await
-        .map_err(|e| DbError::new(what.to_string(), e))?
-        .get(0);
-    let (failed, checks) = crate::ops::key::checks::verification(&json.unwrap_or_default())
         .map_err(|e| e.within(what.to_string()))?;
+    let (failed, checks) =
+        super::counts::verification(&json).map_err(|e| e.within(what.to_string()))?;
     if !failed.is_empty() {
         return Err(DbError::verification_failed(
             format!("{what} (the change stopped here)"),
@@ -299,7 +256,7 @@ struct Work<'a> {
 /// ([`super::locks`]): it never keeps writers queued long, and never makes
 /// the server fail one of their transactions to break a deadlock.
 async fn transaction(
-    client: &Client,
+    session: &impl Session,
     at: &Recorded,
     work: Work<'_>,
     next: usize,
@@ -315,37 +272,36 @@ async fn transaction(
         tries += 1;
         let started = Instant::now();
         let mut result = match (lock, exclusive) {
-            (Some(lock), _) => super::locks::take(client, lock).await,
-            (None, true) => super::locks::wait_briefly(client).await,
+            (Some(lock), _) => super::locks::take(session, lock).await,
+            (None, true) => super::locks::wait_briefly(session).await,
             (None, false) => Ok(()),
         };
         for statement in statements {
             if result.is_err() {
                 break;
             }
-            result = client
-                .batch_execute(statement)
-                .await
-                .map_err(|e| DbError::new(statement.clone(), e));
+            result = session.execute(statement).await;
         }
         if let (Ok(()), Some(mark)) = (&result, mark) {
-            result = state::mark(client, &at.table, at.id, mark).await;
+            result = session
+                .update(at, StateUpdate::Mark(mark.to_string()))
+                .await;
         }
         if result.is_ok() {
-            result = state::advance(client, &at.table, at.id, next).await;
+            result = session.update(at, StateUpdate::Advance(next)).await;
         }
         match result {
             Ok(()) => {
-                commit(client).await?;
+                session.execute("COMMIT").await?;
                 return Ok(started.elapsed().as_secs_f64());
             }
             Err(e) => {
-                rollback(client).await;
+                rollback(session).await;
                 if !(exclusive && tries < super::locks::TRIES && super::locks::lost(&e)) {
                     return Err(e);
                 }
                 super::locks::pause(tries).await;
-                if locked(client, at).await?.is_none() {
+                if locked(session, at).await?.is_none() {
                     return Err(DbError::conflict(
                         "resume",
                         "the change's state was removed while it ran",

@@ -10,13 +10,13 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use uuid::Uuid;
-use uuidforge_db::catalog::Snapshot;
-use uuidforge_db::error::DbError;
 use uuidforge_change::ops::merge::{Merge, MergeOptions, OnConflict};
 use uuidforge_change::ops::migrate_key::{MigrateKey, MigrateOptions};
 use uuidforge_change::ops::rename::{Rename, RenameOptions};
 use uuidforge_change::ops::unmerge::Unmerge;
 use uuidforge_change::ops::{print, Answers, ChangePlan, Operation, Planned, Read};
+use uuidforge_db::catalog::Snapshot;
+use uuidforge_db::error::DbError;
 
 pub const ANN: &str = "01890a5d-ac96-774b-bcce-b302099a8057";
 pub const ANN_B: &str = "01900a5d-ac96-774b-bcce-b302099a8058";

@@ -4,8 +4,8 @@
 
 use crate::case;
 use crate::catalogs::sql_of;
-use uuidforge_db::error::ErrorKind;
 use uuidforge_change::ops::{BatchStep, Run};
+use uuidforge_db::error::ErrorKind;
 
 case!(
     migrate_customer,

@@ -7,9 +7,9 @@ use super::{db_error, print_json};
 use crate::UsageError;
 use std::io::Write;
 use std::process::ExitCode;
-use uuidforge_db::client::{DbError, ReadOnly};
 use uuidforge_change::ops::{one_line, print, Operation, Planned};
 use uuidforge_change::runner::{self, Applied, Context, Progress, Report};
+use uuidforge_db::client::{DbError, ReadOnly};
 
 /// What the command adds to the runner's work: how to get the secret of
 /// new keys, and its lines after `applied`.

@@ -20,11 +20,18 @@ const PARTIAL: u8 = 4;
 
 /// The members of `--db` and `--fleet`.
 fn members(args: &Args) -> Result<Vec<Member>, UsageError> {
-    let mut specs: Vec<MemberSpec> = args.db.iter().map(|d| uuidforge_fleet::member_of_arg(d)).collect();
+    let mut specs: Vec<MemberSpec> = args
+        .db
+        .iter()
+        .map(|d| uuidforge_fleet::member_of_arg(d))
+        .collect();
     if let Some(path) = &args.fleet {
         let text = std::fs::read_to_string(path)
             .map_err(|e| UsageError::plain(format!("--fleet: {}: {e}", path.display())))?;
-        specs.extend(uuidforge_fleet::members_of_file(&text, &path.display().to_string()).map_err(db_error)?);
+        specs.extend(
+            uuidforge_fleet::members_of_file(&text, &path.display().to_string())
+                .map_err(db_error)?,
+        );
     }
     if specs.is_empty() {
         return Err(UsageError::plain(

@@ -8,9 +8,9 @@ use super::{change, ChangeArgs};
 use crate::UsageError;
 use std::io::Write;
 use std::process::ExitCode;
-use uuidforge_db::client::ReadOnly;
 use uuidforge_change::ops::install_sql::{edition_sql, InstallSql, InstallSqlPlan, DEFAULT_SCHEMA};
 use uuidforge_change::runner::Applied;
+use uuidforge_db::client::ReadOnly;
 
 #[derive(clap::Args)]
 pub(super) struct InstallSqlArgs {

@@ -5,11 +5,11 @@ use super::{db_error, ChangeArgs};
 use crate::UsageError;
 use std::process::ExitCode;
 use uuid::Uuid;
-use uuidforge_db::client::ReadOnly;
-use uuidforge_db::find::{FindOptions, Hit, Needles};
 use uuidforge_change::ops::merge::{Merge, MergeOptions, MergePlan, OnConflict};
 use uuidforge_change::ops::unmerge::{Unmerge, UnmergePlan};
 use uuidforge_change::runner::Applied;
+use uuidforge_db::client::ReadOnly;
+use uuidforge_db::find::{FindOptions, Hit, Needles};
 
 #[derive(clap::Args)]
 pub(super) struct MergeArgs {
@@ -118,7 +118,7 @@ pub(super) async fn merge(
             format!(
                 "applied: merge {} in the log; {} value(s) rewritten in place; collisions resolved: {}",
                 d.outputs.get("merge_id").map_or("?", String::as_str),
-                d.implicit,
+                d.counted("implicit"),
                 d.outputs
                     .get("collisions")
                     .filter(|c| !c.is_empty())

@@ -7,9 +7,9 @@ use super::{db_error, one_line, print_json, ChangeArgs};
 use crate::UsageError;
 use std::io::Write;
 use std::process::ExitCode;
-use uuidforge_db::client::{DbError, ReadOnly};
 use uuidforge_change::ops::migrate_key::{MigrateKey, MigrateOptions, MigratePlan};
 use uuidforge_change::runner::{self, Applied};
+use uuidforge_db::client::{DbError, ReadOnly};
 
 #[derive(clap::Args)]
 pub(super) struct MigrateKeyArgs {
@@ -136,12 +136,13 @@ fn applied_lines(d: &Applied) -> Vec<String> {
     if d.batches == 0 && d.exclusive.is_empty() {
         return vec![format!(
             "applied: {} rows given a UUIDv7 key in {:.2} s",
-            d.keyed_rows, d.seconds
+            d.counted("keyed_rows"),
+            d.seconds
         )];
     }
     let mut lines = vec![format!(
         "applied: {} rows given a UUIDv7 key in {:.2} s, {} batches; longest step locking writers out: {:.3} s",
-        d.keyed_rows, d.seconds, d.batches, d.longest_exclusive_seconds
+        d.counted("keyed_rows"), d.seconds, d.batches, d.longest_exclusive_seconds
     )];
     lines.extend(
         d.exclusive
@@ -160,21 +161,29 @@ struct Resumed<'a> {
     applied: &'a Applied,
 }
 
-/// `--resume`: runs the steps left of the change in batches under way.
+/// `--resume`: runs the steps left of the change in batches under way,
+/// found with the session's one catalog snapshot.
 async fn resume(
     session: ReadOnly,
     config: &tokio_postgres::Config,
     args: &MigrateKeyArgs,
 ) -> Result<ExitCode, UsageError> {
     let snapshot = session.snapshot().await.map_err(db_error)?;
+    let under_way = runner::under_way_of(&session, &snapshot, &args.table)
+        .await
+        .map_err(db_error)?;
     session.close().await.map_err(db_error)?;
+    let Some(u) = under_way else {
+        return Err(db_error(DbError::invalid(
+            "resume",
+            format!(
+                "no change in batches of {} is under way (expected one begun with --batch-size N --apply)",
+                args.table
+            ),
+        )));
+    };
     let mut out = crate::term::stdout();
-    if let (false, Some(u)) = (
-        args.change.json,
-        runner::under_way_of(config, &args.table)
-            .await
-            .map_err(db_error)?,
-    ) {
+    if !args.change.json {
         writeln!(
             out,
             "-- resuming the {} at {}",
@@ -186,7 +195,7 @@ async fn resume(
     let secret = secret_of(args, &snapshot.database).map_err(db_error)?;
     let bar = change::steps_bar();
     let mut progress = change::show_progress(&bar);
-    let done = runner::resume(config, &args.table, &secret, &mut progress).await;
+    let done = runner::resume(config, &u, &secret, &mut progress).await;
     bar.finish_and_clear();
     let done = done.map_err(db_error)?;
     if args.change.json {

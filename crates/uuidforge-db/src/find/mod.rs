@@ -24,10 +24,10 @@ pub use needles::{NeedleError, Needles, LIKE_LIMIT, MAX_VALUES};
 
 use crate::catalog::{Container, RelKind, Relation, Snapshot};
 use crate::columns::{index_status, IndexStatus};
-use uuidforge_ident::quote_ident;
 use crate::pages::Search;
 use crate::plan::{Param, Query};
 use serde::Serialize;
+use uuidforge_ident::quote_ident;
 
 /// Why a relation was not searched.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -7,12 +7,12 @@
 //! definition over the new column, or the change refuses before anything
 //! runs, naming it and why ([`Dependents::refusal`]).
 
+use crate::ops::{Answers, Probe, Read};
+use serde::{Deserialize, Serialize};
 use uuidforge_db::catalog::{Relation, Snapshot};
 use uuidforge_db::error::DbError;
-use uuidforge_ident::{quote_ident, quote_literal};
-use crate::ops::{Answers, Probe, Read};
 use uuidforge_db::plan::{Param, Query};
-use serde::{Deserialize, Serialize};
+use uuidforge_ident::{quote_ident, quote_literal};
 
 /// The read of every dependent of columns (`$1` their tables' oids, `$2`
 /// their numbers, both `text[]`) and of the same-named columns of their

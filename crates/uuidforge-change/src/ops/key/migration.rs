@@ -4,16 +4,16 @@
 //! what the migration cannot carry is refused before anything runs. Both
 //! modes of `migrate-key` plan from one [`Migration`].
 
-use super::dependents::{self, ConstraintDependent, Dependents, IndexDependent};
+use super::dependents::{self, Dependents};
 use super::values::{self, Becomes};
-use super::{by_column, new_column, old_reference, references_to, Key, Reference};
+use super::{by_column, old_reference, references_to, Key, Reference};
+use crate::ops::{Answers, Read};
 use uuidforge_db::catalog::{Column, RelKind, Relation, Snapshot};
 use uuidforge_db::error::DbError;
 use uuidforge_db::generators::Generator;
-use uuidforge_ident::quote_ident;
-use uuidforge_db::introspect::{Partition, UserTrigger, ViewDefinition};
 use uuidforge_db::introspect::Mention;
-use crate::ops::{Answers, Read};
+use uuidforge_db::introspect::{Partition, UserTrigger, ViewDefinition};
+use uuidforge_ident::quote_ident;
 
 /// What to migrate.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -52,7 +52,8 @@ fn column_option<'a>(
     spec: &str,
 ) -> Result<(&'a Relation, &'a Column), DbError> {
     let uuidforge_db::related::Target::Column(c) =
-        uuidforge_db::related::Target::parse_column(snapshot, spec).map_err(|e| e.within(option))?
+        uuidforge_db::related::Target::parse_column(snapshot, spec)
+            .map_err(|e| e.within(option))?
     else {
         unreachable!("parse_column returns a column");
     };
@@ -442,7 +443,11 @@ pub fn reads(target: &Target, answers: &Answers) -> Result<Vec<Read>, DbError> {
         Read::new(
             "functions",
             "list the functions using the columns",
-            uuidforge_db::introspect::functions_using_query(&columns, &tables, target.key.column.type_oid),
+            uuidforge_db::introspect::functions_using_query(
+                &columns,
+                &tables,
+                target.key.column.type_oid,
+            ),
         ),
         Read::new(
             "objects",
@@ -571,40 +576,12 @@ impl<'a> Migration<'a> {
         self.partitions.iter().filter(|p| p.parent == oid).collect()
     }
 
-    /// The new value of reference `r` from the table's row `p` (quoted
-    /// alias): its new key, as text where the column keeps its type.
-    pub fn new_value(&self, r: &Reference, p: &str) -> String {
-        let kn = quote_ident(&new_column(&self.key.column.name));
-        match self.becomes(r) {
-            Becomes::Uuid => format!("{p}.{kn}"),
-            Becomes::Text => format!("{p}.{kn}::text"),
-        }
-    }
-
     /// The type of reference `r`'s new column.
     pub fn new_type(&self, r: &Reference) -> String {
         match self.becomes(r) {
             Becomes::Uuid => "uuid".into(),
             Becomes::Text => r.column.type_name.clone(),
         }
-    }
-
-    /// The constraints over the changed columns of `table`, in order.
-    pub fn constraints_of(&self, table: u32) -> Vec<&ConstraintDependent> {
-        self.dependents
-            .constraints
-            .iter()
-            .filter(|c| c.table == table)
-            .collect()
-    }
-
-    /// The indexes over the changed columns of `table`, in order.
-    pub fn indexes_of(&self, table: u32) -> Vec<&IndexDependent> {
-        self.dependents
-            .indexes
-            .iter()
-            .filter(|i| i.table == table)
-            .collect()
     }
 }
 

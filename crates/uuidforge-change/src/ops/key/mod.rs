@@ -2,27 +2,25 @@
 //! that moves keys: the key column of a table ([`Key`]), the references to
 //! it found once with one rule set ([`references`]), what sits on those
 //! columns and must move with them ([`dependents`]), the names a migration
-//! makes ([`naming`]), the verification SQL ([`checks`]), the new keys
-//! ([`NewKeys`]) and the columns that hold keys without a foreign key
+//! makes ([`naming`]), the migration as one list of actions
+//! ([`KeyActions`], [`Migration::actions`]), the verification SQL
+//! ([`checks`]) and the columns that hold keys without a foreign key
 //! ([`values`]).
 
 pub mod checks;
 pub mod dependents;
 mod migration;
+mod moves;
 mod naming;
-mod new_keys;
 pub mod references;
-mod remake;
 pub mod substitute;
 pub mod values;
 mod views;
 
-pub use naming::{cut, cut_to, new_column, old_reference, piece, temporary, MAX_IDENTIFIER};
-pub use new_keys::{new_keys, NewKeys, SYNTHESIZED_EPOCH_MS};
-/// The setting a backfill transaction sets so that the triggers leave its
-/// own updates alone.
-pub const BACKFILL_SETTING: &str = "uuidforge_migrate.backfill";
+pub use crate::action::NewKeys;
 pub use migration::{reads, MigrateOptions, Migration, Target};
+pub use moves::{Fill, KeyActions, KeyMap, Move, Writers, BACKFILL_SETTING};
+pub use naming::{cut, cut_to, new_column, old_reference, piece, temporary, MAX_IDENTIFIER};
 pub use references::{by_column, deferrable, references_to, Reference};
 
 use uuidforge_db::catalog::{Column, Constraint, Relation, Snapshot};
@@ -142,7 +140,7 @@ impl<'a> Key<'a> {
 /// Quoted names, comma-separated.
 ///
 /// ```
-/// assert_eq!(uuidforge_db::ops::key::names(&["a".into(), "B".into()]), "\"a\", \"B\"");
+/// assert_eq!(uuidforge_change::ops::key::names(&["a".into(), "B".into()]), "\"a\", \"B\"");
 /// ```
 pub fn names(columns: &[String]) -> String {
     columns

@@ -8,7 +8,7 @@ pub const MAX_IDENTIFIER: usize = 63;
 /// The name of the new column made for `column` while a migration runs.
 ///
 /// ```
-/// assert_eq!(uuidforge_db::ops::key::new_column("id"), "id_uuidforge_new");
+/// assert_eq!(uuidforge_change::ops::key::new_column("id"), "id_uuidforge_new");
 /// ```
 pub fn new_column(column: &str) -> String {
     format!("{column}_uuidforge_new")
@@ -23,7 +23,7 @@ pub fn old_reference(column: &str) -> String {
 ///
 /// ```
 /// let long = "é".repeat(40);
-/// let cut = uuidforge_db::ops::key::cut(&long);
+/// let cut = uuidforge_change::ops::key::cut(&long);
 /// assert!(cut.len() <= 63 && cut.len() % 2 == 0);
 /// ```
 pub fn cut(name: &str) -> String {

@@ -4,10 +4,10 @@
 //! `--also` as references without one.
 
 use super::Key;
+use crate::action::Action;
 use uuidforge_db::catalog::{Column, Constraint, RelKind, Relation, Snapshot};
 use uuidforge_db::error::DbError;
 use uuidforge_ident::quote_ident;
-use crate::ops::{Statement, Step};
 
 /// One column referencing a key.
 #[derive(Debug, Clone, Copy)]
@@ -225,18 +225,15 @@ pub fn by_column<'r, 'a>(references: &'r [Reference<'a>]) -> Vec<&'r Reference<'
 /// The foreign keys of `references` that are not deferrable, made
 /// deferrable (`make`) for a change's length, or back (checked at commit:
 /// a key moves before the row that will hold it exists).
-pub fn deferrable(references: &[Reference], make: bool) -> Vec<Step> {
+pub fn deferrable(references: &[Reference], make: bool) -> Vec<Action> {
     references
         .iter()
         .filter_map(|r| Some((r.declared_on, r.fk?)))
         .filter(|(_, fk)| !fk.deferrable)
-        .map(|(table, fk)| {
-            Step::run(Statement::sql(format!(
-                "ALTER TABLE {} ALTER CONSTRAINT {} {}DEFERRABLE",
-                table.sql_name(),
-                quote_ident(&fk.name),
-                if make { "" } else { "NOT " }
-            )))
+        .map(|(table, fk)| Action::SetDeferrable {
+            table: table.sql_name(),
+            name: fk.name.clone(),
+            deferrable: make,
         })
         .collect()
 }

@@ -133,7 +133,7 @@ pub struct Remake<'a> {
 /// the old ones; `None` when the definition is not one it reads.
 ///
 /// ```
-/// use uuidforge_db::ops::key::substitute::{index_over, Remake};
+/// use uuidforge_change::ops::key::substitute::{index_over, Remake};
 /// let def = "CREATE INDEX orders_customer_id_idx ON public.orders USING btree (customer_id) WHERE (customer_id IS NOT NULL)";
 /// let remake = Remake { name: "tmp", concurrently: true, on: None };
 /// assert_eq!(

@@ -8,11 +8,11 @@
 //! other things too).
 
 use super::{Key, Reference};
+use crate::ops::Read;
 use uuidforge_db::catalog::{Column, RelKind, Relation, Snapshot};
 use uuidforge_db::error::DbError;
-use uuidforge_ident::quote_ident;
-use crate::ops::Read;
 use uuidforge_db::plan::Query;
+use uuidforge_ident::quote_ident;
 
 /// A type's family, as a key migration compares a key with a column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,8 +130,11 @@ pub fn named_for_key<'a>(
             if (r.oid == key.table.oid && column.num == key.column.num)
                 || !column.can_select
                 || cannot_refer(snapshot, key, column).is_some()
-                || uuidforge_db::discover::name_evidence(&column.name, &key.table.name, &key.column.name)
-                    < 1.0
+                || uuidforge_db::discover::name_evidence(
+                    &column.name,
+                    &key.table.name,
+                    &key.column.name,
+                ) < 1.0
                 || left.contains(&(r.oid, column.num))
                 || is_reference
             {

@@ -3,119 +3,14 @@
 //! place — each read and written whole as text, spelled as it was — and
 //! logged with the merge.
 
+use crate::action::{Implicit, ImplicitValue};
+use crate::ops::key::Reference;
+use std::collections::BTreeMap;
+use uuid::Uuid;
 use uuidforge_db::catalog::{Relation, Snapshot};
 use uuidforge_db::error::DbError;
 use uuidforge_db::find::Hit;
 use uuidforge_ident::{qualified, quote_ident};
-use crate::ops::key::Reference;
-use crate::ops::one_line;
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
-use uuid::Uuid;
-
-/// The values a merge rewrites in place, and how each is logged.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-pub struct Implicit {
-    /// Logs one rewritten value: `$1` merge number, `$2` the old key,
-    /// `$3` its image (JSON text).
-    pub log_sql: String,
-    /// The values.
-    pub values: Vec<ImplicitValue>,
-}
-
-/// One value to rewrite.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ImplicitValue {
-    /// Its table (quoted, qualified).
-    pub table: String,
-    /// Its column.
-    pub column: String,
-    /// `schema.table.column`, for messages.
-    pub column_name: String,
-    /// Its row's primary key, as JSON text (`$1` of the statements).
-    pub key: String,
-    /// The merged key it holds.
-    pub old: Uuid,
-    /// (as written, the new key written the same way).
-    pub spellings: Vec<(String, String)>,
-    /// Reads the value as text, locking the row (`$1` the key).
-    pub read_sql: String,
-    /// Writes it (`$1` the key, `$2` the new text).
-    pub write_sql: String,
-}
-
-impl Implicit {
-    /// Its printed lines.
-    pub fn printed(&self) -> Vec<String> {
-        self.values
-            .iter()
-            .map(|v| {
-                format!(
-                    "-- rewrite {} of row {} in place: {}",
-                    one_line(&v.column_name),
-                    one_line(&v.key),
-                    v.spellings
-                        .iter()
-                        .map(|(w, r)| format!("'{}' → '{}'", one_line(w), one_line(r)))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            })
-            .collect()
-    }
-
-    /// Rewrites the values in place, each read and written whole as text
-    /// and logged under `merge_id`; how many.
-    pub async fn rewrite(
-        &self,
-        client: &tokio_postgres::Client,
-        merge_id: &str,
-    ) -> Result<usize, DbError> {
-        let merge_id: i64 = merge_id
-            .parse()
-            .map_err(|_| DbError::unreadable("merge", "no merge number before the rewrite"))?;
-        for value in &self.values {
-            let before: Option<String> = client
-                .query_opt(&value.read_sql, &[&value.key])
-                .await
-                .map_err(|e| DbError::new("read a value to rewrite", e))?
-                .and_then(|r| r.get(0));
-            let before = before.unwrap_or_default();
-            let mut after = before.clone();
-            for (written, replacement) in &value.spellings {
-                after = after.replace(written.as_str(), replacement);
-            }
-            if after == before {
-                // find saw it, the value's text does not show it (an
-                // escape): refuse rather than leave it behind.
-                return Err(DbError::refused(
-                    "implicit",
-                    format!(
-                        "{} of row {} holds {}, but not as {} in its text (nothing was changed: rewrite it by hand or merge without --implicit)",
-                        value.column_name,
-                        value.key,
-                        value.old,
-                        value.spellings.iter().map(|(w, _)| w.as_str()).collect::<Vec<_>>().join(" or ")
-                    ),
-                ));
-            }
-            client
-                .execute(&value.write_sql, &[&value.key, &after])
-                .await
-                .map_err(|e| DbError::new(value.write_sql.clone(), e))?;
-            let image = serde_json::json!([{
-                "table": value.table, "key": value.key, "column": value.column,
-                "before": before, "after": after,
-            }])
-            .to_string();
-            client
-                .execute(&self.log_sql, &[&merge_id, &value.old, &image])
-                .await
-                .map_err(|e| DbError::new(self.log_sql.clone(), e))?;
-        }
-        Ok(self.values.len())
-    }
-}
 
 /// Where a value is: schema, table, column, its row's key (JSON text).
 type ValueAt = (String, String, String, String);
@@ -210,6 +105,7 @@ pub(super) fn implicit_values(
             qualified(&relation.schema, super::LOG_TABLE)
         ),
         values,
+        merge_id: "merge_id".into(),
     })
 }
 
@@ -237,7 +133,7 @@ pub(crate) fn key_predicate(snapshot: &Snapshot, relation: &Relation) -> Option<
 /// same way: format, and upper case where it was.
 ///
 /// ```
-/// use uuidforge_db::ops::merge::respell;
+/// use uuidforge_change::ops::merge::respell;
 /// let new: uuid::Uuid = "01a20b75-a552-73f7-a8ca-662323ac601a".parse().unwrap();
 /// assert_eq!(respell("{0190A5DA-AC96-774B-BCCE-B302099A8058}", &new).unwrap(),
 ///            "{01A20B75-A552-73F7-A8CA-662323AC601A}");

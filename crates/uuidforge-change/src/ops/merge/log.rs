@@ -3,10 +3,11 @@
 //! because moving references made them collide on a unique constraint.
 
 use super::{OnConflict, Values, LOG_TABLE};
-use uuidforge_db::catalog::{Relation, Snapshot};
-use uuidforge_ident::{qualified, quote_ident, quote_literal};
+use crate::action::Action;
 use crate::ops::key::Reference;
 use crate::ops::{Statement, Step, Stop};
+use uuidforge_db::catalog::{Relation, Snapshot};
+use uuidforge_ident::{qualified, quote_ident, quote_literal};
 
 /// The log made when missing and locked, this merge numbered, one log row
 /// per old key with the images of its row and of every row referencing it
@@ -33,18 +34,30 @@ pub(super) fn log_steps(
             )
         })
         .collect();
-    vec![
-        Step::run(Statement::sql(format!(
-            "CREATE TABLE IF NOT EXISTS {log} (merge_id bigint NOT NULL, old uuid NOT NULL UNIQUE, new uuid NOT NULL, direct uuid NOT NULL, merged_at timestamptz NOT NULL DEFAULT now(), reason text, merged_by text NOT NULL DEFAULT current_user, table_name text NOT NULL, row_images jsonb NOT NULL)"
-        ))),
-        Step::run(Statement::sql(format!(
-            "CREATE INDEX IF NOT EXISTS {} ON {log} (new)",
-            quote_ident(&format!("{LOG_TABLE}_new_idx"))
-        ))),
-        Step::run(Statement::sql(format!(
-            "CREATE OR REPLACE FUNCTION {resolve}(id uuid) RETURNS uuid LANGUAGE sql STABLE PARALLEL SAFE AS $uuidforge$ SELECT coalesce((SELECT l.new FROM {log} l WHERE l.old = id), id) $uuidforge$"
-        ))),
-        Step::run(Statement::sql(format!("LOCK TABLE {log} IN SHARE ROW EXCLUSIVE MODE"))),
+    let mut steps = Step::actions(&[
+        Action::CreateTable {
+            table: log.clone(),
+            columns: "merge_id bigint NOT NULL, old uuid NOT NULL UNIQUE, new uuid NOT NULL, direct uuid NOT NULL, merged_at timestamptz NOT NULL DEFAULT now(), reason text, merged_by text NOT NULL DEFAULT current_user, table_name text NOT NULL, row_images jsonb NOT NULL".into(),
+            temporary: false,
+            if_not_exists: true,
+        },
+        Action::CreateIndex {
+            definition: format!(
+                "CREATE INDEX IF NOT EXISTS {} ON {log} (new)",
+                quote_ident(&format!("{LOG_TABLE}_new_idx"))
+            ),
+        },
+        Action::CreateSqlFunction {
+            signature: format!("{resolve}(id uuid)"),
+            returns: "uuid LANGUAGE sql STABLE PARALLEL SAFE".into(),
+            body: format!("SELECT coalesce((SELECT l.new FROM {log} l WHERE l.old = id), id)"),
+        },
+        Action::LockTable {
+            table: log.clone(),
+            mode: "SHARE ROW EXCLUSIVE".into(),
+        },
+    ]);
+    steps.extend([
         Step::Run {
             statement: Statement::sql(format!(
                 "SELECT (coalesce(max(merge_id), 0) + 1)::text FROM {log}"
@@ -67,7 +80,8 @@ pub(super) fn log_steps(
             ),
             &["merge_id", "new", "reason", "survivor", "olds"],
         ),
-    ]
+    ]);
+    steps
 }
 
 /// Referencing rows that would collide on a unique constraint once moved:

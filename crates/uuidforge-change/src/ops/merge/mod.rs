@@ -21,21 +21,23 @@
 mod implicit;
 mod log;
 
+pub use crate::action::{Implicit, ImplicitValue};
 pub(crate) use implicit::key_predicate;
-pub use implicit::{respell, Implicit, ImplicitValue};
+pub use implicit::respell;
 
-use uuidforge_db::catalog::{Relation, Snapshot};
-use uuidforge_db::error::DbError;
-use uuidforge_db::find::Hit;
-use uuidforge_ident::{qualified, quote_ident, quote_literal};
+use crate::action::{Action, Data, Timing};
 use crate::ops::key::{by_column, deferrable, references_to, Key, Reference};
 use crate::ops::{
     distinct, touched, Answers, Backup, ChangePlan, Check, Operation, Planned, Read, Run,
     Statement, Step, Value,
 };
-use uuidforge_db::plan::{Param, Query};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
+use uuidforge_db::catalog::{Relation, Snapshot};
+use uuidforge_db::error::DbError;
+use uuidforge_db::find::Hit;
+use uuidforge_db::plan::{Param, Query};
+use uuidforge_ident::{qualified, quote_ident, quote_literal};
 
 /// The log table's name, in the merged table's schema.
 pub const LOG_TABLE: &str = "uuidforge_merge_log";
@@ -461,35 +463,38 @@ pub fn plan(
             .chain(referencing.iter().map(|r| r.table.clone()))
             .chain(implicit.values.iter().map(|i| i.table.clone())),
     );
-    let change = ChangePlan {
-        operation: "merge".into(),
-        target: relation.typed_name(),
-        schema: relation.schema.clone(),
-        touches: touched(
-            std::iter::once(relation)
-                .chain(references.iter().map(|r| r.table))
-                .chain(
-                    implicit.values.iter().filter_map(|i| {
+    let change =
+        ChangePlan {
+            operation: "merge".into(),
+            target: relation.typed_name(),
+            schema: relation.schema.clone(),
+            touches: touched(
+                std::iter::once(relation)
+                    .chain(references.iter().map(|r| r.table))
+                    .chain(implicit.values.iter().filter_map(|i| {
                         snapshot.relations.iter().find(|r| r.sql_name() == i.table)
-                    }),
-                ),
-        ),
-        summary: summary(op.ids.len(), &t, &v, &referencing),
-        backup: Backup {
-            relations: backup,
-            schema_only: false,
-            ..Default::default()
-        },
-        run: Run::OneTransaction {
-            lock: None,
-            steps,
-            checks: vec![Check::Zero {
-                what: "verify the merge".into(),
-                statement: Statement::with(uuidforge_db::plan::json_object(&checks), &[v.bind("olds")]),
-            }],
-        },
-        epilogue: Vec::new(),
-    };
+                    })),
+            ),
+            summary: summary(op.ids.len(), &t, &v, &referencing),
+            backup: Backup {
+                relations: backup,
+                schema_only: false,
+                ..Default::default()
+            },
+            run: Run::OneTransaction {
+                lock: None,
+                steps,
+                checks: vec![Check::Zero {
+                    what: "verify the merge".into(),
+                    statement: Statement::with(
+                        uuidforge_db::plan::json_object(&checks),
+                        &[v.bind("olds")],
+                    ),
+                }],
+            },
+            epilogue: Vec::new(),
+            resume: None,
+        };
     Ok(MergePlan {
         table: t,
         key: key.column.name.clone(),
@@ -519,13 +524,14 @@ fn steps(
     let log = qualified(&relation.schema, LOG_TABLE);
     let mut steps = log::log_steps(relation, &key.column.name, columns, v);
     // Checked at commit: the new key exists only once the survivor has it.
-    steps.extend(deferrable(references, true));
-    steps.push(Step::run(Statement::sql("SET CONSTRAINTS ALL DEFERRED")));
+    let mut deferred = deferrable(references, true);
+    deferred.push(Action::SetConstraints(Timing::Deferred));
     // The application's triggers do not see the merge's own writes (a
     // `last_update = now()` would stamp the survivor, and unmerge would
     // then find it changed).
-    let (quiet, restore) = uuidforge_db::introspect::quiet_triggers(triggers);
-    steps.extend(Step::each(quiet));
+    let (quiet, restore) = Action::quiet_triggers(triggers);
+    deferred.extend(quiet);
+    steps.extend(Step::actions(&deferred));
     steps.extend(log::collision_steps(
         snapshot,
         &log,
@@ -554,13 +560,14 @@ fn steps(
         ));
     }
     if !implicit.values.is_empty() {
-        steps.push(Step::Implicit(implicit.clone()));
+        steps.push(Step::Data(Data::Implicit(implicit.clone())));
     }
-    steps.push(Step::run(Statement::sql("SET CONSTRAINTS ALL IMMEDIATE")));
-    steps.extend(deferrable(references, false));
+    let mut immediate = vec![Action::SetConstraints(Timing::Immediate)];
+    immediate.extend(deferrable(references, false));
     // After the deferred checks ran: a table with pending trigger events
     // cannot be altered.
-    steps.extend(Step::each(restore));
+    immediate.extend(restore);
+    steps.extend(Step::actions(&immediate));
     steps
 }
 

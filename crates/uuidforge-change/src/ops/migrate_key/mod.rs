@@ -6,21 +6,21 @@
 //! [`uuidforge::generator::v7_from`], keyed) from the `--order-by`
 //! column's time, or — without it — from times synthesized one millisecond
 //! apart in the old key order, so the new order equals the old one
-//! exactly. Both modes plan from one model of the key and what refers to
-//! it ([`crate::ops::key::Migration`]) and verify the same things
-//! ([`crate::ops::key::checks`]).
+//! exactly. Both modes are schedules of one list of actions that one model
+//! of the key and what refers to it makes ([`crate::ops::key::Migration`]),
+//! and verify the same things ([`crate::ops::key::checks`]).
 
 pub mod batched;
 pub mod one_transaction;
 
 pub use crate::ops::key::MigrateOptions;
 
+use crate::ops::key::{self, by_column, Migration, Target};
+use crate::ops::{one_line, Answers, ChangePlan, Lock, Operation, Planned, Read};
+use serde::Serialize;
 use uuidforge_db::catalog::Snapshot;
 use uuidforge_db::error::DbError;
-use crate::ops::key::{self, by_column, Migration, Target};
 use uuidforge_db::introspect::Mention;
-use crate::ops::{one_line, Answers, ChangePlan, Operation, Planned, Read};
-use serde::Serialize;
 
 /// Migrating a table's key to UUIDv7.
 #[derive(Debug, Clone)]
@@ -103,7 +103,7 @@ impl Operation for MigrateKey {
         let m = Migration::new(target, answers)?;
         let change = match self.batch_size {
             Some(size) => batched::change(&m, size)?,
-            None => one_transaction::change(&m),
+            None => one_transaction::change(&m)?,
         };
         Ok(MigratePlan {
             table: m.key.table.sql_name(),
@@ -204,6 +204,19 @@ fn backup(m: &Migration) -> crate::ops::Backup {
         schema_only: false,
         ..Default::default()
     }
+}
+
+/// Locks every table written, referencing tables first (as a writer's
+/// statement that checks a foreign key has).
+fn lock_all(m: &Migration) -> Lock {
+    let mut order: Vec<String> = m
+        .written()
+        .iter()
+        .filter(|r| r.oid != m.key.table.oid)
+        .map(|r| r.sql_name())
+        .collect();
+    order.push(m.key.table.sql_name());
+    Lock::access_exclusive(order)
 }
 
 /// What a migration writes: the tables, and partitions declaring a

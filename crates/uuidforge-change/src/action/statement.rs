@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
+use uuidforge_db::error::DbError;
 
 /// A value bound to a statement parameter.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,7 +35,7 @@ pub struct Binding {
 /// and its bindings in order.
 ///
 /// ```
-/// use uuidforge_db::ops::{Statement, Value};
+/// use uuidforge_change::action::{Statement, Value};
 /// let s = Statement::with("DELETE FROM t WHERE id = $1", &[("old", Value::Text(Some("7".into())))]);
 /// assert_eq!(s.printed(), "DELETE FROM t WHERE id = $1;  -- $1 = old");
 /// ```
@@ -81,5 +82,31 @@ impl Statement {
             .map(|(i, b)| format!("${} = {}", i + 1, b.name))
             .collect();
         format!("{};  -- {}", self.sql, names.join(", "))
+    }
+
+    /// The statement with every [`Value::Output`] bound to what an
+    /// earlier step kept under its name, as text (the runner parses it
+    /// into the parameter's type).
+    pub fn bound(&self, outputs: &super::Outputs) -> Result<Statement, DbError> {
+        let bindings = self
+            .bindings
+            .iter()
+            .map(|b| match &b.value {
+                Value::Output => outputs
+                    .get(&b.name)
+                    .map(|v| Binding {
+                        name: b.name.clone(),
+                        value: Value::Text(Some(v.clone())),
+                    })
+                    .ok_or_else(|| {
+                        DbError::unreadable("plan", format!("no step kept '{}' before", b.name))
+                    }),
+                _ => Ok(b.clone()),
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Statement {
+            sql: self.sql.clone(),
+            bindings,
+        })
     }
 }

@@ -1,0 +1,347 @@
+//! The runner's rules on a database in memory ([`super::fake`]): what is
+//! locked, recorded, refused, retried and resumed, without a server. The
+//! end-to-end tests on PostgreSQL (`uuidforge-cli`'s `cli_migrate*`,
+//! `cli_changes_together`, `cli_application_writes`) check the same rules
+//! with real sessions.
+
+use super::fake::{Cue, Fake};
+use super::{apply_on, resume_on, Applied, Context};
+use crate::ops::{
+    Answers, Backup, BatchStep, ChangePlan, Check, Lock, Operation, Planned, Read, Run, Statement,
+    Step, Touched,
+};
+use serde::Serialize;
+use uuidforge_db::catalog::Snapshot;
+use uuidforge_db::error::{DbError, ErrorKind};
+use uuidforge_db::plan::Query;
+
+/// The read every plan of the test operation makes: its answer is the
+/// schema's version, part of the plan.
+const VERSION: &str = "SELECT version";
+
+/// An operation whose plan is `change`, stamped with what the database
+/// answers to [`VERSION`]: a schema that moved makes another plan.
+struct TestOp {
+    change: ChangePlan,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+struct TestPlan {
+    version: String,
+    change: ChangePlan,
+}
+
+impl Planned for TestPlan {
+    fn change(&self) -> &ChangePlan {
+        &self.change
+    }
+}
+
+impl Operation for TestOp {
+    type Plan = TestPlan;
+
+    fn name(&self) -> &'static str {
+        "test"
+    }
+
+    fn reads(&self, _: &Snapshot, _: &Answers) -> Result<Vec<Read>, DbError> {
+        Ok(vec![Read::new(
+            "version",
+            "read the version",
+            Query::new(VERSION),
+        )])
+    }
+
+    fn plan(&self, _: &Snapshot, answers: &Answers) -> Result<TestPlan, DbError> {
+        Ok(TestPlan {
+            version: answers.text("version").unwrap_or_default().to_string(),
+            change: self.change.clone(),
+        })
+    }
+}
+
+fn touches() -> Vec<Touched> {
+    vec![Touched {
+        oid: 16384,
+        name: "public.t".into(),
+    }]
+}
+
+fn lock() -> Lock {
+    Lock::access_exclusive(vec!["\"public\".\"t\"".into()])
+}
+
+fn one_transaction(steps: &[&str], checks: Vec<Check>) -> TestOp {
+    TestOp {
+        change: ChangePlan {
+            operation: "test".into(),
+            target: "public.t".into(),
+            schema: "public".into(),
+            touches: touches(),
+            backup: Backup {
+                relations: vec!["\"public\".\"t\"".into()],
+                ..Backup::default()
+            },
+            run: Run::OneTransaction {
+                lock: Some(lock()),
+                steps: steps
+                    .iter()
+                    .map(|s| Step::run(Statement::sql(*s)))
+                    .collect(),
+                checks,
+            },
+            ..ChangePlan::default()
+        },
+    }
+}
+
+/// A change in batches: a short first step, an index built concurrently,
+/// a last step.
+fn batched() -> TestOp {
+    TestOp {
+        change: ChangePlan {
+            operation: "test".into(),
+            target: "public.t".into(),
+            schema: "public".into(),
+            touches: touches(),
+            run: Run::Batches {
+                batch_size: 100,
+                steps: vec![
+                    BatchStep::Transaction {
+                        what: "prepare".into(),
+                        lock: Some(lock()),
+                        statements: vec!["ALTER TABLE t ADD COLUMN n uuid".into()],
+                        exclusive: true,
+                        mark: None,
+                    },
+                    BatchStep::Concurrently {
+                        what: "index".into(),
+                        cleanup: "DROP INDEX CONCURRENTLY IF EXISTS i".into(),
+                        statement: "CREATE INDEX CONCURRENTLY i ON t (n)".into(),
+                    },
+                    BatchStep::Transaction {
+                        what: "swap".into(),
+                        lock: Some(lock()),
+                        statements: vec!["ALTER TABLE t RENAME n TO m".into()],
+                        exclusive: true,
+                        mark: None,
+                    },
+                ],
+            },
+            resume: Some("uuidforge test public.t --resume".into()),
+            ..ChangePlan::default()
+        },
+    }
+}
+
+async fn plan(db: &Fake, op: &TestOp) -> (TestPlan, Snapshot) {
+    let session = super::io::Database::connect(db).await.unwrap();
+    super::plan_in(&session, op).await.unwrap()
+}
+
+async fn apply(
+    db: &Fake,
+    op: &TestOp,
+    expected: &TestPlan,
+    from: &Snapshot,
+) -> Result<Applied, DbError> {
+    let secret = || Ok(Vec::new());
+    let mut progress = |_| {};
+    let mut backed_up = |_: &crate::backup::Backup| {};
+    let ctx = Context {
+        backup_file: Some("fake.dump".into()),
+        secret: &secret,
+        progress: &mut progress,
+        backed_up: &mut backed_up,
+    };
+    apply_on(db, op, expected, from, ctx).await
+}
+
+async fn resume(db: &Fake) -> Result<Applied, DbError> {
+    let session = super::io::Database::connect(db).await.unwrap();
+    let u = super::io::Session::under_way(&session, &[16384])
+        .await
+        .unwrap()
+        .pop()
+        .expect("a change under way");
+    resume_on(db, &u, b"", &mut |_| {}).await
+}
+
+fn run<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+#[test]
+fn one_transaction_locks_runs_checks_and_commits_then_lets_its_locks_go() {
+    run(async {
+        let db = Fake::new(&[(VERSION, "1")]);
+        db.text("SELECT counts", r#"{"rows left": 0}"#);
+        let op = one_transaction(
+            &["UPDATE t SET a = 1", "UPDATE t SET b = 2"],
+            vec![Check::Zero {
+                what: "verify".into(),
+                statement: Statement::sql("SELECT counts"),
+            }],
+        );
+        let (expected, from) = plan(&db, &op).await;
+        let done = apply(&db, &op, &expected, &from).await.unwrap();
+        assert_eq!(done.checks, ["rows left: 0"]);
+        let committed = db.committed();
+        let at = |s: &str| committed.iter().position(|c| c.contains(s)).unwrap();
+        assert!(
+            at("LOCK TABLE \"public\".\"t\" IN ACCESS EXCLUSIVE MODE NOWAIT")
+                < at("UPDATE t SET a")
+        );
+        assert!(at("UPDATE t SET a") < at("UPDATE t SET b"));
+        assert_eq!(db.advisory_locks(), 0, "the guard's locks are let go");
+        assert!(done.backup.is_some(), "backed up first");
+    });
+}
+
+#[test]
+fn a_failed_check_rolls_everything_back() {
+    run(async {
+        let db = Fake::new(&[(VERSION, "1")]);
+        db.text("SELECT counts", r#"{"rows left": 2}"#);
+        let op = one_transaction(
+            &["UPDATE t SET a = 1"],
+            vec![Check::Zero {
+                what: "verify".into(),
+                statement: Statement::sql("SELECT counts"),
+            }],
+        );
+        let (expected, from) = plan(&db, &op).await;
+        let e = apply(&db, &op, &expected, &from).await.unwrap_err();
+        assert!(
+            matches!(&e.kind, ErrorKind::VerificationFailed { failed } if failed == &["rows left: 2"]),
+            "{e}"
+        );
+        assert_eq!(db.count("UPDATE t"), 0, "nothing committed");
+    });
+}
+
+#[test]
+fn a_plan_that_changed_is_refused_before_any_step_runs() {
+    run(async {
+        let db = Fake::new(&[(VERSION, "1")]);
+        let op = one_transaction(&["UPDATE t SET a = 1"], Vec::new());
+        let (expected, from) = plan(&db, &op).await;
+        // Someone changes the schema between the printed plan and --apply.
+        db.answer(VERSION, "2");
+        let e = apply(&db, &op, &expected, &from).await.unwrap_err();
+        assert_eq!(e.kind, ErrorKind::SchemaChanged, "{e}");
+        assert_eq!(db.count("UPDATE t"), 0);
+        // In batches too: not even the first step.
+        let op = batched();
+        db.answer(VERSION, "1");
+        let (expected, from) = plan(&db, &op).await;
+        db.answer(VERSION, "3");
+        let e = apply(&db, &op, &expected, &from).await.unwrap_err();
+        assert_eq!(e.kind, ErrorKind::SchemaChanged, "{e}");
+        assert!(db.under_way().is_empty() && db.count("ADD COLUMN") == 0);
+    });
+}
+
+#[test]
+fn a_lock_lost_to_a_writer_is_given_back_and_taken_again() {
+    run(async {
+        let db = Fake::new(&[(VERSION, "1")]);
+        // A writer holds the table: the first NOWAIT fails.
+        db.cue("NOWAIT", Cue::Refuse("55P03"));
+        let op = one_transaction(&["UPDATE t SET a = 1"], Vec::new());
+        let (expected, from) = plan(&db, &op).await;
+        apply(&db, &op, &expected, &from).await.unwrap();
+        // It waited for that table alone (no NOWAIT), then took them all.
+        let committed = db.committed();
+        let waited = committed
+            .iter()
+            .position(|c| c == "LOCK TABLE \"public\".\"t\" IN ACCESS EXCLUSIVE MODE")
+            .expect("a wait for the busy table");
+        assert!(
+            waited
+                < committed
+                    .iter()
+                    .position(|c| c.contains("UPDATE t"))
+                    .unwrap()
+        );
+    });
+}
+
+#[test]
+fn a_kill_between_a_commit_and_the_state_update_resumes_that_step_again() {
+    run(async {
+        let db = Fake::new(&[(VERSION, "1")]);
+        let op = batched();
+        let (expected, from) = plan(&db, &op).await;
+        // Killed once the index is built, before the next transaction
+        // records it: the state still says step 2.
+        db.cue("CREATE INDEX CONCURRENTLY", Cue::KillAfter);
+        let e = apply(&db, &op, &expected, &from).await.unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Connection, "{e}");
+        assert!(
+            e.hint
+                .as_deref()
+                .unwrap_or_default()
+                .contains("uuidforge test public.t --resume"),
+            "the operation's resume command: {e}"
+        );
+        assert_eq!(db.under_way(), [("public.t".to_string(), 1)]);
+        assert_eq!(db.advisory_locks(), 0, "a killed run's locks are gone");
+        let done = resume(&db).await.unwrap();
+        assert_eq!(done.resumed_at_step, Some(2));
+        // The step ran again from its cleanup, then the rest, once.
+        let committed = db.committed();
+        let cleanups: Vec<usize> = committed
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.contains("DROP INDEX CONCURRENTLY IF EXISTS i"))
+            .map(|(i, _)| i)
+            .collect();
+        assert_eq!(cleanups.len(), 2);
+        let second_build = committed
+            .iter()
+            .rposition(|c| c.contains("CREATE INDEX CONCURRENTLY"))
+            .unwrap();
+        assert!(cleanups[1] < second_build);
+        assert_eq!(db.count("ADD COLUMN"), 1);
+        assert_eq!(db.count("RENAME n TO m"), 1);
+        assert!(db.under_way().is_empty(), "the state is removed at the end");
+    });
+}
+
+#[test]
+fn a_second_resume_is_busy_and_another_change_of_the_tables_is_refused() {
+    run(async {
+        let db = Fake::new(&[(VERSION, "1")]);
+        let op = batched();
+        let (expected, from) = plan(&db, &op).await;
+        db.cue("CREATE INDEX CONCURRENTLY", Cue::KillAfter);
+        apply(&db, &op, &expected, &from).await.unwrap_err();
+        // Another change of the same table while one is under way: refused,
+        // naming it and how to complete it.
+        let other = one_transaction(&["UPDATE t SET a = 1"], Vec::new());
+        let (expected, from) = plan(&db, &other).await;
+        let e = apply(&db, &other, &expected, &from).await.unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Refused, "{e}");
+        assert!(
+            e.message.contains("public.t") && e.message.contains("under way"),
+            "{e}"
+        );
+        assert_eq!(
+            e.hint.as_deref(),
+            Some("complete it with: uuidforge test public.t --resume")
+        );
+        // A second operator's --resume while a first one runs it: busy.
+        let running = db.held_by_another((0x7575_6964_i64 << 32) | 16384);
+        let e = resume(&db).await.unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Busy, "{e}");
+        assert!(e.message.contains(&format!("pid {running}")), "{e}");
+        assert_eq!(db.count("UPDATE t"), 0);
+        assert_eq!(db.count("RENAME n TO m"), 0, "nothing ran");
+        assert_eq!(db.under_way(), [("public.t".to_string(), 1)]);
+    });
+}
