@@ -3,11 +3,16 @@
 
 use uuidforge::generator::GeneratorConfig;
 
-pub use uuidforge::batch::{now_unix_ms as now_ms, parse_duration_ms as parse_duration};
+pub use uuidforge::batch::now_unix_ms as now_ms;
 
 /// A time for a flag: RFC 3339, Unix milliseconds or `now`.
 pub fn parse_time(text: &str) -> Result<i64, String> {
-    uuidforge::batch::parse_time_ms(text)
+    uuidforge::batch::parse_time_ms(text).map_err(|e| e.to_string())
+}
+
+/// A signed duration for a flag: `90s`, `-1h30m`, `500ms`, `2d`.
+pub fn parse_duration(text: &str) -> Result<i64, String> {
+    uuidforge::batch::parse_duration_ms(text).map_err(|e| e.to_string())
 }
 
 /// A built-in profile name or a JSON profile file.

@@ -252,7 +252,7 @@ pub fn run(args: Args) -> Result<ExitCode, UsageError> {
         return fleet::run(args);
     }
     let config = uuidforge_db::client::config(args.db.first().map(String::as_str))
-        .map_err(UsageError::plain)?;
+        .map_err(|e| UsageError::plain(e.to_string()))?;
     if let Some(path) = args.pg_dump.clone() {
         uuidforge_change::backup::use_pg_dump(path);
     }

@@ -5,35 +5,19 @@
 //! kind given by mistake would otherwise become a key.
 
 use crate::input::{for_each_value, report, stdout, Outcome};
+use crate::keyfile::Size;
 use crate::UsageError;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use uuidforge::generator::{RandSource, TimestampHider, HIDE_KEY_BYTES};
+use uuidforge::generator::{TimestampHider, HIDE_KEY_BYTES};
 use uuidforge::parser::Value;
 
-/// Reads a key file: exactly [`HIDE_KEY_BYTES`] bytes, else an error that
-/// names the file and what it holds. Warns when others may read it.
+/// Reads a key file of `hide`, `reveal` and `serve --hide-key-file`:
+/// exactly [`HIDE_KEY_BYTES`] bytes ([`crate::keyfile`]).
 pub fn read_key_file(option: &str, path: &Path) -> Result<TimestampHider, String> {
-    let key = std::fs::read(path).map_err(|e| {
-        format!(
-            "invalid value '{}' for '{option}': cannot read the key file: {e}",
-            path.display()
-        )
-    })?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        if let Ok(meta) = std::fs::metadata(path) {
-            if meta.permissions().mode() & 0o077 != 0 {
-                eprintln!(
-                    "uuidforge: warning: key file {} is readable by others (mode {:o}); chmod 600 it",
-                    path.display(),
-                    meta.permissions().mode() & 0o777
-                );
-            }
-        }
-    }
-    TimestampHider::from_key_file(&key).map_err(|e| {
+    let key = crate::keyfile::read(option, path, Size::Exactly(HIDE_KEY_BYTES))
+        .map_err(|e| e.to_string())?;
+    TimestampHider::from_key_file(&key.bytes).map_err(|e| {
         format!(
             "invalid value '{}' for '{option}': the key file holds {}, expected {}",
             path.display(),
@@ -41,31 +25,6 @@ pub fn read_key_file(option: &str, path: &Path) -> Result<TimestampHider, String
             e.expected
         )
     })
-}
-
-/// Creates a new key file: 32 bytes from the CSPRNG, mode 0600, never over
-/// an existing file (losing a key loses every hidden value's way back).
-pub fn new_key_file(path: &Path) -> Result<(), String> {
-    let mut key = [0u8; HIDE_KEY_BYTES];
-    uuidforge::generator::OsCsprng::new().fill(&mut key);
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut f = options.open(path).map_err(|e| {
-        format!(
-            "invalid value '{}' for '--new-key': cannot create the key file: {e}{}",
-            path.display(),
-            if e.kind() == std::io::ErrorKind::AlreadyExists {
-                " (an existing key is never overwritten)"
-            } else {
-                ""
-            }
-        )
-    })?;
-    f.write_all(&key)
-        .and_then(|()| f.sync_all())
-        .map_err(|e| format!("writing the key file {}: {e}", path.display()))
 }
 
 /// Arguments of `hide` and `reveal`.
@@ -119,7 +78,7 @@ pub fn run(direction: Direction, args: Args) -> Result<Outcome, UsageError> {
                 "--new-key only creates a key: give the values in a second call with --key-file",
             ));
         }
-        new_key_file(path).map_err(UsageError::plain)?;
+        crate::keyfile::create("--new-key", path).map_err(|e| UsageError::plain(e.to_string()))?;
         eprintln!(
             "uuidforge: wrote a new {HIDE_KEY_BYTES}-byte key to {} (mode 0600)",
             path.display()

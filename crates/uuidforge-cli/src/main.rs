@@ -11,6 +11,7 @@ mod gen;
 mod grep;
 mod input;
 mod inspect;
+mod keyfile;
 mod keys;
 mod lab;
 mod model;

@@ -85,5 +85,5 @@ pub fn run(args: Args) -> Result<(), UsageError> {
         allowed_origins: args.allow_origins,
         ..Config::default()
     };
-    uuidforge_server::run(config).map_err(UsageError::plain)
+    uuidforge_server::run(config).map_err(|e| UsageError::plain(e.to_string()))
 }

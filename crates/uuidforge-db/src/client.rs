@@ -100,7 +100,7 @@ fn tls() -> Result<tokio_postgres_rustls::MakeRustlsConnect, DbError> {
 
 /// Reads the settings like psql ([`crate::connect::config_from`] with the
 /// process environment).
-pub fn config(dsn: Option<&str>) -> Result<Config, String> {
+pub fn config(dsn: Option<&str>) -> Result<Config, DbError> {
     crate::connect::config_from(dsn, &|name| std::env::var(name).ok())
 }
 

@@ -3,6 +3,7 @@
 //! for what it leaves out, then the password file (`PGPASSFILE` or
 //! `~/.pgpass`).
 
+use crate::error::DbError;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use tokio_postgres::config::{Host, SslMode};
@@ -18,7 +19,7 @@ const DEFAULT_SOCKET_DIR: &str = "/var/run/postgresql";
 pub fn config_from(
     dsn: Option<&str>,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Config, String> {
+) -> Result<Config, DbError> {
     let text = dsn.unwrap_or("").trim();
     let mut config = if text.is_empty() {
         Config::new()
@@ -26,9 +27,15 @@ pub fn config_from(
         || text.starts_with("postgresql://")
         || text.contains('=')
     {
-        crate::dsn::check(text).map_err(|e| format!("--db: {e}"))?;
+        crate::dsn::check(text).map_err(|e| DbError::invalid("--db", e.to_string()))?;
         Config::from_str(text).map_err(|e| {
-            format!("--db: cannot read '{}': {e} (expected postgres://user@host/db or 'host=… dbname=…')", redact(text))
+            DbError::invalid(
+                "--db",
+                format!(
+                    "cannot read '{}': {e} (expected postgres://user@host/db or 'host=… dbname=…')",
+                    redact(text)
+                ),
+            )
         })?
     } else {
         let mut c = Config::new();
@@ -56,9 +63,9 @@ pub fn config_from(
     }
     if config.get_ports().is_empty() {
         let port = match var("PGPORT") {
-            Some(p) => p
-                .parse::<u16>()
-                .map_err(|_| format!("PGPORT: '{p}' is not a port (expected 1-65535)"))?,
+            Some(p) => p.parse::<u16>().map_err(|_| {
+                DbError::invalid("PGPORT", format!("'{p}' is not a port (expected 1-65535)"))
+            })?,
             None => 5432,
         };
         config.port(port);
@@ -67,7 +74,9 @@ pub fn config_from(
         let user = var("PGUSER")
             .or_else(|| var("USER"))
             .or_else(|| var("LOGNAME"))
-            .ok_or("no user name: give one in --db, PGUSER or USER")?;
+            .ok_or_else(|| {
+                DbError::invalid("--db", "no user name: give one in --db, PGUSER or USER")
+            })?;
         config.user(&user);
     }
     if config.get_dbname().is_none() {
@@ -84,9 +93,12 @@ pub fn config_from(
     }
     if config.get_connect_timeout().is_none() {
         if let Some(t) = var("PGCONNECT_TIMEOUT") {
-            let secs: u64 = t
-                .parse()
-                .map_err(|_| format!("PGCONNECT_TIMEOUT: '{t}' is not a number of seconds"))?;
+            let secs: u64 = t.parse().map_err(|_| {
+                DbError::invalid(
+                    "PGCONNECT_TIMEOUT",
+                    format!("'{t}' is not a number of seconds"),
+                )
+            })?;
             config.connect_timeout(std::time::Duration::from_secs(secs));
         }
     }
@@ -105,13 +117,14 @@ pub fn config_from(
     Ok(config)
 }
 
-fn parse_ssl_mode(mode: &str) -> Result<SslMode, String> {
+fn parse_ssl_mode(mode: &str) -> Result<SslMode, DbError> {
     match mode {
         "disable" => Ok(SslMode::Disable),
         "allow" | "prefer" => Ok(SslMode::Prefer),
         "require" => Ok(SslMode::Require),
-        other => Err(format!(
-            "PGSSLMODE: '{other}' is not supported (expected disable, allow, prefer or require)"
+        other => Err(DbError::invalid(
+            "PGSSLMODE",
+            format!("'{other}' is not supported (expected disable, allow, prefer or require)"),
         )),
     }
 }
@@ -224,12 +237,16 @@ mod tests {
     #[test]
     fn bad_settings_name_the_variable() {
         let e = config_from(None, &env(&[("PGUSER", "u"), ("PGPORT", "http")])).unwrap_err();
-        assert!(e.contains("PGPORT") && e.contains("'http'"), "{e}");
+        assert!(e.context == "PGPORT" && e.message.contains("'http'"), "{e}");
+        assert_eq!(e.kind, crate::error::ErrorKind::Invalid);
         let e =
             config_from(None, &env(&[("PGUSER", "u"), ("PGSSLMODE", "verify-full")])).unwrap_err();
-        assert!(e.contains("PGSSLMODE"), "{e}");
+        assert_eq!(e.context, "PGSSLMODE", "{e}");
         let e = config_from(Some("postgres://u:secret@h:notaport/d"), &env(&[])).unwrap_err();
-        assert!(e.contains("--db") && !e.contains("secret"), "{e}");
+        assert!(
+            e.context == "--db" && !e.to_string().contains("secret"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -154,9 +154,7 @@ fn named_after(config: &tokio_postgres::Config) -> String {
 pub fn members(specs: &[MemberSpec]) -> Result<Vec<Member>, DbError> {
     let configs: Vec<tokio_postgres::Config> = specs
         .iter()
-        .map(|s| {
-            uuidforge_db::client::config(Some(&s.connection)).map_err(|e| DbError::invalid("db", e))
-        })
+        .map(|s| uuidforge_db::client::config(Some(&s.connection)))
         .collect::<Result<_, _>>()?;
     let names = names(specs, |spec| {
         let i = specs.iter().position(|s| s == spec).unwrap_or(0);

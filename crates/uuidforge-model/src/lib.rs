@@ -39,17 +39,45 @@ pub mod sqltype;
 
 pub use model::{Model, ModelError};
 
+/// A model that could not be read.
+#[derive(Debug)]
+pub enum ReadError {
+    /// Not YAML of the model's format (the message says where).
+    Yaml(Box<serde_saphyr::Error>),
+    /// Not Anchor Modeler's XML.
+    Xml(anchor_xml::XmlError),
+    /// Read, but not a valid model (it says where).
+    Invalid(ModelError),
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadError::Yaml(e) => e.fmt(f),
+            ReadError::Xml(e) => e.fmt(f),
+            ReadError::Invalid(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for ReadError {}
+
 /// Reads and validates a YAML model.
-pub fn from_yaml(text: &str) -> Result<Model, String> {
-    let model: Model = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
-    model.validate().map_err(|e| e.to_string())?;
+///
+/// ```
+/// let e = uuidforge_model::from_yaml("anchors: [{mnemonic: A}]").unwrap_err();
+/// assert!(matches!(e, uuidforge_model::ReadError::Yaml(_)), "{e}");
+/// ```
+pub fn from_yaml(text: &str) -> Result<Model, ReadError> {
+    let model: Model = serde_saphyr::from_str(text).map_err(|e| ReadError::Yaml(Box::new(e)))?;
+    model.validate().map_err(ReadError::Invalid)?;
     Ok(model)
 }
 
 /// Reads and validates an Anchor Modeler XML model.
-pub fn from_anchor_xml(text: &str) -> Result<Model, String> {
-    let model = anchor_xml::read(text).map_err(|e| e.to_string())?;
-    model.validate().map_err(|e| e.to_string())?;
+pub fn from_anchor_xml(text: &str) -> Result<Model, ReadError> {
+    let model = anchor_xml::read(text).map_err(ReadError::Xml)?;
+    model.validate().map_err(ReadError::Invalid)?;
     Ok(model)
 }
 

@@ -329,7 +329,7 @@ impl Model {
             }
             crate::sqltype::pg_type(&knot.data_type).map_err(|e| ModelError {
                 at: format!("{at}.type"),
-                message: e,
+                message: e.to_string(),
             })?;
             if !["smallint", "integer", "bigint", "uuid"].contains(&knot.identity.as_str()) {
                 return fail(
@@ -381,7 +381,7 @@ impl Model {
                     (Some(t), None) => {
                         crate::sqltype::pg_type(t).map_err(|e| ModelError {
                             at: format!("{at}.type"),
-                            message: e,
+                            message: e.to_string(),
                         })?;
                     }
                     (None, Some(k)) if self.knot(k).is_some() => {}

@@ -1,6 +1,23 @@
 //! Column types: PostgreSQL names pass through; the SQL Server names
 //! Anchor Modeler's examples use are mapped.
 
+/// A model type that is not one: the text and what was expected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TypeError {
+    /// The type as written.
+    pub text: String,
+    /// What was expected.
+    pub expected: &'static str,
+}
+
+impl std::fmt::Display for TypeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "'{}': {}", self.text, self.expected)
+    }
+}
+
+impl std::error::Error for TypeError {}
+
 /// The PostgreSQL type for a model type, or why it is not one.
 ///
 /// ```
@@ -11,7 +28,11 @@
 /// assert_eq!(pg_type("numeric(10, 2)").unwrap(), "numeric(10,2)");
 /// assert!(pg_type("varchar(42); drop table x").is_err());
 /// ```
-pub fn pg_type(text: &str) -> Result<String, String> {
+pub fn pg_type(text: &str) -> Result<String, TypeError> {
+    let refused = |expected| TypeError {
+        text: text.to_string(),
+        expected,
+    };
     let lowered: String = text
         .to_ascii_lowercase()
         .split_whitespace()
@@ -23,8 +44,8 @@ pub fn pg_type(text: &str) -> Result<String, String> {
             Some(lowered[open + 1..lowered.len() - 1].replace(' ', "")),
         ),
         Some(_) => {
-            return Err(format!(
-                "'{text}': expected a type such as varchar(42) or numeric(10,2)"
+            return Err(refused(
+                "expected a type such as varchar(42) or numeric(10,2)",
             ))
         }
         None => (lowered.clone(), None),
@@ -34,7 +55,7 @@ pub fn pg_type(text: &str) -> Result<String, String> {
             .split(',')
             .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
         if args != "max" && !numeric {
-            return Err(format!("'{text}': the type's arguments must be numbers"));
+            return Err(refused("the type's arguments must be numbers"));
         }
     }
     let with = |name: &str| match &args {
@@ -65,6 +86,6 @@ pub fn pg_type(text: &str) -> Result<String, String> {
         ("json", None) => "json".into(),
         ("jsonb", None) => "jsonb".into(),
         ("geography" | "geometry" | "xml", None) => "text".into(),
-        _ => return Err(format!("'{text}': not a type this generator knows (PostgreSQL or SQL Server names such as varchar(42), integer, numeric(10,2), timestamptz, uuid)")),
+        _ => return Err(refused("not a type this generator knows (PostgreSQL or SQL Server names such as varchar(42), integer, numeric(10,2), timestamptz, uuid)")),
     })
 }

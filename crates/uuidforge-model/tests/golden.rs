@@ -117,7 +117,7 @@ fn mistakes_name_where_they_are() {
         ("anchors: [{mnemonic: AC, descriptor: Actor}]\nsources: [{name: s, columns: [a], anchors: [{anchor: AC, key: b}]}]", "sources[0].anchors[0].key", "'b' is not a column"),
         ("anchorz: []", "", "anchorz"),
     ] {
-        let e = uuidforge_model::from_yaml(yaml).unwrap_err();
+        let e = uuidforge_model::from_yaml(yaml).unwrap_err().to_string();
         assert!(e.contains(at) && e.contains(says), "{yaml}: {e}");
     }
 }
@@ -126,10 +126,16 @@ fn mistakes_name_where_they_are() {
 fn anchor_xml_errors_have_a_line_and_column() {
     let e = uuidforge_model::from_anchor_xml("<schema>\n  <anchor mnemonic=\"AC\"/>\n</schema>")
         .unwrap_err();
+    assert!(matches!(e, uuidforge_model::ReadError::Xml(_)), "{e}");
+    let e = e.to_string();
     assert!(e.starts_with("2:3: <anchor> has no descriptor"), "{e}");
-    let e = uuidforge_model::from_anchor_xml("<schema>\n  <knot></schema>").unwrap_err();
+    let e = uuidforge_model::from_anchor_xml("<schema>\n  <knot></schema>")
+        .unwrap_err()
+        .to_string();
     assert!(e.starts_with("2:"), "{e}");
-    let e = uuidforge_model::from_anchor_xml("<model/>").unwrap_err();
+    let e = uuidforge_model::from_anchor_xml("<model/>")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("<schema>"), "{e}");
 }
 

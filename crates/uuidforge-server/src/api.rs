@@ -310,7 +310,10 @@ fn keyed_uuid(
     }
     let at = match param(params, "at") {
         None => None,
-        Some(t) => Some(uuidforge::batch::parse_time_ms(t).map_err(|e| ApiError::bad("at", t, e))?),
+        Some(t) => Some(
+            uuidforge::batch::parse_time_ms(t)
+                .map_err(|e| ApiError::bad("at", t, e.to_string()))?,
+        ),
     };
     let id = uuidforge::batch::keyed_v7(at, key.as_bytes()).map_err(ApiError::from_field)?;
     app.metrics.generated(7, "keyed").inc();
@@ -652,7 +655,7 @@ pub async fn put_name(
 ) -> Result<Response, ApiError> {
     let uuid = path_uuid("uuid", &text)?;
     let request: NameRequest = json_body(body, r#"{"name": "<name>"}"#)?;
-    check_name(&request.name).map_err(|expected| ApiError::bad("name", &request.name, expected))?;
+    check_name(&request.name).map_err(|e| ApiError::bad("name", &request.name, e.to_string()))?;
     let existed = app
         .names
         .put(uuid, request.name.clone())

@@ -62,7 +62,9 @@ impl std::fmt::Debug for Database {
 impl Database {
     /// Reads the connection settings (not connecting yet: the database may
     /// start after the server).
-    pub(crate) fn open(access: &DatabaseAccess) -> Result<Arc<Database>, String> {
+    pub(crate) fn open(
+        access: &DatabaseAccess,
+    ) -> Result<Arc<Database>, uuidforge_db::error::DbError> {
         let config = uuidforge_db::client::config(Some(&access.dsn))?;
         Ok(Arc::new(Database {
             config,

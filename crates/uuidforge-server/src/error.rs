@@ -83,3 +83,53 @@ impl IntoResponse for ApiError {
         (self.status, Json(body)).into_response()
     }
 }
+
+/// Why the server did not start, or stopped: the setting at fault and
+/// what it expected, or what failed.
+#[derive(Debug)]
+pub enum StartError {
+    /// A setting is missing.
+    Missing {
+        /// The option.
+        setting: &'static str,
+        /// Why it is needed.
+        why: String,
+    },
+    /// A setting has a value the server cannot run with.
+    Invalid {
+        /// The option.
+        setting: &'static str,
+        /// The value given (none where it must not be shown: a token).
+        value: Option<String>,
+        /// What was wrong, or what it expects.
+        problem: String,
+    },
+    /// The runtime or the listener failed.
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// The failure.
+        error: std::io::Error,
+    },
+}
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StartError::Missing { setting, why } => write!(f, "missing '{setting}': {why}"),
+            StartError::Invalid {
+                setting,
+                value: Some(value),
+                problem,
+            } => write!(f, "invalid value '{value}' for '{setting}': {problem}"),
+            StartError::Invalid {
+                setting,
+                value: None,
+                problem,
+            } => write!(f, "invalid value for '{setting}': {problem}"),
+            StartError::Io { what, error } => write!(f, "{what}: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for StartError {}

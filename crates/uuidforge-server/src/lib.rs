@@ -24,7 +24,7 @@ use axum::middleware::Next;
 use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
-use error::ApiError;
+use error::{ApiError, StartError};
 use names::{NameStore, NamesDb};
 use std::future::Future;
 use std::net::SocketAddr;
@@ -107,17 +107,29 @@ impl Eq for HideKey {}
 impl Config {
     /// Refuses settings that would expose a database: its routes beyond
     /// loopback without a token.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), StartError> {
         match self.token.as_deref() {
-            None => return Err("missing '--token': the routes that read data or use a key need one (uuidforge serve makes one when none is given)".into()),
+            None => {
+                return Err(StartError::Missing {
+                    setting: "--token",
+                    why: "the routes that read data or use a key need one (uuidforge serve makes one when none is given)".into(),
+                })
+            }
             Some(t) if t.len() < 16 => {
-                return Err("invalid value for '--token': at least 16 characters expected".into())
+                return Err(StartError::Invalid {
+                    setting: "--token",
+                    value: None,
+                    problem: "at least 16 characters expected".into(),
+                })
             }
             Some(_) => {}
         }
         if let Some(db) = &self.database {
-            uuidforge_db::client::config(Some(&db.dsn))
-                .map_err(|e| format!("invalid value for '--db': {e}"))?;
+            uuidforge_db::client::config(Some(&db.dsn)).map_err(|e| StartError::Invalid {
+                setting: "--db",
+                value: None,
+                problem: e.to_string(),
+            })?;
         }
         for origin in &self.allowed_origins {
             let ok = (origin.starts_with("http://") || origin.starts_with("https://"))
@@ -127,9 +139,12 @@ impl Config {
                     .nth(1)
                     .is_some_and(|h| !h.is_empty() && !h.trim_end_matches('/').contains('/'));
             if !ok {
-                return Err(format!(
-                    "invalid value '{origin}' for '--allow-origin': an origin expected (scheme://host[:port], no path, no wildcard)"
-                ));
+                return Err(StartError::Invalid {
+                    setting: "--allow-origin",
+                    value: Some(origin.clone()),
+                    problem: "an origin expected (scheme://host[:port], no path, no wildcard)"
+                        .into(),
+                });
             }
         }
         Ok(())
@@ -412,7 +427,7 @@ pub async fn shutdown_signal() {
 /// Runs the server with logging to standard error (`RUST_LOG` filters;
 /// info by default) until SIGINT or SIGTERM. Errors name the setting at
 /// fault (`--bind`, `--names-db`).
-pub fn run(mut config: Config) -> Result<(), String> {
+pub fn run(mut config: Config) -> Result<(), StartError> {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -424,12 +439,19 @@ pub fn run(mut config: Config) -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+        .map_err(|error| StartError::Io {
+            what: "cannot start the runtime",
+            error,
+        })?;
     runtime.block_on(async move {
         let bind = config.bind;
         let listener = tokio::net::TcpListener::bind(bind)
             .await
-            .map_err(|e| format!("invalid value '{bind}' for '--bind': {e}"))?;
+            .map_err(|e| StartError::Invalid {
+                setting: "--bind",
+                value: Some(bind.to_string()),
+                problem: e.to_string(),
+            })?;
         let made_token = config.token.is_none();
         if made_token {
             config.token = Some(guard::new_token());
@@ -441,9 +463,16 @@ pub fn run(mut config: Config) -> Result<(), String> {
                 NamesDb::File(p) => p.display().to_string(),
                 NamesDb::Postgres(_) => "(the PostgreSQL URL)".to_string(),
             };
-            format!("invalid value '{shown}' for '--names-db': {e}")
+            StartError::Invalid {
+                setting: "--names-db",
+                value: Some(shown),
+                problem: e.to_string(),
+            }
         })?;
-        let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        let addr = listener.local_addr().map_err(|error| StartError::Io {
+            what: "read the listening address",
+            error,
+        })?;
         tracing::info!("listening on http://{addr}/");
         if made_token {
             // Once, on the terminal, as notebook servers do: the page reads
@@ -455,7 +484,10 @@ pub fn run(mut config: Config) -> Result<(), String> {
         }
         serve(listener, state, shutdown_signal())
             .await
-            .map_err(|e| format!("server error: {e}"))?;
+            .map_err(|error| StartError::Io {
+                what: "server error",
+                error,
+            })?;
         tracing::info!("stopped");
         Ok(())
     })

@@ -38,17 +38,52 @@ impl NamesDb {
 /// The longest name accepted, in characters.
 pub const MAX_NAME_CHARS: usize = 200;
 
+/// A name refused: what was wrong (its display says what was expected).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NameError {
+    /// Empty, only spaces, or longer than [`MAX_NAME_CHARS`].
+    Length {
+        /// Its characters.
+        chars: usize,
+    },
+    /// It holds a control character.
+    Control {
+        /// Its code point.
+        code: u32,
+    },
+}
+
+impl std::fmt::Display for NameError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NameError::Length { chars } => write!(
+                f,
+                "1 to {MAX_NAME_CHARS} characters, not only spaces (got {chars})"
+            ),
+            NameError::Control { code } => {
+                write!(f, "no control characters (found U+{code:04X})")
+            }
+        }
+    }
+}
+
+impl std::error::Error for NameError {}
+
 /// Checks a name: 1 to [`MAX_NAME_CHARS`] characters, no control
-/// characters, not only spaces. Returns what was expected otherwise.
-pub fn check_name(name: &str) -> Result<(), String> {
+/// characters, not only spaces.
+///
+/// ```
+/// use uuidforge_server::names::{check_name, NameError};
+/// assert!(check_name("orders table, row 42").is_ok());
+/// assert_eq!(check_name("a\nb"), Err(NameError::Control { code: 10 }));
+/// ```
+pub fn check_name(name: &str) -> Result<(), NameError> {
     let chars = name.chars().count();
     if name.trim().is_empty() || chars > MAX_NAME_CHARS {
-        return Err(format!(
-            "1 to {MAX_NAME_CHARS} characters, not only spaces (got {chars})"
-        ));
+        return Err(NameError::Length { chars });
     }
     if let Some(c) = name.chars().find(|c| c.is_control()) {
-        return Err(format!("no control characters (found U+{:04X})", c as u32));
+        return Err(NameError::Control { code: c as u32 });
     }
     Ok(())
 }
@@ -333,12 +368,16 @@ mod tests {
     #[test]
     fn names_are_checked() {
         assert!(check_name("orders table, row 42").is_ok());
-        assert!(check_name("").unwrap_err().contains("1 to 200"));
+        assert!(check_name("").unwrap_err().to_string().contains("1 to 200"));
         assert!(check_name("   ").is_err());
         assert!(check_name(&"é".repeat(201))
             .unwrap_err()
+            .to_string()
             .contains("got 201"));
         assert!(check_name(&"é".repeat(200)).is_ok());
-        assert!(check_name("a\nb").unwrap_err().contains("U+000A"));
+        assert!(check_name("a\nb")
+            .unwrap_err()
+            .to_string()
+            .contains("U+000A"));
     }
 }

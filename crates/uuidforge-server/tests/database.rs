@@ -9,6 +9,7 @@ use common::{assert_error, config, start, LOCAL_DATABASE, TOKEN};
 use serde_json::Value;
 use tokio_postgres::NoTls;
 use uuidforge_server::database::DatabaseAccess;
+use uuidforge_server::error::StartError;
 use uuidforge_server::Config;
 
 /// A fresh database with a key, a column carrying it without an index, and
@@ -163,15 +164,44 @@ fn every_server_has_a_token_of_16_characters_or_more() {
     let mut c = with_db(LOCAL_DATABASE);
     c.token = None;
     let e = c.check().unwrap_err();
-    assert!(e.contains("--token"), "{e}");
+    assert!(
+        matches!(
+            e,
+            StartError::Missing {
+                setting: "--token",
+                ..
+            }
+        ),
+        "{e}"
+    );
     c.token = Some("short".into());
-    assert!(c.check().unwrap_err().contains("at least 16"));
+    let e = c.check().unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            StartError::Invalid {
+                setting: "--token",
+                value: None,
+                ..
+            }
+        ) && e.to_string().contains("at least 16"),
+        "{e}"
+    );
     c.token = Some(TOKEN.into());
     c.bind = "0.0.0.0:8080".parse().unwrap();
     c.check().unwrap();
     // A bad --db is named.
     let e = with_db("postgres://[::1").check().unwrap_err();
-    assert!(e.contains("--db"), "{e}");
+    assert!(
+        matches!(
+            e,
+            StartError::Invalid {
+                setting: "--db",
+                ..
+            }
+        ),
+        "{e}"
+    );
     // The password and the token never show in logs.
     let shown = format!("{:?}", with_db(LOCAL_DATABASE));
     assert!(

@@ -33,6 +33,52 @@ pub const DURATION_SYNTAX: &str =
 /// What [`parse_time_ms`] accepts, for messages.
 pub const TIME_SYNTAX: &str = "RFC 3339 (e.g. 2024-05-01T12:00:00Z), Unix milliseconds or 'now'";
 
+/// A time or a duration that does not read: what was wrong, and its
+/// display says what was expected ([`DURATION_SYNTAX`], [`TIME_SYNTAX`]).
+///
+/// ```
+/// use uuidforge::batch::{parse_duration_ms, TextError};
+/// assert_eq!(parse_duration_ms("90 parsecs"), Err(TextError::Syntax { detail: None, expected: uuidforge::batch::DURATION_SYNTAX }));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TextError {
+    /// Longer than any time or duration.
+    TooLong {
+        /// Its length in bytes.
+        len: usize,
+    },
+    /// Not in the syntax.
+    Syntax {
+        /// What the parser said, when it said something.
+        detail: Option<String>,
+        /// What is accepted.
+        expected: &'static str,
+    },
+    /// A duration beyond 64 bits of milliseconds.
+    TooLarge,
+}
+
+impl std::fmt::Display for TextError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TextError::TooLong { len } => {
+                write!(f, "{len} characters, expected at most {MAX_TEXT}")
+            }
+            TextError::Syntax {
+                detail: None,
+                expected,
+            } => write!(f, "expected {expected}"),
+            TextError::Syntax {
+                detail: Some(detail),
+                expected,
+            } => write!(f, "{detail}; expected {expected}"),
+            TextError::TooLarge => f.write_str("duration too large"),
+        }
+    }
+}
+
+impl std::error::Error for TextError {}
+
 /// A signed duration made of number-unit parts: `90s`, `-1h30m`, `500ms`,
 /// `2d`. Units: ms, s, m, h, d, w. Returns milliseconds.
 ///
@@ -40,13 +86,13 @@ pub const TIME_SYNTAX: &str = "RFC 3339 (e.g. 2024-05-01T12:00:00Z), Unix millis
 /// assert_eq!(uuidforge::batch::parse_duration_ms("-1h30m"), Ok(-5_400_000));
 /// assert!(uuidforge::batch::parse_duration_ms("3 parsecs").is_err());
 /// ```
-pub fn parse_duration_ms(text: &str) -> Result<i64, String> {
-    let expected = || format!("expected {DURATION_SYNTAX}");
+pub fn parse_duration_ms(text: &str) -> Result<i64, TextError> {
+    let expected = || TextError::Syntax {
+        detail: None,
+        expected: DURATION_SYNTAX,
+    };
     if text.len() > MAX_TEXT {
-        return Err(format!(
-            "{} characters, expected at most {MAX_TEXT}",
-            text.len()
-        ));
+        return Err(TextError::TooLong { len: text.len() });
     }
     let (sign, mut rest) = match text.strip_prefix('-') {
         Some(r) => (-1i64, r),
@@ -78,7 +124,7 @@ pub fn parse_duration_ms(text: &str) -> Result<i64, String> {
         total = number
             .checked_mul(factor)
             .and_then(|v| total.checked_add(v))
-            .ok_or_else(|| "duration too large".to_string())?;
+            .ok_or(TextError::TooLarge)?;
     }
     Ok(sign * total)
 }
@@ -91,12 +137,9 @@ pub fn parse_duration_ms(text: &str) -> Result<i64, String> {
 /// assert_eq!(parse_time_ms("2024-05-01T14:00:00+02:00"), Ok(1_714_564_800_000));
 /// assert_eq!(parse_time_ms("1714564800000"), Ok(1_714_564_800_000));
 /// ```
-pub fn parse_time_ms(text: &str) -> Result<i64, String> {
+pub fn parse_time_ms(text: &str) -> Result<i64, TextError> {
     if text.len() > MAX_TEXT {
-        return Err(format!(
-            "{} characters, expected at most {MAX_TEXT}",
-            text.len()
-        ));
+        return Err(TextError::TooLong { len: text.len() });
     }
     if text == "now" {
         return Ok(now_unix_ms());
@@ -106,7 +149,10 @@ pub fn parse_time_ms(text: &str) -> Result<i64, String> {
     }
     chrono::DateTime::parse_from_rfc3339(text)
         .map(|t| t.timestamp_millis())
-        .map_err(|e| format!("{e}; expected {TIME_SYNTAX}"))
+        .map_err(|e| TextError::Syntax {
+            detail: Some(e.to_string()),
+            expected: TIME_SYNTAX,
+        })
 }
 
 /// The system clock in Unix milliseconds (0 before 1970).
@@ -166,10 +212,10 @@ impl BatchSpec {
             })?),
         };
         let shift_ms = shift
-            .map(|t| parse_duration_ms(t).map_err(|e| FieldError::new("shift", t, e)))
+            .map(|t| parse_duration_ms(t).map_err(|e| FieldError::new("shift", t, e.to_string())))
             .transpose()?;
         let at_unix_ms = at
-            .map(|t| parse_time_ms(t).map_err(|e| FieldError::new("at", t, e)))
+            .map(|t| parse_time_ms(t).map_err(|e| FieldError::new("at", t, e.to_string())))
             .transpose()?;
         BatchSpec::new(version, config, shift_ms, at_unix_ms)
     }
@@ -415,17 +461,21 @@ mod tests {
         assert_eq!(parse_duration_ms("500ms"), Ok(500));
         assert_eq!(parse_duration_ms("-1h30m"), Ok(-5_400_000));
         assert_eq!(parse_duration_ms("2d"), Ok(172_800_000));
-        assert!(parse_duration_ms(&"0ms".repeat(14))
-            .unwrap_err()
-            .contains("at most 40"));
+        let e = parse_duration_ms(&"0ms".repeat(14)).unwrap_err();
+        assert_eq!(e, TextError::TooLong { len: 42 });
+        assert!(e.to_string().contains("at most 40"));
         for bad in ["1x", "", "-", "h", "1h-2m"] {
             assert!(parse_duration_ms(bad).is_err(), "{bad}");
         }
-        assert!(parse_duration_ms("9999999999999999w")
-            .unwrap_err()
-            .contains("too large"));
+        assert_eq!(
+            parse_duration_ms("9999999999999999w"),
+            Err(TextError::TooLarge)
+        );
         assert_eq!(parse_time_ms("2024-05-01T12:00:00Z"), Ok(1_714_564_800_000));
-        assert!(parse_time_ms("yesterday").unwrap_err().contains("RFC 3339"));
+        assert!(parse_time_ms("yesterday")
+            .unwrap_err()
+            .to_string()
+            .contains("RFC 3339"));
     }
 
     #[test]

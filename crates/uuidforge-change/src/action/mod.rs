@@ -312,14 +312,21 @@ pub enum Action {
         /// The whole `CREATE INDEX` statement.
         definition: String,
     },
-    /// A unique index over columns (names, quoted, comma-separated).
-    CreateUniqueIndex {
+    /// An index we make over columns (names, quoted, comma-separated).
+    IndexOn {
         /// Its name.
         name: String,
         /// The table.
         table: String,
         /// The columns.
         columns: String,
+        /// `UNIQUE`.
+        unique: bool,
+        /// `CONCURRENTLY` (outside a transaction: see
+        /// [`Action::CreateIndexConcurrently`]).
+        concurrently: bool,
+        /// `IF NOT EXISTS`.
+        if_not_exists: bool,
     },
     /// An index built without blocking writers, outside any transaction:
     /// `definition` says `CREATE [UNIQUE] INDEX CONCURRENTLY name …`; what
@@ -614,12 +621,18 @@ impl Action {
                 ),
             )],
             Action::CreateIndex { definition } => vec![definition.clone()],
-            Action::CreateUniqueIndex {
+            Action::IndexOn {
                 name,
                 table,
                 columns,
+                unique,
+                concurrently,
+                if_not_exists,
             } => vec![format!(
-                "CREATE UNIQUE INDEX {} ON {table} ({columns})",
+                "CREATE {}INDEX {}{}{} ON {table} ({columns})",
+                if *unique { "UNIQUE " } else { "" },
+                if *concurrently { "CONCURRENTLY " } else { "" },
+                if *if_not_exists { "IF NOT EXISTS " } else { "" },
                 quote_ident(name)
             )],
             Action::CreateIndexConcurrently { index, definition } => vec![
@@ -710,9 +723,11 @@ impl Action {
             | Action::CreateSqlFunction { .. }
             | Action::Comment { .. }
             | Action::Grant(_) => Locks::Nothing,
-            Action::ValidateConstraint { .. } | Action::CreateIndexConcurrently { .. } => {
-                Locks::ShareUpdateExclusive
-            }
+            Action::ValidateConstraint { .. }
+            | Action::CreateIndexConcurrently { .. }
+            | Action::IndexOn {
+                concurrently: true, ..
+            } => Locks::ShareUpdateExclusive,
             // Writes to the rows filled wait; the rest of the table is
             // read and written.
             Action::Update { .. } => Locks::Nothing,
@@ -730,7 +745,14 @@ impl Action {
     /// Whether it runs inside a transaction (an index built concurrently
     /// does not).
     pub fn transactional(&self) -> bool {
-        !matches!(self, Action::CreateIndexConcurrently { .. })
+        !matches!(
+            self,
+            Action::CreateIndexConcurrently { .. }
+                | Action::IndexOn {
+                    concurrently: true,
+                    ..
+                }
+        )
     }
 
     /// The action that undoes a rename (renames only: a script that

@@ -226,6 +226,10 @@ pub struct Report<'a, P: Serialize> {
     pub plan: &'a P,
     /// What was done.
     pub applied: Option<&'a Applied>,
+    /// The files the command wrote beside the backup (a key file it made
+    /// or read), each `what: path (how)`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
 }
 
 /// Whether `run` computes new keys (and so needs the secret).

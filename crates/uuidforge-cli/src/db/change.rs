@@ -4,6 +4,7 @@
 //! check, commit), then say what was done.
 
 use super::{db_error, print_json};
+use crate::keyfile::KeyFile;
 use crate::UsageError;
 use std::io::Write;
 use std::process::ExitCode;
@@ -14,15 +15,19 @@ use uuidforge_db::client::{DbError, ReadOnly};
 /// What the command adds to the runner's work: how to get the secret of
 /// new keys, and its lines after `applied`.
 pub(super) struct Lines<'a, P> {
-    /// The secret of new keys (asked for after the backup).
-    pub secret: &'a (dyn Fn() -> Result<Vec<u8>, DbError> + Sync),
+    /// The key file of new keys (read or made after the backup).
+    pub secret: &'a (dyn Fn() -> Result<KeyFile, DbError> + Sync),
     /// Lines saying what was done, after the backup line.
     pub applied: &'a dyn Fn(&P, &Applied) -> Vec<String>,
 }
 
 /// No secret: the change makes no keys.
-pub(super) fn no_secret() -> Result<Vec<u8>, DbError> {
-    Ok(Vec::new())
+pub(super) fn no_secret() -> Result<KeyFile, DbError> {
+    Ok(KeyFile {
+        path: Default::default(),
+        bytes: Vec::new(),
+        created: false,
+    })
 }
 
 /// Plans `op` in `session`, prints the plan, applies it with `apply`.
@@ -50,6 +55,7 @@ pub(super) async fn run<O: Operation>(
                 &Report {
                     plan: &plan,
                     applied: None,
+                    files: Vec::new(),
                 },
             );
         }
@@ -73,25 +79,39 @@ pub(super) async fn run<O: Operation>(
             let _ = out.flush();
         }
     };
+    // The key file is read (or made) only when the change makes keys, and
+    // after the backup: the report names it.
+    let key_file: std::sync::Mutex<Option<String>> = Default::default();
+    let secret = || -> Result<Vec<u8>, DbError> {
+        let file = (lines.secret)()?;
+        if let Ok(mut named) = key_file.lock() {
+            *named = Some(file.report());
+        }
+        Ok(file.bytes)
+    };
     let ctx = Context {
         backup_file: args.backup.clone(),
-        secret: lines.secret,
+        secret: &secret,
         progress: &mut progress,
         backed_up: &mut backed_up,
     };
     let done = runner::apply(config, op, &plan, &snapshot, ctx).await;
     bar.finish_and_clear();
     let done = done.map_err(db_error)?;
+    let files: Vec<String> = key_file.into_inner().ok().flatten().into_iter().collect();
     if args.json {
         return print_json(
             &mut out,
             &Report {
                 plan: &plan,
                 applied: Some(&done),
+                files,
             },
         );
     }
-    print_done(&mut out, &(lines.applied)(&plan, &done), &done.checks)
+    let mut done_lines = (lines.applied)(&plan, &done);
+    done_lines.extend(files);
+    print_done(&mut out, &done_lines, &done.checks)
 }
 
 /// What a change did: its lines, then the checks made.

@@ -4,6 +4,7 @@
 
 use super::change;
 use super::{db_error, one_line, print_json, ChangeArgs};
+use crate::keyfile::KeyFile;
 use crate::UsageError;
 use std::io::Write;
 use std::process::ExitCode;
@@ -78,9 +79,9 @@ pub(super) struct MigrateKeyArgs {
     change: ChangeArgs,
 }
 
-/// The secret of `--key-file` or of the default file of this database and
-/// table.
-fn secret_of(args: &MigrateKeyArgs, database: &str) -> Result<Vec<u8>, DbError> {
+/// The key file of `--key-file`, or the default one of this database and
+/// table: read, or made (0600) when it does not exist.
+fn secret_of(args: &MigrateKeyArgs, database: &str) -> Result<KeyFile, DbError> {
     let key_file = args.key_file.clone().unwrap_or_else(|| {
         std::path::PathBuf::from(format!(
             "uuidforge-migrate-{database}-{}.key",
@@ -90,44 +91,12 @@ fn secret_of(args: &MigrateKeyArgs, database: &str) -> Result<Vec<u8>, DbError> 
     migration_secret(&key_file)
 }
 
-/// The secret in `path` (32 bytes), created from the operating system's
-/// random source (0600) when the file does not exist.
-fn migration_secret(path: &std::path::Path) -> Result<Vec<u8>, DbError> {
-    use std::io::Read;
-    let failed = |e: std::io::Error| DbError::tool("key-file", format!("{}: {e}", path.display()));
-    match std::fs::File::open(path) {
-        Ok(mut f) => {
-            let mut bytes = Vec::new();
-            f.read_to_end(&mut bytes).map_err(failed)?;
-            if bytes.len() != 32 {
-                return Err(DbError::invalid(
-                    "key-file",
-                    format!(
-                        "{} holds {} bytes (expected 32)",
-                        path.display(),
-                        bytes.len()
-                    ),
-                ));
-            }
-            Ok(bytes)
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            use std::os::unix::fs::OpenOptionsExt;
-            use uuidforge::generator::RandSource;
-            let mut secret = vec![0u8; 32];
-            uuidforge::generator::OsCsprng::new().fill(&mut secret);
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(path)
-                .map_err(failed)?;
-            f.write_all(&secret).map_err(failed)?;
-            f.sync_all().map_err(failed)?;
-            Ok(secret)
-        }
-        Err(e) => Err(failed(e)),
-    }
+/// The migration secret in `path` (32 bytes), made when missing.
+fn migration_secret(path: &std::path::Path) -> Result<KeyFile, DbError> {
+    crate::keyfile::read_or_create("--key-file", path).map_err(|e| match e.problem {
+        crate::keyfile::Problem::Size { .. } => DbError::invalid("key-file", e.to_string()),
+        _ => DbError::tool("key-file", e.to_string()),
+    })
 }
 
 /// The lines after `applied`: the rows keyed and, in batches, the steps
@@ -152,6 +121,16 @@ fn applied_lines(d: &Applied) -> Vec<String> {
     lines
 }
 
+/// Names the fleet's key file before anything runs (text output only:
+/// the JSON report has a line per member).
+fn say_key_file(json: bool, file: &KeyFile) {
+    if !json {
+        let mut out = crate::term::stdout();
+        let _ = writeln!(out, "-- {}", one_line(&file.report()));
+        let _ = out.flush();
+    }
+}
+
 /// What `--resume --json` prints.
 #[derive(serde::Serialize)]
 struct Resumed<'a> {
@@ -159,6 +138,8 @@ struct Resumed<'a> {
     table: &'a str,
     /// What the run did.
     applied: &'a Applied,
+    /// The files it read or made beside the backup (the key file).
+    files: Vec<String>,
 }
 
 /// `--resume`: runs the steps left of the change in batches under way,
@@ -195,7 +176,7 @@ async fn resume(
     let secret = secret_of(args, &snapshot.database).map_err(db_error)?;
     let bar = change::steps_bar();
     let mut progress = change::show_progress(&bar);
-    let done = runner::resume(config, &u, &secret, &mut progress).await;
+    let done = runner::resume(config, &u, &secret.bytes, &mut progress).await;
     bar.finish_and_clear();
     let done = done.map_err(db_error)?;
     if args.change.json {
@@ -204,10 +185,13 @@ async fn resume(
             &Resumed {
                 table: &args.table,
                 applied: &done,
+                files: vec![secret.report()],
             },
         );
     }
-    change::print_done(&mut out, &applied_lines(&done), &done.checks)
+    let mut lines = applied_lines(&done);
+    lines.push(secret.report());
+    change::print_done(&mut out, &lines, &done.checks)
 }
 
 impl MigrateKeyArgs {
@@ -292,7 +276,8 @@ pub(super) async fn run_fleet(
     };
     let done = if args.resume {
         let secret = migration_secret(&key_file).map_err(db_error)?;
-        migrate::resume(members, &secret, &state, None, &on_event).await
+        say_key_file(json, &secret);
+        migrate::resume(members, &secret.bytes, &state, None, &on_event).await
     } else {
         let forced = match (args.replicated, args.sharded) {
             (true, _) => Some(true),
@@ -346,10 +331,11 @@ pub(super) async fn run_fleet(
                 .map_err(|e| UsageError::plain(format!("--backup: {}: {e}", dir.display())))?;
         }
         let secret = migration_secret(&key_file).map_err(db_error)?;
+        say_key_file(json, &secret);
         migrate::apply(
             &op,
             &plan,
-            &secret,
+            &secret.bytes,
             &state,
             args.change.backup.as_deref(),
             usize::from(args.parallel),

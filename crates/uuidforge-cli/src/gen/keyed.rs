@@ -6,6 +6,7 @@
 use super::{write_one, Args, Output};
 use crate::args::parse_time;
 use crate::input::{for_each_stdin_line, stdout};
+use crate::keyfile::Size;
 use crate::UsageError;
 use std::io::{self, Write};
 use uuid::Uuid;
@@ -28,22 +29,11 @@ pub fn run(args: &Args, output: &Output) -> Result<(), UsageError> {
     }
     let secret = match &args.secret_file {
         None => None,
-        Some(path) => {
-            let s = std::fs::read(path).map_err(|e| {
-                UsageError::plain(format!(
-                    "invalid value '{}' for '--secret-file': {e}",
-                    path.display()
-                ))
-            })?;
-            if s.len() < MIN_SECRET {
-                return Err(UsageError::plain(format!(
-                    "invalid value '{}' for '--secret-file': it holds {} bytes, expected at least {MIN_SECRET} (32 random bytes are best)",
-                    path.display(),
-                    s.len()
-                )));
-            }
-            Some(s)
-        }
+        Some(path) => Some(
+            crate::keyfile::read("--secret-file", path, Size::AtLeast(MIN_SECRET))
+                .map_err(|e| UsageError::plain(e.to_string()))?
+                .bytes,
+        ),
     };
     let make = |at: Option<i64>, key: &[u8]| -> Result<Uuid, String> {
         match &secret {

@@ -16,7 +16,8 @@ use uuidforge_grep::{Format, Matcher};
 
 /// Runs `grep --db`.
 pub fn run(args: &Args, db: String, mut matcher: Matcher) -> Result<ExitCode, UsageError> {
-    let config = uuidforge_db::client::config(Some(&db)).map_err(UsageError::plain)?;
+    let config =
+        uuidforge_db::client::config(Some(&db)).map_err(|e| UsageError::plain(e.to_string()))?;
     let with_find = matcher.query.values.is_some()
         && matcher.place.json_path.is_none()
         && matcher.place.url.is_none()

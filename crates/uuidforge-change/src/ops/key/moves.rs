@@ -432,10 +432,15 @@ impl<'a> Migration<'a> {
                     what.to_string(),
                     Action::CreateIndexConcurrently {
                         index: qualified(&schema, &index),
-                        definition: format!(
-                            "CREATE UNIQUE INDEX CONCURRENTLY {} ON {target} ({columns})",
-                            quote_ident(&index)
-                        ),
+                        definition: crate::action::statements(&[Action::IndexOn {
+                            name: index,
+                            table: target,
+                            columns: columns.to_string(),
+                            unique: true,
+                            concurrently: true,
+                            if_not_exists: false,
+                        }])
+                        .concat(),
                     },
                 )
             })
@@ -485,10 +490,13 @@ impl<'a> Migration<'a> {
         });
         m.at_once
             .extend(self.pieces_named(&qualified(&self.key.table.schema, &pk), &self.key_leaves()));
-        let old_index = Action::CreateUniqueIndex {
+        let old_index = Action::IndexOn {
             name: self.old_index_name(),
             table: t.clone(),
             columns: old_columns,
+            unique: true,
+            concurrently: false,
+            if_not_exists: false,
         };
         m.at_once.push(old_index.clone());
         // In batches: both indexes built before the swap (the old key

@@ -41,11 +41,13 @@ pub(super) fn log_steps(
             temporary: false,
             if_not_exists: true,
         },
-        Action::CreateIndex {
-            definition: format!(
-                "CREATE INDEX IF NOT EXISTS {} ON {log} (new)",
-                quote_ident(&format!("{LOG_TABLE}_new_idx"))
-            ),
+        Action::IndexOn {
+            name: format!("{LOG_TABLE}_new_idx"),
+            table: log.clone(),
+            columns: "new".into(),
+            unique: false,
+            concurrently: false,
+            if_not_exists: true,
         },
         Action::CreateSqlFunction {
             signature: format!("{resolve}(id uuid)"),
