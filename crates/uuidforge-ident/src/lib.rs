@@ -6,6 +6,9 @@
 //! parameters. [`quote_literal`] exists only for DDL that is printed for a
 //! person to read and run (PostgreSQL accepts no parameters there).
 
+/// PostgreSQL's limit on identifiers (`NAMEDATALEN - 1` bytes).
+pub const MAX_IDENTIFIER: usize = 63;
+
 /// `name` as a quoted SQL identifier: wrapped in double quotes, inner double
 /// quotes doubled. Always quoted, so case, spaces, reserved words and
 /// unicode survive exactly.

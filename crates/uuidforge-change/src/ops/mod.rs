@@ -21,7 +21,7 @@
 
 mod change;
 pub mod install_sql;
-pub mod key;
+pub(crate) mod key;
 mod lock;
 pub mod merge;
 pub mod migrate_key;

@@ -19,6 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use uuidforge_db::catalog::{ColumnRef, RelKind, Relation, Snapshot};
 use uuidforge_db::error::DbError;
 use uuidforge_db::introspect::Mention;
+use uuidforge_ident::MAX_IDENTIFIER;
 use uuidforge_db::plan::{Param, Query};
 use uuidforge_db::related::{self, Target};
 
@@ -127,8 +128,7 @@ pub fn substitute(name: &str, old: &str, new: &str) -> Option<String> {
     changed.then_some(out)
 }
 
-/// PostgreSQL's limit on identifiers (`NAMEDATALEN - 1` bytes).
-const MAX_IDENTIFIER: usize = 63;
+
 
 fn column_name(snapshot: &Snapshot, c: ColumnRef) -> Option<(&Relation, &str)> {
     let relation = snapshot.relation(c.relation)?;

@@ -19,8 +19,8 @@ mod views;
 
 pub use crate::action::NewKeys;
 pub use migration::{reads, MigrateOptions, Migration, Target};
-pub use moves::{Fill, KeyActions, KeyMap, Move, Writers, BACKFILL_SETTING};
-pub use naming::{cut, cut_to, new_column, old_reference, piece, temporary, MAX_IDENTIFIER};
+pub use moves::{Fill, KeyActions, KeyMap, Move, BACKFILL_SETTING};
+pub use naming::{cut, cut_to, new_column, old_reference, piece, temporary};
 pub use references::{by_column, deferrable, references_to, Reference};
 
 use uuidforge_db::catalog::{Column, Constraint, Relation, Snapshot};
@@ -139,13 +139,18 @@ impl<'a> Key<'a> {
 
 /// Quoted names, comma-separated.
 ///
-/// ```
-/// assert_eq!(uuidforge_change::ops::key::names(&["a".into(), "B".into()]), "\"a\", \"B\"");
-/// ```
 pub fn names(columns: &[String]) -> String {
     columns
         .iter()
         .map(|c| uuidforge_ident::quote_ident(c))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn names_quote_each_and_join() {
+        assert_eq!(super::names(&["a".into(), "B".into()]), "\"a\", \"B\"");
+    }
 }

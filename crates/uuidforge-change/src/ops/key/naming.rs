@@ -2,14 +2,10 @@
 //! the old values are kept, temporary index names — each within
 //! PostgreSQL's 63 bytes, cut at a character boundary.
 
-/// PostgreSQL's limit on identifiers (`NAMEDATALEN - 1` bytes).
-pub const MAX_IDENTIFIER: usize = 63;
+use uuidforge_ident::MAX_IDENTIFIER;
 
 /// The name of the new column made for `column` while a migration runs.
 ///
-/// ```
-/// assert_eq!(uuidforge_change::ops::key::new_column("id"), "id_uuidforge_new");
-/// ```
 pub fn new_column(column: &str) -> String {
     format!("{column}_uuidforge_new")
 }
@@ -21,11 +17,6 @@ pub fn old_reference(column: &str) -> String {
 
 /// `name` cut to PostgreSQL's 63 bytes.
 ///
-/// ```
-/// let long = "é".repeat(40);
-/// let cut = uuidforge_change::ops::key::cut(&long);
-/// assert!(cut.len() <= 63 && cut.len() % 2 == 0);
-/// ```
 pub fn cut(name: &str) -> String {
     cut_to(name, MAX_IDENTIFIER).to_string()
 }
@@ -47,4 +38,17 @@ pub fn temporary(name: &str) -> String {
 /// The name of `name`'s piece on the partition of oid `partition`.
 pub fn piece(name: &str, partition: u32) -> String {
     cut(&format!("{}_{}", cut_to(name, 50), partition))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_fit_postgresql_and_cut_at_a_character() {
+        assert_eq!(new_column("id"), "id_uuidforge_new");
+        let cut = cut(&"é".repeat(40));
+        assert!(cut.len() <= 63 && cut.len().is_multiple_of(2));
+        assert_eq!(piece(&"x".repeat(60), 16384), format!("{}_16384", "x".repeat(50)));
+    }
 }

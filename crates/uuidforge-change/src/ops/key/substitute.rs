@@ -131,16 +131,6 @@ pub struct Remake<'a> {
 /// The index of `definition` (as `pg_get_indexdef` writes one) made again
 /// as `remake` says, over the columns of `renames` (from, to) in place of
 /// the old ones; `None` when the definition is not one it reads.
-///
-/// ```
-/// use uuidforge_change::ops::key::substitute::{index_over, Remake};
-/// let def = "CREATE INDEX orders_customer_id_idx ON public.orders USING btree (customer_id) WHERE (customer_id IS NOT NULL)";
-/// let remake = Remake { name: "tmp", concurrently: true, on: None };
-/// assert_eq!(
-///     index_over(def, &[("customer_id", "customer_id_new")], remake).unwrap(),
-///     "CREATE INDEX CONCURRENTLY \"tmp\" ON public.orders USING btree (\"customer_id_new\") WHERE (\"customer_id_new\" IS NOT NULL)"
-/// );
-/// ```
 pub fn index_over(definition: &str, renames: &[(&str, &str)], remake: Remake) -> Option<String> {
     let tokens = tokens(definition)?;
     let solid: Vec<usize> = (0..tokens.len())
@@ -243,6 +233,20 @@ fn next_is(tokens: &[Token], solid: &[usize], j: usize, text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_column_renamed_where_it_stands_as_a_column() {
+        let def = "CREATE INDEX orders_customer_id_idx ON public.orders USING btree (customer_id) WHERE (customer_id IS NOT NULL)";
+        let remake = Remake {
+            name: "tmp",
+            concurrently: true,
+            on: None,
+        };
+        assert_eq!(
+            index_over(def, &[("customer_id", "customer_id_new")], remake).unwrap(),
+            "CREATE INDEX CONCURRENTLY \"tmp\" ON public.orders USING btree (\"customer_id_new\") WHERE (\"customer_id_new\" IS NOT NULL)"
+        );
+    }
 
     #[test]
     fn columns_are_replaced_and_nothing_else() {
