@@ -40,8 +40,8 @@ impl Size {
 impl fmt::Display for Size {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Size::Exactly(n) => write!(f, "exactly {n} bytes"),
-            Size::AtLeast(n) => write!(f, "at least {n} bytes ({KEY_BYTES} random bytes are best)"),
+            Size::Exactly(n) => write!(f, "{n} (exactly {n} raw bytes, not hex, no newline)"),
+            Size::AtLeast(n) => write!(f, "at least {n} ({KEY_BYTES} random bytes are best)"),
         }
     }
 }
@@ -99,26 +99,31 @@ pub enum Problem {
     Create(std::io::Error),
 }
 
+impl KeyFileError {
+    /// What was wrong, without the option and the file.
+    pub fn problem(&self) -> String {
+        match &self.problem {
+            Problem::Read(e) => format!("cannot read the key file: {e}"),
+            Problem::Size { found, expected } => {
+                format!("the key file holds {found} bytes, expected {expected}")
+            }
+            Problem::Create(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                "cannot make the key file: it exists (an existing key is never overwritten)".into()
+            }
+            Problem::Create(e) => format!("cannot make the key file: {e}"),
+        }
+    }
+}
+
 impl fmt::Display for KeyFileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "invalid value '{}' for '{}': ",
+            "invalid value '{}' for '{}': {}",
             self.path.display(),
-            self.option
-        )?;
-        match &self.problem {
-            Problem::Read(e) => write!(f, "cannot read the key file: {e}"),
-            Problem::Size { found, expected } => write!(
-                f,
-                "the key file holds {found} bytes, expected {expected} (raw bytes, not hex, no newline)"
-            ),
-            Problem::Create(e) if e.kind() == std::io::ErrorKind::AlreadyExists => write!(
-                f,
-                "cannot make the key file: it exists (an existing key is never overwritten)"
-            ),
-            Problem::Create(e) => write!(f, "cannot make the key file: {e}"),
-        }
+            self.option,
+            self.problem()
+        )
     }
 }
 
@@ -239,7 +244,7 @@ mod tests {
             .to_string();
         assert_eq!(
             e,
-            format!("invalid value '{}' for '--key-file': the key file holds 17 bytes, expected exactly 32 bytes (raw bytes, not hex, no newline)", path.display())
+            format!("invalid value '{}' for '--key-file': the key file holds 17 bytes, expected 32 (exactly 32 raw bytes, not hex, no newline)", path.display())
         );
         assert!(read("--secret-file", &path, Size::AtLeast(16)).is_ok());
         let e = read("--key-file", &d.join("missing"), Size::Exactly(32))

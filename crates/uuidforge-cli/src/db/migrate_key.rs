@@ -93,9 +93,12 @@ fn secret_of(args: &MigrateKeyArgs, database: &str) -> Result<KeyFile, DbError> 
 
 /// The migration secret in `path` (32 bytes), made when missing.
 fn migration_secret(path: &std::path::Path) -> Result<KeyFile, DbError> {
-    crate::keyfile::read_or_create("--key-file", path).map_err(|e| match e.problem {
-        crate::keyfile::Problem::Size { .. } => DbError::invalid("key-file", e.to_string()),
-        _ => DbError::tool("key-file", e.to_string()),
+    crate::keyfile::read_or_create("--key-file", path).map_err(|e| {
+        let message = format!("{}: {}", e.path.display(), e.problem());
+        match e.problem {
+            crate::keyfile::Problem::Size { .. } => DbError::invalid("key-file", message),
+            _ => DbError::tool("key-file", message),
+        }
     })
 }
 

@@ -34,13 +34,13 @@ COMMIT;
 -- each range of pages, one transaction:
 WITH locked AS (SELECT x.ctid AS row_id, hashtextextended(ROW(x."name", x."created_at")::text, 0)::text AS before FROM "public"."customers" AS x, "public"."uuidforge_keymap_<oid>" m WHERE x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND x."id_uuidforge_new" IS NULL AND m.old = x."id"::text FOR UPDATE OF x), filled AS (UPDATE "public"."customers" AS x SET "id_uuidforge_new" = m.new FROM "public"."uuidforge_keymap_<oid>" m, locked l WHERE x.ctid = l.row_id AND x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND x."id_uuidforge_new" IS NULL AND m.old = x."id"::text RETURNING l.before, hashtextextended(ROW(x."name", x."created_at")::text, 0)::text AS after) SELECT count(*)::int8, (count(*) FILTER (WHERE before IS DISTINCT FROM after))::int8 FROM filled;  -- $1 its first page, $2 the page after its last: rows filled, and how many of them changed in other columns (0, else rollback)
 
--- step 4: fill public.customers.parent_id_uuidforge_new, one transaction per range of pages
--- each range of pages, one transaction:
-WITH locked AS (SELECT x.ctid AS row_id, hashtextextended(ROW(x."name", x."created_at")::text, 0)::text AS before FROM "public"."customers" AS x, "public"."customers" p WHERE x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND p."id" = x."parent_id" AND x."parent_id_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new" FOR UPDATE OF x), filled AS (UPDATE "public"."customers" AS x SET "parent_id_uuidforge_new" = p."id_uuidforge_new" FROM "public"."customers" p, locked l WHERE x.ctid = l.row_id AND x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND p."id" = x."parent_id" AND x."parent_id_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new" RETURNING l.before, hashtextextended(ROW(x."name", x."created_at")::text, 0)::text AS after) SELECT count(*)::int8, (count(*) FILTER (WHERE before IS DISTINCT FROM after))::int8 FROM filled;  -- $1 its first page, $2 the page after its last: rows filled, and how many of them changed in other columns (0, else rollback)
-
--- step 5: fill public.Zeilen.Kunde_uuidforge_new, one transaction per range of pages
+-- step 4: fill public.Zeilen.Kunde_uuidforge_new, one transaction per range of pages
 -- each range of pages, one transaction:
 WITH locked AS (SELECT x.ctid AS row_id, hashtextextended(ROW(x."n")::text, 0)::text AS before FROM "public"."Zeilen" AS x, "public"."customers" p WHERE x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND p."id" = x."Kunde" AND x."Kunde_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new" FOR UPDATE OF x), filled AS (UPDATE "public"."Zeilen" AS x SET "Kunde_uuidforge_new" = p."id_uuidforge_new" FROM "public"."customers" p, locked l WHERE x.ctid = l.row_id AND x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND p."id" = x."Kunde" AND x."Kunde_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new" RETURNING l.before, hashtextextended(ROW(x."n")::text, 0)::text AS after) SELECT count(*)::int8, (count(*) FILTER (WHERE before IS DISTINCT FROM after))::int8 FROM filled;  -- $1 its first page, $2 the page after its last: rows filled, and how many of them changed in other columns (0, else rollback)
+
+-- step 5: fill public.customers.parent_id_uuidforge_new, one transaction per range of pages
+-- each range of pages, one transaction:
+WITH locked AS (SELECT x.ctid AS row_id, hashtextextended(ROW(x."name", x."created_at")::text, 0)::text AS before FROM "public"."customers" AS x, "public"."customers" p WHERE x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND p."id" = x."parent_id" AND x."parent_id_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new" FOR UPDATE OF x), filled AS (UPDATE "public"."customers" AS x SET "parent_id_uuidforge_new" = p."id_uuidforge_new" FROM "public"."customers" p, locked l WHERE x.ctid = l.row_id AND x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND p."id" = x."parent_id" AND x."parent_id_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new" RETURNING l.before, hashtextextended(ROW(x."name", x."created_at")::text, 0)::text AS after) SELECT count(*)::int8, (count(*) FILTER (WHERE before IS DISTINCT FROM after))::int8 FROM filled;  -- $1 its first page, $2 the page after its last: rows filled, and how many of them changed in other columns (0, else rollback)
 
 -- step 6: fill public.orders.customer_id_uuidforge_new, one transaction per range of pages
 -- each range of pages, one transaction:
@@ -62,13 +62,13 @@ CREATE UNIQUE INDEX CONCURRENTLY "customers_id_uuidforge_new" ON "public"."custo
 DROP INDEX CONCURRENTLY IF EXISTS "public"."customers_id_old_key";
 CREATE UNIQUE INDEX CONCURRENTLY "customers_id_old_key" ON "public"."customers" ("id");
 
--- step 11: index orders_customer_id_idx again over the new columns (no transaction; writers go on)
-DROP INDEX CONCURRENTLY IF EXISTS "public"."orders_customer_id_idx_uuidforge";
-CREATE INDEX CONCURRENTLY "orders_customer_id_idx_uuidforge" ON public.orders USING btree ("customer_id_uuidforge_new");
-
--- step 12: index public.Zeilen for Zeilen_pkey (no transaction; writers go on)
+-- step 11: index public.Zeilen for Zeilen_pkey (no transaction; writers go on)
 DROP INDEX CONCURRENTLY IF EXISTS "public"."Zeilen_pkey_uuidforge";
 CREATE UNIQUE INDEX CONCURRENTLY "Zeilen_pkey_uuidforge" ON public."Zeilen" USING btree ("Kunde_uuidforge_new", n);
+
+-- step 12: index orders_customer_id_idx again over the new columns (no transaction; writers go on)
+DROP INDEX CONCURRENTLY IF EXISTS "public"."orders_customer_id_idx_uuidforge";
+CREATE INDEX CONCURRENTLY "orders_customer_id_idx_uuidforge" ON public.orders USING btree ("customer_id_uuidforge_new");
 
 -- step 13: add NOT NULL checks (not valid yet) (one transaction; writers wait)
 BEGIN;
@@ -82,13 +82,13 @@ COMMIT;
 -- each range of pages, one transaction:
 WITH locked AS (SELECT x.ctid AS row_id, hashtextextended(ROW(x."name", x."created_at")::text, 0)::text AS before FROM "public"."customers" AS x, "public"."uuidforge_keymap_<oid>" m WHERE x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND x."id_uuidforge_new" IS NULL AND m.old = x."id"::text FOR UPDATE OF x), filled AS (UPDATE "public"."customers" AS x SET "id_uuidforge_new" = m.new FROM "public"."uuidforge_keymap_<oid>" m, locked l WHERE x.ctid = l.row_id AND x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND x."id_uuidforge_new" IS NULL AND m.old = x."id"::text RETURNING l.before, hashtextextended(ROW(x."name", x."created_at")::text, 0)::text AS after) SELECT count(*)::int8, (count(*) FILTER (WHERE before IS DISTINCT FROM after))::int8 FROM filled;  -- $1 its first page, $2 the page after its last: rows filled, and how many of them changed in other columns (0, else rollback)
 
--- step 15: fill public.customers.parent_id_uuidforge_new again where a writer raced the first pass, one transaction per range of pages
--- each range of pages, one transaction:
-WITH locked AS (SELECT x.ctid AS row_id, hashtextextended(ROW(x."name", x."created_at")::text, 0)::text AS before FROM "public"."customers" AS x, "public"."customers" p WHERE x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND p."id" = x."parent_id" AND x."parent_id_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new" FOR UPDATE OF x), filled AS (UPDATE "public"."customers" AS x SET "parent_id_uuidforge_new" = p."id_uuidforge_new" FROM "public"."customers" p, locked l WHERE x.ctid = l.row_id AND x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND p."id" = x."parent_id" AND x."parent_id_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new" RETURNING l.before, hashtextextended(ROW(x."name", x."created_at")::text, 0)::text AS after) SELECT count(*)::int8, (count(*) FILTER (WHERE before IS DISTINCT FROM after))::int8 FROM filled;  -- $1 its first page, $2 the page after its last: rows filled, and how many of them changed in other columns (0, else rollback)
-
--- step 16: fill public.Zeilen.Kunde_uuidforge_new again where a writer raced the first pass, one transaction per range of pages
+-- step 15: fill public.Zeilen.Kunde_uuidforge_new again where a writer raced the first pass, one transaction per range of pages
 -- each range of pages, one transaction:
 WITH locked AS (SELECT x.ctid AS row_id, hashtextextended(ROW(x."n")::text, 0)::text AS before FROM "public"."Zeilen" AS x, "public"."customers" p WHERE x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND p."id" = x."Kunde" AND x."Kunde_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new" FOR UPDATE OF x), filled AS (UPDATE "public"."Zeilen" AS x SET "Kunde_uuidforge_new" = p."id_uuidforge_new" FROM "public"."customers" p, locked l WHERE x.ctid = l.row_id AND x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND p."id" = x."Kunde" AND x."Kunde_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new" RETURNING l.before, hashtextextended(ROW(x."n")::text, 0)::text AS after) SELECT count(*)::int8, (count(*) FILTER (WHERE before IS DISTINCT FROM after))::int8 FROM filled;  -- $1 its first page, $2 the page after its last: rows filled, and how many of them changed in other columns (0, else rollback)
+
+-- step 16: fill public.customers.parent_id_uuidforge_new again where a writer raced the first pass, one transaction per range of pages
+-- each range of pages, one transaction:
+WITH locked AS (SELECT x.ctid AS row_id, hashtextextended(ROW(x."name", x."created_at")::text, 0)::text AS before FROM "public"."customers" AS x, "public"."customers" p WHERE x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND p."id" = x."parent_id" AND x."parent_id_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new" FOR UPDATE OF x), filled AS (UPDATE "public"."customers" AS x SET "parent_id_uuidforge_new" = p."id_uuidforge_new" FROM "public"."customers" p, locked l WHERE x.ctid = l.row_id AND x.ctid >= ('(' || $1::int8 || ',0)')::tid AND x.ctid < ('(' || $2::int8 || ',0)')::tid AND p."id" = x."parent_id" AND x."parent_id_uuidforge_new" IS DISTINCT FROM p."id_uuidforge_new" RETURNING l.before, hashtextextended(ROW(x."name", x."created_at")::text, 0)::text AS after) SELECT count(*)::int8, (count(*) FILTER (WHERE before IS DISTINCT FROM after))::int8 FROM filled;  -- $1 its first page, $2 the page after its last: rows filled, and how many of them changed in other columns (0, else rollback)
 
 -- step 17: fill public.orders.customer_id_uuidforge_new again where a writer raced the first pass, one transaction per range of pages
 -- each range of pages, one transaction:
@@ -115,8 +115,6 @@ SELECT (jsonb_build_object('rows without a new key', (SELECT count(*) FROM "publ
 -- step 22: swap: constraints onto the new columns, names exchanged (one transaction; writers wait)
 BEGIN;
 LOCK TABLE "public"."Zeilen", "public"."orders", "public"."referrals", "public"."customers" IN ACCESS EXCLUSIVE MODE;
-SET CONSTRAINTS ALL IMMEDIATE;
-DROP VIEW "public"."order_customers";
 DROP TRIGGER uuidforge_migrate ON "public"."customers";
 DROP FUNCTION "public"."uuidforge_migrate_<oid>"();
 DROP TRIGGER uuidforge_migrate ON "public"."Zeilen";
@@ -125,6 +123,8 @@ DROP TRIGGER uuidforge_migrate ON "public"."orders";
 DROP FUNCTION "public"."uuidforge_migrate_<oid>"();
 DROP TRIGGER uuidforge_migrate ON "public"."referrals";
 DROP FUNCTION "public"."uuidforge_migrate_<oid>"();
+SET CONSTRAINTS ALL IMMEDIATE;
+DROP VIEW "public"."order_customers";
 ALTER TABLE "public"."Zeilen" DROP CONSTRAINT "Zeilen_Kunde_fkey";
 ALTER TABLE "public"."customers" DROP CONSTRAINT "customers_parent_id_fkey";
 ALTER TABLE "public"."orders" DROP CONSTRAINT "orders_customer_id_fkey";
@@ -133,32 +133,34 @@ ALTER TABLE "public"."referrals" DROP CONSTRAINT "referrals_referred_by_fkey";
 ALTER TABLE "public"."Zeilen" DROP CONSTRAINT "Zeilen_pkey";
 DROP INDEX "public"."orders_customer_id_idx";
 ALTER TABLE "public"."customers" DROP CONSTRAINT "customers_pkey";
-ALTER TABLE "public"."customers" ALTER COLUMN "id_uuidforge_new" SET NOT NULL;
-ALTER TABLE "public"."customers" DROP CONSTRAINT "uuidforge_nn_<oid>_id";
-ALTER TABLE "public"."customers" ADD CONSTRAINT "customers_pkey" PRIMARY KEY USING INDEX "customers_id_uuidforge_new";
 ALTER TABLE "public"."customers" ALTER COLUMN "id" DROP IDENTITY IF EXISTS;
 ALTER TABLE "public"."customers" ALTER COLUMN "id" DROP DEFAULT;
 DO $uuidforge$ DECLARE s text := pg_get_serial_sequence('"public"."customers"', 'id'); BEGIN IF s IS NOT NULL THEN EXECUTE 'DROP SEQUENCE ' || s; END IF; END $uuidforge$;
 ALTER TABLE "public"."customers" RENAME COLUMN "id" TO "id_old";
 ALTER TABLE "public"."customers" ALTER COLUMN "id_old" DROP NOT NULL;
 ALTER TABLE "public"."customers" RENAME COLUMN "id_uuidforge_new" TO "id";
+ALTER TABLE "public"."customers" ALTER COLUMN "id" SET NOT NULL;
+ALTER TABLE "public"."customers" DROP CONSTRAINT "uuidforge_nn_<oid>_id";
+ALTER TABLE "public"."customers" ADD CONSTRAINT "customers_pkey" PRIMARY KEY USING INDEX "customers_id_uuidforge_new";
 ALTER TABLE "public"."customers" ALTER COLUMN "id" SET DEFAULT "public".uuidv7();
 ALTER TABLE "public"."Zeilen" RENAME COLUMN "Kunde" TO "Kunde_old";
 ALTER TABLE "public"."Zeilen" RENAME COLUMN "Kunde_uuidforge_new" TO "Kunde";
+ALTER TABLE "public"."Zeilen" ALTER COLUMN "Kunde_old" DROP NOT NULL;
 ALTER TABLE "public"."Zeilen" ALTER COLUMN "Kunde" SET NOT NULL;
-ALTER TABLE "public"."Zeilen" DROP CONSTRAINT "uuidforge_nn_<oid>_Kunde", ALTER COLUMN "Kunde_old" DROP NOT NULL;
+ALTER TABLE "public"."Zeilen" DROP CONSTRAINT "uuidforge_nn_<oid>_Kunde";
 ALTER TABLE "public"."customers" RENAME COLUMN "parent_id" TO "parent_id_old";
 ALTER TABLE "public"."customers" RENAME COLUMN "parent_id_uuidforge_new" TO "parent_id";
 ALTER TABLE "public"."orders" RENAME COLUMN "customer_id" TO "customer_id_old";
 ALTER TABLE "public"."orders" RENAME COLUMN "customer_id_uuidforge_new" TO "customer_id";
+ALTER TABLE "public"."orders" ALTER COLUMN "customer_id_old" DROP NOT NULL;
 ALTER TABLE "public"."orders" ALTER COLUMN "customer_id" SET NOT NULL;
-ALTER TABLE "public"."orders" DROP CONSTRAINT "uuidforge_nn_<oid>_customer_id", ALTER COLUMN "customer_id_old" DROP NOT NULL;
+ALTER TABLE "public"."orders" DROP CONSTRAINT "uuidforge_nn_<oid>_customer_id";
 ALTER TABLE "public"."referrals" RENAME COLUMN "customer_id" TO "customer_id_old";
 ALTER TABLE "public"."referrals" RENAME COLUMN "customer_id_uuidforge_new" TO "customer_id";
 ALTER TABLE "public"."referrals" RENAME COLUMN "referred_by" TO "referred_by_old";
 ALTER TABLE "public"."referrals" RENAME COLUMN "referred_by_uuidforge_new" TO "referred_by";
-ALTER INDEX "public"."orders_customer_id_idx_uuidforge" RENAME TO "orders_customer_id_idx";
 ALTER TABLE "public"."Zeilen" ADD CONSTRAINT "Zeilen_pkey" PRIMARY KEY USING INDEX "Zeilen_pkey_uuidforge";
+ALTER INDEX "public"."orders_customer_id_idx_uuidforge" RENAME TO "orders_customer_id_idx";
 ALTER TABLE "public"."Zeilen" ADD CONSTRAINT "Zeilen_Kunde_fkey" FOREIGN KEY ("Kunde") REFERENCES "public"."customers" ("id") ON UPDATE NO ACTION ON DELETE NO ACTION NOT VALID;
 ALTER TABLE "public"."customers" ADD CONSTRAINT "customers_parent_id_fkey" FOREIGN KEY ("parent_id") REFERENCES "public"."customers" ("id") ON UPDATE NO ACTION ON DELETE NO ACTION NOT VALID;
 ALTER TABLE "public"."orders" ADD CONSTRAINT "orders_customer_id_fkey" FOREIGN KEY ("customer_id") REFERENCES "public"."customers" ("id") ON UPDATE NO ACTION ON DELETE CASCADE NOT VALID;
