@@ -1,8 +1,10 @@
-//! Objects made again from what the catalog says of them: views (with
-//! their options, owner, comment, privileges and a materialized view's
-//! indexes) and privileges.
+//! Other objects: views made again from what the catalog says of them
+//! (options, owner, comment, privileges, a materialized view's indexes),
+//! the application's triggers kept quiet and put back, trigger and SQL
+//! functions, comments, privileges, owners.
 
-use uuidforge_ident::{qualified, quote_ident};
+use super::{alter_table, Action, Locks, RelationKind};
+use uuidforge_ident::{qualified, quote_ident, quote_literal};
 
 /// A view as the catalog defines it ([`uuidforge_db::introspect`] reads
 /// it).
@@ -24,7 +26,7 @@ pub struct Grant {
 }
 
 impl Grant {
-    pub(super) fn sql(&self) -> String {
+    fn sql(&self) -> String {
         let grantee = if self.grantee == "PUBLIC" {
             "PUBLIC".to_string()
         } else {
@@ -55,35 +57,41 @@ fn keyword(view: &View) -> &'static str {
     }
 }
 
-impl super::Action {
+impl Action {
     /// The views of `views` dropped, those over others first.
-    pub fn drop_views(views: &[View]) -> Vec<super::Action> {
+    pub fn drop_views(views: &[View]) -> Vec<Action> {
         let mut ordered: Vec<&View> = views.iter().collect();
         ordered.sort_by_key(|v| std::cmp::Reverse(v.level));
         ordered
             .into_iter()
-            .map(|v| super::Action::DropView(v.clone()))
+            .map(|v| Object::DropView(v.clone()).into())
             .collect()
     }
 
     /// The views of `views` made again, those they use first, then each
     /// materialized view that held data refreshed in the same order.
-    pub fn create_views(views: &[View], user: &str) -> Vec<super::Action> {
+    pub fn create_views(views: &[View], user: &str) -> Vec<Action> {
         let mut ordered: Vec<&View> = views.iter().collect();
         ordered.sort_by_key(|v| v.level);
-        let mut out: Vec<super::Action> = ordered
+        let mut out: Vec<Action> = ordered
             .iter()
-            .map(|v| super::Action::CreateView {
-                view: (*v).clone(),
-                user: user.to_string(),
+            .map(|v| {
+                Object::CreateView {
+                    view: (*v).clone(),
+                    user: user.to_string(),
+                }
+                .into()
             })
             .collect();
         out.extend(
             ordered
                 .iter()
                 .filter(|v| v.kind == "m" && v.populated)
-                .map(|v| super::Action::RefreshView {
-                    view: qualified(&v.schema, &v.name),
+                .map(|v| -> Action {
+                    Object::RefreshView {
+                        view: qualified(&v.schema, &v.name),
+                    }
+                    .into()
                 }),
         );
         out
@@ -91,7 +99,7 @@ impl super::Action {
 }
 
 /// How a view is dropped and made again.
-pub(super) trait ViewSql {
+trait ViewSql {
     fn drop_sql(&self) -> String;
     fn create_sql(&self, user: &str) -> Vec<String>;
 }
@@ -122,13 +130,13 @@ impl ViewSql for View {
             "CREATE {what} {name}{with} AS {definition}{no_data}"
         )];
         let kind = if self.kind == "m" {
-            super::RelationKind::MaterializedView
+            RelationKind::MaterializedView
         } else {
-            super::RelationKind::View
+            RelationKind::View
         };
         if self.owner != user {
             s.extend(
-                super::Action::SetOwner {
+                Object::SetOwner {
                     relation: name.clone(),
                     kind,
                     owner: self.owner.clone(),
@@ -138,7 +146,7 @@ impl ViewSql for View {
         }
         if let Some(comment) = &self.comment {
             s.extend(
-                super::Action::Comment {
+                Object::Comment {
                     on: format!("{what} {name}"),
                     text: comment.clone(),
                 }
@@ -166,21 +174,24 @@ impl ViewSql for View {
 /// reads them).
 pub type UserTrigger = uuidforge_db::introspect::UserTrigger;
 
-impl super::Action {
+impl Action {
     /// What keeps a change's own writes from firing `triggers` (every one
     /// that fires now), and what puts every one back as it was, parents
     /// first: a state set on a partitioned table reaches its partitions.
     /// `ALTER TABLE … DISABLE TRIGGER` is transactional, so others never
     /// see the triggers off; they wait on the table's lock meanwhile.
-    pub fn quiet_triggers(triggers: &[UserTrigger]) -> (Vec<super::Action>, Vec<super::Action>) {
+    pub fn quiet_triggers(triggers: &[UserTrigger]) -> (Vec<Action>, Vec<Action>) {
         let mut ordered: Vec<&UserTrigger> = triggers.iter().collect();
         ordered.sort_by_key(|t| t.depth);
-        let state = |t: &UserTrigger, state: &str| super::Action::SetTrigger {
-            table: qualified(&t.schema, &t.table_name),
-            trigger: t.name.clone(),
-            state: state.to_string(),
+        let state = |t: &UserTrigger, state: &str| -> Action {
+            Object::SetTrigger {
+                table: qualified(&t.schema, &t.table_name),
+                trigger: t.name.clone(),
+                state: state.to_string(),
+            }
+            .into()
         };
-        let quiet: Vec<super::Action> = ordered
+        let quiet: Vec<Action> = ordered
             .iter()
             .filter(|t| t.enabled != "D")
             .map(|t| state(t, "DISABLE"))
@@ -203,5 +214,158 @@ impl super::Action {
             })
             .collect();
         (quiet, restore)
+    }
+}
+
+/// Other objects: views, triggers, functions, comments, privileges, owners.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Object {
+    /// A view dropped.
+    DropView(View),
+    /// A view made again as it was defined: options, owner, comment,
+    /// privileges, a materialized view's indexes (refreshed apart:
+    /// [`Action::RefreshView`]).
+    CreateView {
+        /// The view.
+        view: View,
+        /// The role running the change (the view's owner is set when it
+        /// is another).
+        user: String,
+    },
+    /// `REFRESH MATERIALIZED VIEW`.
+    RefreshView {
+        /// The view (qualified).
+        view: String,
+    },
+    /// A user trigger set to fire `state` (`ENABLE`, `DISABLE`, `ENABLE
+    /// REPLICA`, `ENABLE ALWAYS`).
+    SetTrigger {
+        /// Its table.
+        table: String,
+        /// The trigger.
+        trigger: String,
+        /// How it fires.
+        state: String,
+    },
+    /// A PL/pgSQL trigger function.
+    CreateTriggerFunction {
+        /// The function (qualified).
+        function: String,
+        /// Its body between `BEGIN` and `RETURN NEW`.
+        body: String,
+    },
+    /// A row trigger before inserts and updates, firing `function` `when`.
+    CreateRowTrigger {
+        /// The trigger.
+        name: String,
+        /// Its table.
+        table: String,
+        /// Its `WHEN` condition.
+        when: String,
+        /// The function (qualified).
+        function: String,
+    },
+    /// `DROP TRIGGER`.
+    DropTrigger {
+        /// The trigger.
+        name: String,
+        /// Its table.
+        table: String,
+    },
+    /// `DROP FUNCTION f()`.
+    DropFunction {
+        /// The function (qualified, no arguments).
+        function: String,
+    },
+    /// A SQL function made or replaced.
+    CreateSqlFunction {
+        /// The function and its arguments: `s.f(id uuid)`.
+        signature: String,
+        /// `RETURNS …` and attributes: `uuid LANGUAGE sql STABLE`.
+        returns: String,
+        /// Its body.
+        body: String,
+    },
+    /// `COMMENT ON what IS 'text'`.
+    Comment {
+        /// `COLUMN t.c`, `INDEX i`, `CONSTRAINT c ON t`, …
+        on: String,
+        /// The comment.
+        text: String,
+    },
+    /// `GRANT privilege [(column)] ON relation TO grantee`.
+    Grant(Grant),
+    /// `ALTER kind relation OWNER TO owner`.
+    SetOwner {
+        /// The relation.
+        relation: String,
+        /// What it is.
+        kind: RelationKind,
+        /// The role.
+        owner: String,
+    },
+}
+
+impl Object {
+    /// Its SQL, one statement per element.
+    pub fn statements(&self) -> Vec<String> {
+        match self {
+            Object::DropView(view) => vec![view.drop_sql()],
+            Object::CreateView { view, user } => view.create_sql(user),
+            Object::RefreshView { view } => vec![format!("REFRESH MATERIALIZED VIEW {view}")],
+            Object::SetTrigger {
+                table,
+                trigger,
+                state,
+            } => vec![alter_table(
+                table,
+                &format!("{state} TRIGGER {}", quote_ident(trigger)),
+            )],
+            Object::CreateTriggerFunction { function, body } => vec![format!(
+                "CREATE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $uuidforge$ BEGIN {body}RETURN NEW; END $uuidforge$"
+            )],
+            Object::CreateRowTrigger {
+                name,
+                table,
+                when,
+                function,
+            } => vec![format!(
+                "CREATE TRIGGER {name} BEFORE INSERT OR UPDATE ON {table} FOR EACH ROW WHEN ({when}) EXECUTE FUNCTION {function}()"
+            )],
+            Object::DropTrigger { name, table } => vec![format!("DROP TRIGGER {name} ON {table}")],
+            Object::DropFunction { function } => vec![format!("DROP FUNCTION {function}()")],
+            Object::CreateSqlFunction {
+                signature,
+                returns,
+                body,
+            } => vec![format!(
+                "CREATE OR REPLACE FUNCTION {signature} RETURNS {returns} AS $uuidforge$ {body} $uuidforge$"
+            )],
+            Object::Comment { on, text } => {
+                vec![format!("COMMENT ON {on} IS {}", quote_literal(text))]
+            },
+            Object::Grant(grant) => vec![grant.sql()],
+            Object::SetOwner {
+                relation,
+                kind,
+                owner,
+            } => vec![format!(
+                "ALTER {} {relation} OWNER TO {}",
+                kind.keyword(),
+                quote_ident(owner)
+            )],
+        }
+    }
+
+    /// What it locks.
+    pub fn locks(&self) -> Locks {
+        match self {
+            Object::CreateTriggerFunction { .. }
+            | Object::CreateSqlFunction { .. }
+            | Object::Comment { .. }
+            | Object::Grant(_) => Locks::Nothing,
+            Object::CreateRowTrigger { .. } => Locks::ShareRowExclusive,
+            _ => Locks::AccessExclusive,
+        }
     }
 }

@@ -9,7 +9,7 @@
 //! column lists and `WHEN` clauses, defaults and check constraints refer to
 //! columns by number and follow a rename on their own.
 
-use crate::action::{Action, RelationKind};
+use crate::action::{Action, Constraint, Index, RelationKind, Table};
 use crate::ops::{
     distinct, one_line, touched, Answers, Backup, ChangePlan, Check, Operation, Planned, Read, Run,
     Statement, Step, Value,
@@ -19,9 +19,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use uuidforge_db::catalog::{ColumnRef, RelKind, Relation, Snapshot};
 use uuidforge_db::error::DbError;
 use uuidforge_db::introspect::Mention;
-use uuidforge_ident::MAX_IDENTIFIER;
 use uuidforge_db::plan::{Param, Query};
 use uuidforge_db::related::{self, Target};
+use uuidforge_ident::MAX_IDENTIFIER;
 
 /// What to rename.
 #[derive(Debug, Clone, Default)]
@@ -127,8 +127,6 @@ pub fn substitute(name: &str, old: &str, new: &str) -> Option<String> {
     out.push_str(rest);
     changed.then_some(out)
 }
-
-
 
 fn column_name(snapshot: &Snapshot, c: ColumnRef) -> Option<(&Relation, &str)> {
     let relation = snapshot.relation(c.relation)?;
@@ -370,12 +368,12 @@ fn rename_columns(
                 to: to.clone(),
                 why: why.clone(),
             },
-            Action::RenameColumn {
+            Action::Table(Table::RenameColumn {
                 relation: name,
                 kind: alter,
                 from: from.to_string(),
                 to: to.clone(),
-            },
+            }),
         );
     }
     Ok(())
@@ -407,11 +405,11 @@ fn rename_named_objects(snapshot: &Snapshot, columns: &Columns, script: &mut Scr
                     to: name.clone(),
                     why: "named after a renamed column".into(),
                 },
-                Action::RenameConstraint {
+                Action::Constraint(Constraint::Rename {
                     table,
                     from: constraint.name.clone(),
                     to: name.clone(),
-                },
+                }),
             );
         }
     }
@@ -441,11 +439,11 @@ fn rename_named_objects(snapshot: &Snapshot, columns: &Columns, script: &mut Scr
                     to: name.clone(),
                     why: "named after a renamed column".into(),
                 },
-                Action::RenameIndex {
+                Action::Index(Index::Rename {
                     schema: relation.schema.clone(),
                     from: index.name.clone(),
                     to: name.clone(),
-                },
+                }),
             );
         }
     }
@@ -493,12 +491,12 @@ fn rename_view_columns(snapshot: &Snapshot, columns: &Columns, script: &mut Scri
                     to: to.clone(),
                     why: "shows a renamed column".into(),
                 },
-                Action::RenameColumn {
+                Action::Table(Table::RenameColumn {
                     relation: name,
                     kind: alter,
                     from: from.clone(),
                     to: to.clone(),
-                },
+                }),
             );
             shown.insert(view_col, (from, to));
         }

@@ -10,7 +10,7 @@
 //! was.
 
 use super::merge::{key_predicate, LOG_TABLE};
-use crate::action::{Action, Timing};
+use crate::action::{Action, Timing, Transaction};
 use crate::ops::key::{by_column, deferrable, references_to, Key, Reference};
 use crate::ops::{
     distinct, touched, Answers, Backup, ChangePlan, Check, Operation, Planned, Read, Run,
@@ -254,15 +254,17 @@ pub fn plan(
         .iter()
         .find(|e| e.row_images.survivor)
         .map(|e| e.old);
-    let mut steps = Step::actions(&[Action::LockTable {
+    let mut steps = Step::actions(&[Action::Transaction(Transaction::LockTable {
         table: log.to_string(),
         mode: "SHARE ROW EXCLUSIVE".into(),
-    }]);
+    })]);
     if survivor.is_some() {
         steps.extend(nothing_newer(new, entries, &columns));
     }
     let mut deferred = deferrable(&references, true);
-    deferred.push(Action::SetConstraints(Timing::Deferred));
+    deferred.push(Action::Transaction(Transaction::SetConstraints(
+        Timing::Deferred,
+    )));
     // The application's triggers do not see the unmerge's own writes: the
     // rows come back as they were.
     let (quiet, restore) = Action::quiet_triggers(triggers);
@@ -273,7 +275,9 @@ pub fn plan(
     }
     steps.extend(values_back(snapshot, entries)?);
     steps.extend(rows_back(relation, new, entries));
-    let mut immediate = vec![Action::SetConstraints(Timing::Immediate)];
+    let mut immediate = vec![Action::Transaction(Transaction::SetConstraints(
+        Timing::Immediate,
+    ))];
     immediate.extend(deferrable(&references, false));
     // After the deferred checks ran: a table with pending trigger events
     // cannot be altered.

@@ -49,6 +49,9 @@ mod tests {
         assert_eq!(new_column("id"), "id_uuidforge_new");
         let cut = cut(&"é".repeat(40));
         assert!(cut.len() <= 63 && cut.len().is_multiple_of(2));
-        assert_eq!(piece(&"x".repeat(60), 16384), format!("{}_16384", "x".repeat(50)));
+        assert_eq!(
+            piece(&"x".repeat(60), 16384),
+            format!("{}_16384", "x".repeat(50))
+        );
     }
 }

@@ -4,7 +4,7 @@
 //! `--also` as references without one.
 
 use super::Key;
-use crate::action::Action;
+use crate::action::{self, Action};
 use uuidforge_db::catalog::{Column, Constraint, RelKind, Relation, Snapshot};
 use uuidforge_db::error::DbError;
 use uuidforge_ident::quote_ident;
@@ -230,10 +230,12 @@ pub fn deferrable(references: &[Reference], make: bool) -> Vec<Action> {
         .iter()
         .filter_map(|r| Some((r.declared_on, r.fk?)))
         .filter(|(_, fk)| !fk.deferrable)
-        .map(|(table, fk)| Action::SetDeferrable {
-            table: table.sql_name(),
-            name: fk.name.clone(),
-            deferrable: make,
+        .map(|(table, fk)| {
+            Action::Constraint(action::Constraint::SetDeferrable {
+                table: table.sql_name(),
+                name: fk.name.clone(),
+                deferrable: make,
+            })
         })
         .collect()
 }

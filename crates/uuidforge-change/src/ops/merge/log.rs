@@ -3,7 +3,7 @@
 //! because moving references made them collide on a unique constraint.
 
 use super::{OnConflict, Values, LOG_TABLE};
-use crate::action::Action;
+use crate::action::{Action, Index, Object, Table, Transaction};
 use crate::ops::key::Reference;
 use crate::ops::{Statement, Step, Stop};
 use uuidforge_db::catalog::{Relation, Snapshot};
@@ -35,29 +35,29 @@ pub(super) fn log_steps(
         })
         .collect();
     let mut steps = Step::actions(&[
-        Action::CreateTable {
+        Action::Table(Table::Create {
             table: log.clone(),
             columns: "merge_id bigint NOT NULL, old uuid NOT NULL UNIQUE, new uuid NOT NULL, direct uuid NOT NULL, merged_at timestamptz NOT NULL DEFAULT now(), reason text, merged_by text NOT NULL DEFAULT current_user, table_name text NOT NULL, row_images jsonb NOT NULL".into(),
             temporary: false,
             if_not_exists: true,
-        },
-        Action::IndexOn {
+        }),
+        Action::Index(Index::On {
             name: format!("{LOG_TABLE}_new_idx"),
             table: log.clone(),
             columns: "new".into(),
             unique: false,
             concurrently: false,
             if_not_exists: true,
-        },
-        Action::CreateSqlFunction {
+        }),
+        Action::Object(Object::CreateSqlFunction {
             signature: format!("{resolve}(id uuid)"),
             returns: "uuid LANGUAGE sql STABLE PARALLEL SAFE".into(),
             body: format!("SELECT coalesce((SELECT l.new FROM {log} l WHERE l.old = id), id)"),
-        },
-        Action::LockTable {
+        }),
+        Action::Transaction(Transaction::LockTable {
             table: log.clone(),
             mode: "SHARE ROW EXCLUSIVE".into(),
-        },
+        }),
     ]);
     steps.extend([
         Step::Run {

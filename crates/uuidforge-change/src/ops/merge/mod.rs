@@ -21,7 +21,7 @@
 mod implicit;
 mod log;
 
-pub use crate::action::{Implicit, ImplicitValue};
+pub use crate::action::{Implicit, ImplicitValue, Transaction};
 pub(crate) use implicit::key_predicate;
 pub use implicit::respell;
 
@@ -525,7 +525,9 @@ fn steps(
     let mut steps = log::log_steps(relation, &key.column.name, columns, v);
     // Checked at commit: the new key exists only once the survivor has it.
     let mut deferred = deferrable(references, true);
-    deferred.push(Action::SetConstraints(Timing::Deferred));
+    deferred.push(Action::Transaction(Transaction::SetConstraints(
+        Timing::Deferred,
+    )));
     // The application's triggers do not see the merge's own writes (a
     // `last_update = now()` would stamp the survivor, and unmerge would
     // then find it changed).
@@ -562,7 +564,9 @@ fn steps(
     if !implicit.values.is_empty() {
         steps.push(Step::Data(Data::Implicit(implicit.clone())));
     }
-    let mut immediate = vec![Action::SetConstraints(Timing::Immediate)];
+    let mut immediate = vec![Action::Transaction(Transaction::SetConstraints(
+        Timing::Immediate,
+    ))];
     immediate.extend(deferrable(references, false));
     // After the deferred checks ran: a table with pending trigger events
     // cannot be altered.

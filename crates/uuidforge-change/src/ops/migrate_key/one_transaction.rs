@@ -15,7 +15,7 @@
 //!    column unchanged, every index, constraint and column as before.
 
 use super::{backup, lock_all, summary, touches};
-use crate::action::{Action, Data};
+use crate::action::{Action, Data, Transaction};
 use crate::ops::key::checks::{self, Phase};
 use crate::ops::key::{KeyMap, Migration};
 use crate::ops::{ChangePlan, Check, Run, Statement, Step};
@@ -34,14 +34,14 @@ pub fn change(m: &Migration) -> Result<ChangePlan, DbError> {
     let mut steps = Step::actions(&first);
     steps.push(Step::Data(Data::Keys(a.keys.clone())));
     let mut rest = vec![
-        Action::SetLocal {
+        Action::Transaction(Transaction::SetLocal {
             setting: "work_mem".into(),
             value: WORK_MEM.into(),
-        },
-        Action::SetLocal {
+        }),
+        Action::Transaction(Transaction::SetLocal {
             setting: "maintenance_work_mem".into(),
             value: MAINTENANCE_WORK_MEM.into(),
-        },
+        }),
     ];
     rest.extend(a.release.iter().cloned());
     // The application's triggers are not to see the migration's own
