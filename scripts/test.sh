@@ -56,7 +56,8 @@ toolchain() {
 
 rustdoc() {
   RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p uuidforge -p uuidforge-server -p uuidforge-grep \
-    -p uuidforge-model -p uuidforge-host --all-features --quiet
+    -p uuidforge-model -p uuidforge-host -p uuidforge-ident -p uuidforge-db -p uuidforge-change \
+    -p uuidforge-fleet -p uuidforge-lab --all-features --quiet
 }
 
 conformance() {

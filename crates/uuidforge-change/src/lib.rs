@@ -5,7 +5,7 @@
 //! | module | what |
 //! |---|---|
 //! | [`ops`] | the operations: [`ops::Operation`] plans purely from a catalog snapshot and named reads into a [`ops::ChangePlan`] (its steps by mode, its checks, its printed form) |
-//! | [`ops::key`] | one model of a key and what refers to it (references, what sits on them, naming, checks) |
+//! | `ops::key` | one model of a key and what refers to it (references, what sits on them, naming, checks) |
 //! | [`ops::rename`] | a key's columns renamed together, with an undo script |
 //! | [`ops::migrate_key`] | a primary key and its references moved to UUIDv7, order kept: in one transaction, or in batches, writers going on, resumable |
 //! | [`ops::merge`], [`ops::unmerge`] | duplicate keys merged into one, logged, and undone |

@@ -1,4 +1,4 @@
-//! The ER diagram of a discovery [`Report`](crate::discover::Report):
+//! The ER diagram of a discovery [`crate::discover::Report`]:
 //! Mermaid, Graphviz DOT, and SVG (laid out by `layout-rs` from the DOT).
 //! Declared foreign keys are solid lines; discovered ones dashed and
 //! labelled with their score.

@@ -26,7 +26,7 @@ pub enum Index {
         /// `UNIQUE`.
         unique: bool,
         /// `CONCURRENTLY` (outside a transaction: see
-        /// [`Action::CreateIndexConcurrently`]).
+        /// [`Index::Concurrently`]).
         concurrently: bool,
         /// `IF NOT EXISTS`.
         if_not_exists: bool,

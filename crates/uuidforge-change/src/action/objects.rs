@@ -224,7 +224,7 @@ pub enum Object {
     DropView(View),
     /// A view made again as it was defined: options, owner, comment,
     /// privileges, a materialized view's indexes (refreshed apart:
-    /// [`Action::RefreshView`]).
+    /// [`Object::RefreshView`]).
     CreateView {
         /// The view.
         view: View,

@@ -7,7 +7,7 @@
 //!    by name in [`Answers`]) and plans from the two, purely
 //!    ([`Operation::plan`]): a typed, serializable plan holding one
 //!    [`ChangePlan`], where each statement stands once;
-//! 2. the change plan's printed form ([`print`], the exact SQL) and the
+//! 2. the change plan's printed form ([`print()`], the exact SQL) and the
 //!    command's JSON come from that one value, and its verification is part
 //!    of it ([`Check`], [`BatchStep::Check`]);
 //! 3. one runner ([`crate::runner`]) applies any of them: it locks what the
@@ -17,7 +17,7 @@
 //!    state of a change in batches.
 //!
 //! Key migrations (`migrate-key`, in both modes) and merges share one model
-//! of a key and what refers to it ([`key`]).
+//! of a key and what refers to it (`key`).
 
 mod change;
 pub mod install_sql;

@@ -1,6 +1,6 @@
 //! A key migration in batches (`--batch-size`), for tables too large to
 //! lock for one transaction: the schedule that places the same list of
-//! actions ([`crate::ops::key::KeyActions`]) in steps that each commit on
+//! actions (`ops::key::KeyActions`) in steps that each commit on
 //! their own, recorded by the runner, so that after a kill -9 or a lost
 //! connection the old schema still works and `--resume` goes on from the
 //! last committed step. Writers keep working throughout:

@@ -7,8 +7,8 @@
 //! column's time, or — without it — from times synthesized one millisecond
 //! apart in the old key order, so the new order equals the old one
 //! exactly. Both modes are schedules of one list of actions that one model
-//! of the key and what refers to it makes ([`crate::ops::key::Migration`]),
-//! and verify the same things ([`crate::ops::key::checks`]).
+//! of the key and what refers to it makes (`ops::key::Migration`),
+//! and verify the same things (`ops::key::checks`).
 
 pub mod batched;
 pub mod one_transaction;

@@ -1,5 +1,5 @@
 //! A key migration in one transaction: the schedule that runs the whole
-//! list of actions ([`crate::ops::key::KeyActions`]) in order, the tables
+//! list of actions (`ops::key::KeyActions`) in order, the tables
 //! locked first, checked before it commits:
 //!
 //! 1. the key map (temporary) and the new columns; the new keys;
