@@ -267,7 +267,7 @@ impl Relation {
     }
 
     /// [`Relation::find_column`] on a name already parsed.
-    pub fn column_from_part(
+    pub(crate) fn column_from_part(
         &self,
         context: &str,
         text: &str,
@@ -404,7 +404,7 @@ pub struct Constraint {
 
 impl Constraint {
     /// A foreign key.
-    pub fn is_foreign_key(&self) -> bool {
+    pub(crate) fn is_foreign_key(&self) -> bool {
         self.kind == "f"
     }
 }
@@ -529,7 +529,7 @@ impl Snapshot {
 
     /// [`Snapshot::find_relation`] on a name already parsed; `text` is how
     /// the user wrote it, for errors.
-    pub fn relation_from_parts(
+    pub(crate) fn relation_from_parts(
         &self,
         text: &str,
         parts: &[uuidforge_ident::NamePart],
@@ -611,7 +611,7 @@ impl Snapshot {
     /// Whether some of `relation`'s rows live on another server: it is a
     /// foreign table, or a partitioned table with foreign partitions
     /// (postgres_fdw shards).
-    pub fn has_foreign_rows(&self, relation: &Relation) -> bool {
+    pub(crate) fn has_foreign_rows(&self, relation: &Relation) -> bool {
         relation.kind == RelKind::ForeignTable
             || relation.kind == RelKind::PartitionedTable
                 && self.relations.iter().any(|r| {
@@ -632,7 +632,7 @@ impl Snapshot {
     }
 
     /// The type with this oid.
-    pub fn type_info(&self, oid: u32) -> Option<&TypeInfo> {
+    pub(crate) fn type_info(&self, oid: u32) -> Option<&TypeInfo> {
         self.type_by_oid.get(&oid).map(|&i| &self.types[i])
     }
 
@@ -664,11 +664,6 @@ impl Snapshot {
             };
         }
         scalar_container(t)
-    }
-
-    /// The declared type is a domain (such as the extension's `uuidv7_gen`).
-    pub fn is_domain(&self, type_oid: u32) -> bool {
-        self.type_info(type_oid).is_some_and(|t| t.typtype == "d")
     }
 
     /// The primary key of a table (its parent's for a partition).

@@ -178,7 +178,7 @@ impl ReadOnly {
 
     /// Connects another session that sees exactly the same data as this
     /// one (an exported snapshot), for scans in parallel.
-    pub async fn open_sibling(&self, config: &Config) -> Result<ReadOnly, DbError> {
+    pub(crate) async fn open_sibling(&self, config: &Config) -> Result<ReadOnly, DbError> {
         let row = self
             .client
             .query_one("SELECT pg_export_snapshot()", &[])
@@ -222,7 +222,7 @@ impl ReadOnly {
     /// savepoint, and returns their rows in order. Any failure rolls the
     /// whole batch back and is returned: the caller may then run the
     /// statements one by one with [`ReadOnly::rows`] to learn which failed.
-    pub async fn rows_pipelined(
+    pub(crate) async fn rows_pipelined(
         &self,
         queries: &[Query],
         context: &str,

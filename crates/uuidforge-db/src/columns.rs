@@ -172,7 +172,7 @@ fn status_in(index: &Index, num: i16) -> Option<IndexStatus> {
 /// Whether a column with this status and container counts as indexed (and
 /// is shown in the indexed colours): it leads a usable index, or it is an
 /// array or json column with a GIN index (the index for containment).
-pub fn is_indexed(status: &IndexStatus, container: Container) -> bool {
+pub(crate) fn is_indexed(status: &IndexStatus, container: Container) -> bool {
     match status {
         IndexStatus::Leading { .. } => true,
         IndexStatus::ExpressionOrGin { method, .. } => {

@@ -135,7 +135,7 @@ pub use crate::dsn::redact;
 /// `*` matching anything, `\:` and `\\` escaped, `#` comments). Like libpq,
 /// a file readable by group or others is ignored, and `localhost` matches a
 /// connection through the default Unix socket.
-pub fn password_from_file(path: &Path, config: &Config) -> Option<String> {
+pub(crate) fn password_from_file(path: &Path, config: &Config) -> Option<String> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

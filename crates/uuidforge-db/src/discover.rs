@@ -636,7 +636,7 @@ fn primary_keys(
 /// name the other's starts with (`film` before `film_text`). Columns that
 /// matched the child of the pair (their values are in both keys) then
 /// reference the parent. The reason joins the kept link's evidence.
-pub fn one_direction(fks: &mut Vec<ForeignKey>, declared: &[(ColumnSet, ColumnSet)]) {
+pub(crate) fn one_direction(fks: &mut Vec<ForeignKey>, declared: &[(ColumnSet, ColumnSet)]) {
     let mut decisions = Vec::new();
     for i in 0..fks.len() {
         for j in i + 1..fks.len() {

@@ -65,7 +65,7 @@ impl std::fmt::Display for SettingError {
 
 /// The `key=value` pairs of a libpq keyword/value string, values unquoted
 /// and unescaped.
-pub fn key_values(text: &str) -> Result<Vec<(String, String)>, SettingError> {
+pub(crate) fn key_values(text: &str) -> Result<Vec<(String, String)>, SettingError> {
     let chars: Vec<char> = text.chars().collect();
     let mut i = 0;
     let mut out = Vec::new();

@@ -108,7 +108,7 @@ impl Generator {
 
 /// The generator `function` (`schema.name`, as the catalog lists the
 /// functions a default calls) is, on this server.
-pub fn classify(snapshot: &Snapshot, function: &str) -> Generator {
+pub(crate) fn classify(snapshot: &Snapshot, function: &str) -> Generator {
     let (schema, name) = function.rsplit_once('.').unwrap_or(("", function));
     let function = function.to_string();
     if snapshot.extension_schema.as_deref() == Some(schema)
@@ -148,7 +148,7 @@ fn of_calls(snapshot: &Snapshot, calls: &[String]) -> Option<Generator> {
 
 /// The generator `column`'s default calls (its own default, else its
 /// domain's), or `None` without one.
-pub fn of_column(snapshot: &Snapshot, column: &Column) -> Option<Generator> {
+pub(crate) fn of_column(snapshot: &Snapshot, column: &Column) -> Option<Generator> {
     if !column.default_calls.is_empty() {
         return of_calls(snapshot, &column.default_calls);
     }

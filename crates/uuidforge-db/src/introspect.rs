@@ -5,7 +5,6 @@
 //! each a query ([`crate::plan::Query`], one row of JSON text) and a pure
 //! reader of its answer. What a change makes of them is its own.
 
-use crate::error::DbError;
 use serde::Serialize;
 
 /// A view that depends on the migrated columns, as the catalog defines
@@ -90,11 +89,6 @@ pub fn dependent_views_query(watched: &[(u32, i16)]) -> crate::plan::Query {
     over_columns(DEPENDENT_VIEWS_SQL, watched)
 }
 
-/// Reads the JSON of [`DEPENDENT_VIEWS_SQL`].
-pub fn parse_views(json: &str) -> Result<Vec<ViewDefinition>, DbError> {
-    serde_json::from_str(json).map_err(|e| DbError::unreadable("dependent views", e.to_string()))
-}
-
 /// A partition of a partitioned table a batched migration changes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Partition {
@@ -139,11 +133,6 @@ pub fn partitions_query(tables: &[u32]) -> crate::plan::Query {
     over_tables(PARTITIONS_SQL, tables)
 }
 
-/// Reads the JSON of [`PARTITIONS_SQL`].
-pub fn parse_partitions(json: &str) -> Result<Vec<Partition>, DbError> {
-    serde_json::from_str(json).map_err(|e| DbError::unreadable("partitions", e.to_string()))
-}
-
 /// A user trigger (not a constraint's internal one) on a table a change
 /// writes: the change's own updates must not fire it, so it is disabled
 /// around them and put back exactly as it was.
@@ -181,11 +170,6 @@ pub const USER_TRIGGERS_SQL: &str = "SELECT coalesce(json_agg(x ORDER BY x.depth
 /// The query reading the user triggers of `tables` and their partitions.
 pub fn user_triggers_query(tables: &[u32]) -> crate::plan::Query {
     over_tables(USER_TRIGGERS_SQL, tables)
-}
-
-/// Reads the JSON of [`USER_TRIGGERS_SQL`].
-pub fn parse_triggers(json: &str) -> Result<Vec<UserTrigger>, DbError> {
-    serde_json::from_str(json).map_err(|e| DbError::unreadable("triggers", e.to_string()))
 }
 
 /// The functions and procedures (not an extension's) whose definition
@@ -230,11 +214,6 @@ pub fn functions_using_query(
             crate::plan::Param::Text(type_oid.to_string()),
         ],
     }
-}
-
-/// Reads the JSON of [`FUNCTIONS_USING_SQL`].
-pub fn parse_functions(json: &str) -> Result<Vec<Mention>, DbError> {
-    serde_json::from_str(json).map_err(|e| DbError::unreadable("functions", e.to_string()))
 }
 
 /// Something that mentions an old name and is not renamed by the plan.

@@ -96,7 +96,7 @@ pub const fn fold8(x: u64) -> u64 {
 /// Whether all 8 (folded) bytes can be part of a text spelling: `0-9`,
 /// `a-z` or `-`. Much of a JSON document or prose fails this, and the test
 /// is cheaper than a lookup in a large set.
-pub fn spelling_bytes(x: u64) -> bool {
+pub(crate) fn spelling_bytes(x: u64) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
@@ -308,7 +308,7 @@ impl WindowSet {
 
     /// Whether a stored `uuid` (or `uuid192`, by its first 16 bytes) is
     /// searched; `false` for fewer than 16 bytes.
-    pub fn holds_uuid(&self, stored: &[u8]) -> bool {
+    pub(crate) fn holds_uuid(&self, stored: &[u8]) -> bool {
         stored
             .get(..16)
             .and_then(|b| <[u8; 16]>::try_from(b).ok())
