@@ -27,6 +27,16 @@ pub struct Args {
     /// Largest request body, bytes.
     #[arg(long, default_value_t = 1 << 20, value_parser = clap::value_parser!(u64).range(64..=(64 << 20)))]
     max_body_bytes: u64,
+    /// Connections open at once; one more is answered 503 and closed.
+    #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    max_connections: u64,
+    /// Seconds for a request's head to arrive (the first on a connection,
+    /// or the next one kept alive); the connection is closed after.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    header_timeout: u64,
+    /// Seconds for a request's whole body to arrive (408 after).
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    body_timeout: u64,
     /// Add the Database view (/db) and its read-only API (/api/v1/db/…)
     /// for this database: a URL or key=value string as psql takes it, the
     /// rest from PG* variables and ~/.pgpass.
@@ -77,6 +87,12 @@ pub fn run(args: Args) -> Result<(), UsageError> {
         max_count: args.max_count,
         max_batch: args.max_batch as usize,
         max_body_bytes: args.max_body_bytes as usize,
+        limits: uuidforge_server::limits::Limits {
+            max_connections: args.max_connections as usize,
+            header_timeout: std::time::Duration::from_secs(args.header_timeout),
+            body_timeout: std::time::Duration::from_secs(args.body_timeout),
+            ..uuidforge_server::limits::Limits::default()
+        },
         database: args
             .db
             .map(|dsn| uuidforge_server::database::DatabaseAccess { dsn }),

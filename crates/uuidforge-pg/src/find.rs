@@ -59,7 +59,7 @@ type FoundRow = (
 #[pg_extern(stable, parallel_restricted, security_invoker)]
 #[allow(clippy::type_complexity)]
 fn uuid_find(
-    value: &str,
+    value: Option<&str>,
     schemas: default!(Option<Vec<Option<String>>>, "NULL"),
 ) -> TableIterator<
     'static,
@@ -73,6 +73,10 @@ fn uuid_find(
         name!(value, pgrx::Uuid),
     ),
 > {
+    // NULL in, nothing out (the set-returning form of NULL in, NULL out).
+    let Some(value) = value else {
+        return TableIterator::new(Vec::new());
+    };
     let needles = match Needles::parse([("value".to_string(), value)]) {
         Ok(n) if !n.is_empty() => n,
         Ok(_) => invalid_argument("uuid_find", "value", "''", "a UUID in any spelling"),

@@ -4,9 +4,13 @@
 //!
 //! It reads every page of the table once through a bulk-read ring (as a
 //! sequential scan does), copies each page under a share lock and searches
-//! the copy, so no lock is held while searching. It only says where to
-//! look: rows are returned by the statement that calls it, under the
-//! statement's snapshot and the caller's privileges.
+//! the copy, so no lock is held while searching; the tuples that may hold
+//! a value are then checked visible to the statement's snapshot (the page
+//! still pinned, so not pruned meanwhile), and only those are candidates
+//! and have their compressed or out-of-line values read: a dead version's
+//! TOAST chunks may already be gone. It only says where to look: rows are
+//! returned by the statement that calls it, under the statement's snapshot
+//! and the caller's privileges.
 
 use crate::errors::invalid_argument;
 use crate::generate::from_pg;
@@ -26,6 +30,39 @@ fn name_of(rel: pg_sys::Oid) -> String {
         let text = unsafe { std::ffi::CStr::from_ptr(name) };
         format!("\"{}\"", text.to_string_lossy())
     }
+}
+
+/// Whether tuple `item` of the pinned, share-locked `buffer` (block
+/// `block` of `relation`) is visible to `snapshot`, as a sequential scan
+/// decides (it may set the tuple's hint bits, as a scan does).
+///
+/// # Safety
+///
+/// `buffer` is pinned and share-locked; `item` is a line pointer of its
+/// page.
+unsafe fn visible(
+    relation: pg_sys::Relation,
+    buffer: pg_sys::Buffer,
+    block: pg_sys::BlockNumber,
+    item: u16,
+    snapshot: pg_sys::Snapshot,
+) -> bool {
+    let page = pg_sys::BufferGetPage(buffer);
+    if item > pg_sys::PageGetMaxOffsetNumber(page) {
+        return false;
+    }
+    let id = pg_sys::PageGetItemId(page, item);
+    if (*id).lp_flags() != pg_sys::LP_NORMAL {
+        return false;
+    }
+    let mut tuple = pg_sys::HeapTupleData {
+        t_len: (*id).lp_len(),
+        t_tableOid: (*relation).rd_id,
+        t_data: pg_sys::PageGetItem(page, id) as pg_sys::HeapTupleHeader,
+        ..Default::default()
+    };
+    pgrx::itemptr::item_pointer_set_all(&mut tuple.t_self, block, item);
+    pg_sys::HeapTupleSatisfiesVisibility(&mut tuple, snapshot, buffer)
 }
 
 fn refuse(what: String) -> ! {
@@ -186,6 +223,10 @@ fn uuid_heap_candidates(
         let ring = pg_sys::GetAccessStrategy(pg_sys::BufferAccessStrategyType::BAS_BULKREAD);
         // u64s: the copy is aligned as the page is, for varlena headers.
         let mut copy = vec![0u64; PAGE_SIZE / 8];
+        // The statement's snapshot: only its rows are candidates, and only
+        // their out-of-line values are read (a dead version's TOAST chunks
+        // may be gone already: reading them fails).
+        let snapshot = pg_sys::GetActiveSnapshot();
         for block in 0..blocks {
             pg_sys::check_for_interrupts!();
             let buffer = pg_sys::ReadBufferExtended(
@@ -201,9 +242,18 @@ fn uuid_heap_candidates(
                 copy.as_mut_ptr() as *mut u8,
                 PAGE_SIZE,
             );
-            pg_sys::UnlockReleaseBuffer(buffer);
+            pg_sys::LockBuffer(buffer, pg_sys::BUFFER_LOCK_UNLOCK as _);
             let page = std::slice::from_raw_parts(copy.as_ptr() as *const u8, PAGE_SIZE);
-            for tuple in page_candidates(page, &layout, &windows) {
+            let mut tuples = page_candidates(page, &layout, &windows);
+            if !tuples.is_empty() {
+                // The pin kept since the copy forbids pruning the page, so
+                // its line pointers still name the tuples copied.
+                pg_sys::LockBuffer(buffer, pg_sys::BUFFER_LOCK_SHARE as _);
+                tuples.retain(|t| visible(relation, buffer, block, t.item, snapshot));
+                pg_sys::LockBuffer(buffer, pg_sys::BUFFER_LOCK_UNLOCK as _);
+            }
+            pg_sys::ReleaseBuffer(buffer);
+            for tuple in tuples {
                 let candidate = tuple.toasted.is_empty()
                     || tuple.toasted.iter().any(|value| {
                         let stored = page.as_ptr().add(value.offset) as *mut pg_sys::varlena;

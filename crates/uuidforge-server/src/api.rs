@@ -358,8 +358,7 @@ async fn hide_or_reveal(
             "a server started with --hide-key-file (this one has no key)",
         ));
     };
-    crate::guard::require_json(&headers)?;
-    let request: HideRequest = json_body(body, r#"{"values": ["<uuid>", …]}"#)?;
+    let request: HideRequest = json_body(&headers, body, r#"{"values": ["<uuid>", …]}"#)?;
     check_batch(&app, &request.values)?;
     let mut out = Vec::with_capacity(request.values.len());
     for (i, text) in request.values.iter().enumerate() {
@@ -416,12 +415,15 @@ fn generation_error(spec: &BatchSpec, e: uuidforge::generator::GenError) -> ApiE
     }
 }
 
-/// Reads a JSON body, mapping every failure to an [`ApiError`] naming the
-/// body (too large: 413).
+/// Reads a JSON body, the same way on every route that takes one: its
+/// `Content-Type` must say JSON (415), and every failure is an
+/// [`ApiError`] naming the body (too large: 413).
 fn json_body<T: serde::de::DeserializeOwned>(
+    headers: &HeaderMap,
     body: Result<Bytes, BytesRejection>,
     shape: &str,
 ) -> Result<T, ApiError> {
+    crate::guard::require_json(headers)?;
     let bytes = body.map_err(|rejection| {
         ApiError::with_status(
             rejection.status(),
@@ -467,10 +469,14 @@ fn parse_item(i: usize, text: &str) -> Result<Value, ApiError> {
 /// in sequence so v7 layouts are guessed from their neighbours.
 pub async fn inspect(
     State(app): State<AppState>,
+    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
-    let request: InspectRequest =
-        json_body(body, r#"{"values": ["<uuid>", …], "layout": "<layout>"?}"#)?;
+    let request: InspectRequest = json_body(
+        &headers,
+        body,
+        r#"{"values": ["<uuid>", …], "layout": "<layout>"?}"#,
+    )?;
     check_batch(&app, &request.values)?;
     let layout = match &request.layout {
         None => None,
@@ -509,9 +515,11 @@ struct ConvertRequest {
 /// `POST /api/v1/convert`: every value in the target form.
 pub async fn convert(
     State(app): State<AppState>,
+    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let request: ConvertRequest = json_body(
+        &headers,
         body,
         r#"{"values": ["<uuid>", …], "to": "<form>", "upper": bool?, "uuid_part": bool?}"#,
     )?;
@@ -554,12 +562,37 @@ pub async fn profiles() -> Json<serde_json::Value> {
     Json(json!({ "profiles": list }))
 }
 
+/// A path segment as text: one that does not decode to UTF-8 (`%ff`) is
+/// refused with the JSON error body, naming the segment.
+pub struct Segment(pub String);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Segment {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Segment, ApiError> {
+        match Path::<String>::from_request_parts(parts, state).await {
+            Ok(Path(text)) => Ok(Segment(text)),
+            Err(rejection) => {
+                let raw = parts.uri.path().rsplit('/').next().unwrap_or_default();
+                Err(ApiError::bad(
+                    "path",
+                    raw,
+                    format!("a path segment of UTF-8 text ({})", rejection.body_text()),
+                ))
+            }
+        }
+    }
+}
+
 fn path_uuid(field: &str, text: &str) -> Result<Uuid, ApiError> {
     uuidforge::parser::parse(text).map_err(|e| ApiError::bad(field, text, e.to_string()))
 }
 
 /// `GET /api/v1/identicon/{uuid}.svg` (D10).
-pub async fn identicon(Path(file): Path<String>) -> Result<Response, ApiError> {
+pub async fn identicon(Segment(file): Segment) -> Result<Response, ApiError> {
     let text = file
         .strip_suffix(".svg")
         .ok_or_else(|| ApiError::bad("file", &file, "<uuid>.svg"))?;
@@ -599,7 +632,7 @@ fn no_name(uuid: &Uuid) -> ApiError {
 /// `GET /api/v1/names/{uuid}` (D11).
 pub async fn get_name(
     State(app): State<AppState>,
-    Path(text): Path<String>,
+    Segment(text): Segment,
 ) -> Result<Json<serde_json::Value>, ApiError> {
     let uuid = path_uuid("uuid", &text)?;
     match app.names.get(uuid).await.map_err(store_error)? {
@@ -650,11 +683,12 @@ struct NameRequest {
 /// `PUT /api/v1/names/{uuid}`: 201 when new, 200 when replaced.
 pub async fn put_name(
     State(app): State<AppState>,
-    Path(text): Path<String>,
+    Segment(text): Segment,
+    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let uuid = path_uuid("uuid", &text)?;
-    let request: NameRequest = json_body(body, r#"{"name": "<name>"}"#)?;
+    let request: NameRequest = json_body(&headers, body, r#"{"name": "<name>"}"#)?;
     check_name(&request.name).map_err(|e| ApiError::bad("name", &request.name, e.to_string()))?;
     let existed = app
         .names
@@ -672,7 +706,7 @@ pub async fn put_name(
 /// `DELETE /api/v1/names/{uuid}`: 204, or 404 when it had no name.
 pub async fn delete_name(
     State(app): State<AppState>,
-    Path(text): Path<String>,
+    Segment(text): Segment,
 ) -> Result<StatusCode, ApiError> {
     let uuid = path_uuid("uuid", &text)?;
     match app.names.delete(uuid).await.map_err(store_error)? {

@@ -15,6 +15,7 @@ pub mod database;
 pub mod error;
 pub mod guard;
 pub mod identicon;
+pub mod limits;
 pub mod metrics;
 pub mod names;
 
@@ -49,6 +50,8 @@ pub struct Config {
     pub max_concurrent: usize,
     /// Time to produce a response's head.
     pub request_timeout: Duration,
+    /// Connections, header and body deadlines, body bytes in flight.
+    pub limits: limits::Limits,
     /// The database the Database view and `/api/v1/db/…` look at (none:
     /// those routes do not exist).
     pub database: Option<database::DatabaseAccess>,
@@ -77,6 +80,7 @@ impl std::fmt::Debug for Config {
             .field("max_body_bytes", &self.max_body_bytes)
             .field("max_concurrent", &self.max_concurrent)
             .field("request_timeout", &self.request_timeout)
+            .field("limits", &self.limits)
             .field("database", &self.database)
             .field("hide_key", &self.hide_key)
             .field("token", &self.token.as_ref().map(|_| "…"))
@@ -179,6 +183,7 @@ impl Default for Config {
             max_body_bytes: 1 << 20,
             max_concurrent: 1024,
             request_timeout: Duration::from_secs(30),
+            limits: limits::Limits::default(),
             database: None,
             hide_key: None,
             token: None,
@@ -199,6 +204,10 @@ pub struct AppState {
     pub(crate) database: Option<Arc<database::Database>>,
     /// What `/metrics` reports.
     pub metrics: Arc<metrics::Metrics>,
+    /// Request bodies being read, in bytes.
+    pub body_budget: limits::BodyBudget,
+    /// Connections open.
+    pub connections: Arc<limits::Connections>,
 }
 
 impl AppState {
@@ -213,10 +222,12 @@ impl AppState {
         };
         let names = NameStore::open(&config.names_db).await?;
         Ok(AppState {
+            body_budget: limits::BodyBudget::new(config.limits.max_buffered_bytes),
             config: Arc::new(config),
             names,
             database,
             metrics: Arc::new(metrics::Metrics::new()),
+            connections: Arc::default(),
         })
     }
 }
@@ -278,7 +289,6 @@ pub fn router(state: AppState) -> Router {
         .route("/", get(assets::index))
         .route("/db", get(assets::database_page))
         .route("/static/{file}", get(assets::file))
-        .route("/healthz", get(api::healthz))
         .route("/api/openapi.json", get(assets::openapi))
         .route("/api/v1/uuids", get(api::uuids))
         .route("/api/v1/inspect", post(api::inspect))
@@ -291,16 +301,37 @@ pub fn router(state: AppState) -> Router {
                 .allow_origin(Any)
                 .allow_methods([Method::GET]),
         );
-    Router::new()
+    // A body is read whole (within its deadline and the budget of bytes in
+    // flight) before its request takes a place among those handled at
+    // once: a slow upload waits outside that limit.
+    let budget = state.body_budget.clone();
+    let (max_body, body_timeout) = (
+        state.config.max_body_bytes,
+        state.config.limits.body_timeout,
+    );
+    let handled = Router::new()
         .merge(public)
         .merge(protected)
-        // The server's own figures: no CORS, so no page elsewhere reads them.
-        .route("/metrics", get(metrics::metrics))
         .fallback(not_found)
-        .layer(axum::extract::DefaultBodyLimit::max(
-            state.config.max_body_bytes,
-        ))
+        .layer(axum::extract::DefaultBodyLimit::max(max_body))
         .layer(limits)
+        .layer(axum::middleware::from_fn(move |request, next| {
+            limits::read_body_first(budget.clone(), max_body, body_timeout, request, next)
+        }));
+    // Health and the server's own figures answer whatever the load; the
+    // figures with no CORS, so no page elsewhere reads them.
+    let health = Router::new()
+        .route("/healthz", get(api::healthz))
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(
+            CorsLayer::new()
+                .allow_origin(Any)
+                .allow_methods([Method::GET]),
+        )
+        .route("/metrics", get(metrics::metrics));
+    Router::new()
+        .merge(health)
+        .merge(handled)
         // Names and values from a database are shown as text; even so, no
         // page may run inline script or load anything from elsewhere.
         .layer(tower_http::set_header::SetResponseHeaderLayer::overriding(
@@ -315,6 +346,7 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             guard::check_host,
         ))
+        .layer(axum::middleware::from_fn(limits::bounded_head))
         .layer(axum::middleware::from_fn(log_request))
         .with_state(state)
 }
@@ -389,17 +421,57 @@ pub async fn serve(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    use hyper_util::rt::{TokioIo, TokioTimer};
     let store = state.names.watch();
-    let served = axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown)
-        .await;
-    // axum returns once each connection has said it is done, a moment
-    // before the connection's task drops its copy of the router (and so of
-    // the store); cancelled requests' blocking store calls may run on.
+    let limits = state.config.limits;
+    let connections = state.connections.clone();
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    let service = hyper_util::service::TowerToHyperService::new(router(state));
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout)
+        // A request head that does not fit is refused (431); one that fits
+        // but is larger than the server takes, by limits::bounded_head.
+        .max_buf_size(64 << 10)
+        .writev(false);
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                // Out of file descriptors or a connection reset before it
+                // was accepted: the next one may work.
+                Err(e) => {
+                    tracing::warn!("accept: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            tokio::spawn(limits::refuse_connection(stream, limits.max_connections));
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let counted = limits::Counted::new(connections.clone());
+        let io = TokioIo::new(limits::JsonRefusals::new(stream));
+        let connection = graceful.watch(http.serve_connection(io, service.clone()));
+        tokio::spawn(async move {
+            let _ = connection.await;
+            drop((slot, counted));
+        });
+    }
+    drop((listener, service));
+    graceful.shutdown().await;
+    // The connections' tasks drop their copies of the router (and so of
+    // the store) a moment after they end; cancelled requests' blocking
+    // store calls may run on.
     if !store.released_within(STORE_CLOSE_WAIT).await {
         tracing::warn!("names store still in use {STORE_CLOSE_WAIT:?} after shutdown");
     }
-    served
+    Ok(())
 }
 
 /// Completes on SIGINT or SIGTERM.

@@ -256,11 +256,23 @@ async fn inspect_batches_and_their_errors() {
     let not_json = s
         .client
         .post(s.url("/api/v1/inspect"))
+        .header("content-type", "application/json")
         .body("017f22e2-79b0-7cc3-98c4-dc0c0c07398f")
         .send()
         .await
         .unwrap();
     assert_error(not_json, 400, "body").await;
+    // Every route taking a body reads it the same way: JSON, said so.
+    for route in ["/api/v1/inspect", "/api/v1/convert"] {
+        let untyped = s
+            .client
+            .post(s.url(route))
+            .body(r#"{"values":["017f22e2-79b0-7cc3-98c4-dc0c0c07398f"],"to":"hex"}"#)
+            .send()
+            .await
+            .unwrap();
+        assert_error(untyped, 415, "Content-Type").await;
+    }
     let huge = s
         .client
         .post(s.url("/api/v1/inspect"))
