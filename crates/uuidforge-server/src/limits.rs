@@ -84,7 +84,7 @@ pub async fn bounded_head(request: Request, next: Next) -> Response {
             StatusCode::URI_TOO_LONG,
             "path",
             format!("{uri} bytes"),
-            &format!("a path and query of at most {MAX_URI_BYTES} bytes"),
+            format!("a path and query of at most {MAX_URI_BYTES} bytes"),
         )
         .into_response();
     }
@@ -98,7 +98,7 @@ pub async fn bounded_head(request: Request, next: Next) -> Response {
             StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             "headers",
             format!("{head} bytes"),
-            &format!("request headers of at most {MAX_HEAD_BYTES} bytes"),
+            format!("request headers of at most {MAX_HEAD_BYTES} bytes"),
         )
         .into_response();
     }
