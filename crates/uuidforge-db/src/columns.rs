@@ -214,7 +214,8 @@ pub struct UuidColumn {
     pub index_description: String,
     /// The status with the index and its predicate.
     pub index: IndexStatus,
-    /// Counts as indexed (see [`is_indexed`]).
+    /// Counts as indexed: it leads a usable index, or it is an array or
+    /// json column with a GIN index.
     pub indexed: bool,
     /// Colour on a light background.
     pub colour_light: &'static str,

@@ -206,14 +206,29 @@ impl DbError {
     }
 
     /// The HTTP status a route answers it with: the caller's mistake 400,
-    /// a database that moved under the request 409, a failed check 500,
-    /// a database or tool that failed 502.
+    /// a privilege the role lacks 403, a database that moved under the
+    /// request 409, a database that did not answer 502, one busy or short
+    /// of resources (try again) 503, a statement past its time 504, and
+    /// anything else the server or a tool refused 500 — the SQLSTATE named
+    /// in the message, never a bare gateway error for what the server said.
     pub fn http_status(&self) -> u16 {
-        match self.kind {
+        match &self.kind {
             _ if self.is_caller_mistake() => 400,
+            _ if self.is_permission_denied() => 403,
             ErrorKind::SchemaChanged | ErrorKind::Conflict | ErrorKind::Busy => 409,
-            ErrorKind::VerificationFailed { .. } | ErrorKind::Unreadable => 500,
-            _ => 502,
+            ErrorKind::Connection => 502,
+            ErrorKind::Server { sqlstate } => match sqlstate.as_str() {
+                "57014" => 504,
+                s if s.starts_with("08") => 502,
+                s if s.starts_with("53")
+                    || s.starts_with("57P")
+                    || matches!(s, "55P03" | "40001" | "40P01") =>
+                {
+                    503
+                }
+                _ => 500,
+            },
+            _ => 500,
         }
     }
 
@@ -244,7 +259,20 @@ mod tests {
         assert_eq!(failed.to_string(), "verify: orphans: 3");
         let server = DbError::server("scan", "permission denied", "42501");
         assert!(server.is_permission_denied());
-        assert_eq!(server.http_status(), 502);
+        assert_eq!(server.http_status(), 403);
+        assert_eq!(DbError::connection("connect", "refused").http_status(), 502);
+        assert_eq!(
+            DbError::server("scan", "canceled", "57014").http_status(),
+            504
+        );
+        assert_eq!(
+            DbError::server("scan", "out of memory", "53200").http_status(),
+            503
+        );
+        assert_eq!(
+            DbError::server("scan", "unexpected chunk", "XX001").http_status(),
+            500
+        );
         assert_eq!(
             server.to_string(),
             "scan: permission denied (SQLSTATE 42501)"

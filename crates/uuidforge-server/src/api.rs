@@ -282,6 +282,10 @@ pub async fn uuids(
 
 /// `GET /api/v1/uuids?at=T&key=K`: the one UUIDv7 of a time and a key (E8),
 /// the same as SQL `uuidv7_from(at, key)` and `uuidforge gen --at T --key K`.
+/// The longest `key` of `GET /api/v1/uuids` (the OpenAPI document's
+/// `maxLength`).
+pub const MAX_KEY_CHARS: usize = 1024;
+
 fn keyed_uuid(
     app: &AppState,
     params: &[(&str, String)],
@@ -289,6 +293,13 @@ fn keyed_uuid(
     format: Format,
     encoding: Encoding,
 ) -> Result<Response, ApiError> {
+    if key.chars().count() > MAX_KEY_CHARS {
+        return Err(ApiError::bad(
+            "key",
+            key,
+            format!("a key of at most {MAX_KEY_CHARS} characters"),
+        ));
+    }
     for other in ["profile", "shift"] {
         if let Some(v) = param(params, other) {
             return Err(ApiError::bad(

@@ -85,10 +85,11 @@ fn database(app: &AppState) -> Result<&Arc<Database>, ApiError> {
 }
 
 /// A database failure, answered with the status its kind maps to
-/// ([`DbError::http_status`]): the caller's mistake (400) names the field,
-/// anything else (502, ...) the database.
+/// ([`DbError::http_status`]: 403, 500, 502, 503, 504): the caller's
+/// mistake (400) names the field, anything else the database, with its
+/// message and SQLSTATE (its password never).
 fn db_error(e: DbError) -> ApiError {
-    let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::BAD_GATEWAY);
+    let status = StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     if e.is_caller_mistake() {
         ApiError::with_status(
             status,
