@@ -23,7 +23,8 @@ INSERT INTO dirty VALUES (4, NULL, pad(5) || '01890a5d-ac96-774b-bcce-b302099a80
 ROLLBACK;
 -- The TOAST table vacuumed alone: the dead versions' chunks are gone while
 -- the dead versions are still on the table's pages.
-SELECT format('VACUUM %s', reltoastrelid::regclass) FROM pg_class WHERE oid = 'dirty'::regclass \gexec
+SELECT format('VACUUM %s', reltoastrelid::regclass) AS vacuum_toast FROM pg_class WHERE oid = 'dirty'::regclass \gset
+:vacuum_toast;
 SELECT pg_relation_size(reltoastrelid) > 0 AS out_of_line FROM pg_class WHERE oid = 'dirty'::regclass;
 SELECT id FROM dirty
  WHERE ctid = ANY ((SELECT uuid_heap_candidates('dirty'::regclass, ARRAY['01890a5d-ac96-774b-bcce-b302099a8057']::uuid[], '{2,3}', '{}'))::tid[])
