@@ -45,7 +45,7 @@ check("openapi", openapi.sync_detailed(client=anonymous))
 check("page", page.sync_detailed(client=anonymous))
 check("static_file", static_file.sync_detailed("app.js", client=anonymous))
 made = check("generate", generate.sync_detailed(client=anonymous, count=3))
-assert len(made.values) == 3 and all(uuid.UUID(v).version == 7 for v in made.values)
+assert len(made.uuids) == 3 and all(uuid.UUID(v).version == 7 for v in made.uuids)
 found = check("inspect", inspect.sync_detailed(client=anonymous, body=InspectBody(values=[KNOWN])))
 assert found.results[0]["version"] == 7, found.results[0]
 converted = check("convert", convert.sync_detailed(
