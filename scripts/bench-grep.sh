@@ -4,7 +4,10 @@
 #      path: `uuidforge grep -f ids.txt --json-path '$.order.items[*].id'`
 #      vs jq with an index object of the values (jq -n, inputs, select);
 #   2. plain-text any-UUID search of a SIZE_MB log: `uuidforge grep`
-#      vs ripgrep with the UUID regex.
+#      vs ripgrep with the UUID regex;
+#   3. one search of a small document (one record) beside a big one, by
+#      format, in process (examples/search_sizes): what each search costs
+#      before it reads a byte, CSV and TSV against text.
 # Both pairs are first checked to select the same records. Prints the
 # hyperfine tables and the ratios. Usage:
 #   SIZE_MB=1000 VALUES=1000000 RUNS=3 scripts/bench-grep.sh [--short] [DIR]
@@ -73,3 +76,13 @@ f, t = means("filter.json"), means("text.json")
 print(f"filter {size} MB NDJSON by {values:,} values at a JSON path: uuidforge {f['uuidforge']:.2f} s, jq {f['jq']:.2f} s -> {f['jq'] / f['uuidforge']:.1f}x jq (target >= 10x)")
 print(f"any-UUID search of {size} MB of text: uuidforge {t['uuidforge']:.2f} s, ripgrep {t['ripgrep']:.2f} s -> {t['ripgrep'] / t['uuidforge']:.2f}x ripgrep's speed (target >= 0.5x)")
 PY
+
+echo "== one search by format: a small document beside a big one (in process)"
+cd - >/dev/null
+if [ "$SHORT" = 1 ]; then
+  cargo build --quiet -p uuidforge-grep --example search_sizes
+  ./target/debug/examples/search_sizes 1
+else
+  cargo build --release --quiet -p uuidforge-grep --example search_sizes
+  ./target/release/examples/search_sizes 5
+fi

@@ -2,7 +2,8 @@
 //! every row, the byte range of each field as written (quotes included),
 //! so hits keep their exact offsets.
 
-use csv_core::{ReadFieldResult, ReaderBuilder};
+use csv_core::{ReadFieldResult, Reader, ReaderBuilder};
+use std::cell::RefCell;
 
 /// One field of a row: its column (from 0) and raw byte range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,10 +54,60 @@ pub enum Row<'f> {
     Data((usize, usize), &'f [Field]),
 }
 
+thread_local! {
+    /// This thread's readers, by delimiter, built once each.
+    static READERS: RefCell<Vec<(u8, Reader)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A reader for `delimiter`, reset, lent from this thread's readers until
+/// dropped. Building one (csv-core's DFA, from every state and byte) costs
+/// about 20 µs, a hundred times the search of a small document. (Lent,
+/// not copied: csv-core 0.1's `Reader::clone` leaves the DFA's byte
+/// classes behind, and the copy reads every byte as a record's end.)
+struct Lent {
+    delimiter: u8,
+    reader: Option<Reader>,
+}
+
+impl Lent {
+    fn new(delimiter: u8) -> Lent {
+        let kept = READERS.with(|readers| {
+            let mut readers = readers.borrow_mut();
+            let i = readers.iter().position(|(d, _)| *d == delimiter)?;
+            Some(readers.swap_remove(i).1)
+        });
+        let reader = match kept {
+            Some(mut reader) => {
+                reader.reset();
+                reader
+            }
+            None => ReaderBuilder::new().delimiter(delimiter).build(),
+        };
+        Lent {
+            delimiter,
+            reader: Some(reader),
+        }
+    }
+
+    fn reader(&mut self) -> &mut Reader {
+        self.reader.as_mut().expect("lent until dropped")
+    }
+}
+
+impl Drop for Lent {
+    fn drop(&mut self) {
+        if let Some(reader) = self.reader.take() {
+            READERS.with(|readers| readers.borrow_mut().push((self.delimiter, reader)));
+        }
+    }
+}
+
 /// Reads `doc` (delimiter `,` or `\t`): each row goes to `on`, which may stop. Rows may have any number of fields.
 pub fn walk(doc: &[u8], delimiter: u8, on: &mut dyn FnMut(Row<'_>) -> std::ops::ControlFlow<()>) {
-    let mut reader = ReaderBuilder::new().delimiter(delimiter).build();
-    let mut output = vec![0u8; 4096];
+    let mut lent = Lent::new(delimiter);
+    let reader = lent.reader();
+    // Unquoted field text; grown when a field is longer.
+    let mut output = vec![0u8; 256];
     let (mut at, mut written) = (0usize, 0usize);
     let mut fields: Vec<Field> = Vec::new();
     let mut header: Option<Header> = Some(Header::default());
