@@ -216,6 +216,12 @@ step "PostgreSQL 15 extension: regression suite, concurrent writers (both modes)
   ./crates/uuidforge-pg/tests/run.sh 15
 step "PostgreSQL 18 extension: regression suite, concurrent writers (both modes), checkpoint" \
   ./crates/uuidforge-pg/tests/run.sh 18
+sqlsmith_both() {
+  ./crates/uuidforge-pg/tests/sqlsmith.sh 15
+  ./crates/uuidforge-pg/tests/sqlsmith.sh 18
+}
+step "sqlsmith: random queries over the extension's types and functions, on 15 and 18 (no backend ended by a signal)" \
+  sqlsmith_both
 step "the extension's PostgreSQL 18 functions against 18's own, on 15 and 18" \
   ./crates/uuidforge-pg/tests/differential.sh
 step "the extension updated from every release (ALTER EXTENSION UPDATE from 0.1.0 and 0.2.0, on 15)" \
