@@ -237,7 +237,7 @@ benches() {
   # figures mean nothing; the full runs are in docs/PERFORMANCE.md.
   local b
   for b in bench.sh bench-cli.sh bench-db.sh bench-fleet.sh bench-grep.sh bench-lab.sh bench-migrate.sh \
-    bench-migrate-versions.sh bench-pg.sh bench-python.sh bench-server.sh bench-sql-edition.sh; do
+    bench-migrate-versions.sh bench-pg.sh bench-python.sh bench-server.sh bench-hostile.sh bench-sql-edition.sh; do
     printf -- '-- scripts/%s --short\n' "$b"
     "./scripts/$b" --short >"target/bench-short-$b.log" 2>&1 || { tail -30 "target/bench-short-$b.log"; return 1; }
     tail -3 "target/bench-short-$b.log"

@@ -35,9 +35,9 @@ fn document(format: Format, rows: usize) -> Vec<u8> {
                 out.push_str(&format!("{{\"n\":{i},\"customer\":\"{ID}\"}}"));
             }
             Format::Ndjson => out.push_str(&format!("{{\"n\":{i},\"customer\":\"{ID}\"}}\n")),
-            Format::Xml | Format::Html => {
-                out.push_str(&format!("<order n=\"{i}\"><customer>{ID}</customer></order>"))
-            }
+            Format::Xml | Format::Html => out.push_str(&format!(
+                "<order n=\"{i}\"><customer>{ID}</customer></order>"
+            )),
             _ => out.push_str(&format!("order {i} for {ID}\n")),
         }
     }
