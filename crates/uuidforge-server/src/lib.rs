@@ -432,7 +432,7 @@ pub async fn serve(
         .header_read_timeout(limits.header_timeout)
         // A request head that does not fit is refused (431); one that fits
         // but is larger than the server takes, by limits::bounded_head.
-        .max_buf_size(64 << 10)
+        .max_buf_size(limits::MAX_HEAD_BUFFER)
         .writev(false);
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     tokio::pin!(shutdown);

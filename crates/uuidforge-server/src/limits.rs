@@ -64,12 +64,20 @@ impl Default for Limits {
     }
 }
 
-/// The longest path and query accepted, in bytes (414 past it).
-pub const MAX_URI_BYTES: usize = 8 << 10;
+/// The longest path and query accepted, in bytes (414 past it): room for
+/// the longest query the API declares, 1 000 names looked up at once in
+/// their longest form (URN, 45 characters), about 46 000 bytes.
+pub const MAX_URI_BYTES: usize = 48 << 10;
 
 /// The largest request head accepted: header names and values together,
 /// in bytes (431 past it).
-pub const MAX_HEAD_BYTES: usize = 32 << 10;
+pub const MAX_HEAD_BYTES: usize = 16 << 10;
+
+/// The most a connection buffers while it reads a request head: the
+/// longest path and query, the largest headers, and room for the request
+/// line's and the header lines' own bytes. A head that does not fit is
+/// refused by hyper (431, given the JSON body by [`JsonRefusals`]).
+pub const MAX_HEAD_BUFFER: usize = MAX_URI_BYTES + MAX_HEAD_BYTES + (8 << 10);
 
 /// Refuses a request whose path and query or whose headers are larger
 /// than the server takes, with the JSON error body (hyper refuses a head

@@ -358,3 +358,90 @@ async fn find_names_a_column_that_does_not_exist() {
     );
     s.stop().await;
 }
+
+/// A failure of the database is answered by what it was, with the JSON
+/// error body naming the database (its password never): a server that
+/// does not answer is 502, a privilege it refuses 403, a statement past
+/// its time 504 - never a bare 502 for all of them.
+#[tokio::test(flavor = "multi_thread")]
+async fn database_failures_are_answered_by_kind_in_json() {
+    let dsn = fixture("failures").await;
+    let name = dsn.rsplit('/').next().unwrap().to_string();
+    let admin_url = |db: &str| format!("postgres://uuidforge_admin:uuidforge@127.0.0.1:5432/{db}");
+    let (admin, conn) = tokio_postgres::connect(&admin_url(&name), NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    admin
+        .batch_execute(&format!(
+            "DO $$ BEGIN
+               IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'uf_server_outsider') THEN
+                 CREATE ROLE uf_server_outsider LOGIN PASSWORD 'outsider-secret';
+               END IF;
+             END $$;
+             REVOKE CONNECT ON DATABASE {name} FROM PUBLIC;
+             CREATE TABLE big AS SELECT g, gen_random_uuid()::text AS t FROM generate_series(1, 300000) g;
+             ALTER TABLE big OWNER TO uuidforge;"
+        ))
+        .await
+        .unwrap();
+    let get = |s: &common::Server, path: &str| s.client.get(s.url(path)).send();
+
+    // Nothing listens on the port.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let s = start(with_db(&format!(
+        "postgres://uuidforge:uuidforge@127.0.0.1:{port}/{name}"
+    )))
+    .await;
+    let body = assert_error(
+        get(&s, "/api/v1/db/columns").await.unwrap(),
+        502,
+        "database",
+    )
+    .await;
+    assert!(!body.to_string().contains("uuidforge:uuidforge"), "{body}");
+    s.stop().await;
+
+    // A role the database refuses.
+    let s = start(with_db(&format!(
+        "postgres://uf_server_outsider:outsider-secret@127.0.0.1:5432/{name}"
+    )))
+    .await;
+    let body = assert_error(
+        get(&s, "/api/v1/db/columns").await.unwrap(),
+        403,
+        "database",
+    )
+    .await;
+    assert!(
+        body["error"]["value"].as_str().unwrap().contains("42501"),
+        "{body}"
+    );
+    assert!(!body.to_string().contains("outsider-secret"), "{body}");
+    s.stop().await;
+
+    // Every statement stopped after a millisecond: the scan of 300 000
+    // rows cannot finish.
+    let s = start(with_db(&format!(
+        "{dsn}?options=-c%20statement_timeout%3D1"
+    )))
+    .await;
+    let body = assert_error(
+        get(
+            &s,
+            "/api/v1/db/find?value=01890a5d-ac96-774b-bcce-b302099a8057",
+        )
+        .await
+        .unwrap(),
+        504,
+        "database",
+    )
+    .await;
+    assert!(
+        body["error"]["value"].as_str().unwrap().contains("57014"),
+        "{body}"
+    );
+    s.stop().await;
+}

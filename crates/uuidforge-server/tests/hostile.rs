@@ -13,7 +13,7 @@ use common::{config, start};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use uuidforge_server::limits::Limits;
+use uuidforge_server::limits::{Limits, MAX_HEAD_BUFFER, MAX_HEAD_BYTES, MAX_URI_BYTES};
 
 /// Room for a thousand client sockets and the server's beside them.
 fn raise_file_limit() {
@@ -186,12 +186,12 @@ async fn requests_that_do_not_parse_are_refused_in_json() {
         let mut bytes = request.to_vec();
         match status {
             "414" => {
-                bytes.extend(std::iter::repeat_n(b'a', 9_000));
+                bytes.extend(std::iter::repeat_n(b'a', MAX_URI_BYTES));
                 bytes.extend_from_slice(b" HTTP/1.1\r\nHost: localhost\r\n\r\n");
             }
             "431" => {
                 bytes.extend_from_slice(b"X-Big: ");
-                bytes.extend(std::iter::repeat_n(b'a', 40_000));
+                bytes.extend(std::iter::repeat_n(b'a', MAX_HEAD_BYTES));
                 bytes.extend_from_slice(b"\r\n\r\n");
             }
             _ => {}
@@ -209,11 +209,21 @@ async fn requests_that_do_not_parse_are_refused_in_json() {
     // A head larger than the server's read buffer: refused by hyper, in JSON.
     let mut stream = TcpStream::connect(addr(&s.base)).await.unwrap();
     let mut big = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Big: ".to_vec();
-    big.extend(std::iter::repeat_n(b'a', 200_000));
+    big.extend(std::iter::repeat_n(b'a', MAX_HEAD_BUFFER + 1));
     let _ = stream.write_all(&big).await;
     let raw = answer(&mut stream, Duration::from_secs(3)).await;
     assert!(raw.starts_with("HTTP/1.1 431"), "{raw}");
     assert_eq!(error_body(&raw)["error"]["field"], "request", "{raw}");
+    // The longest query the API declares fits: 1 000 names looked up in
+    // their longest form (URN).
+    let urns = vec!["urn:uuid:017f22e2-79b0-7cc3-98c4-dc0c0c07398f"; 1000].join(",");
+    let r = s
+        .client
+        .get(s.url(&format!("/api/v1/names?uuids={urns}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
     // A path segment that does not decode to UTF-8, on every route taking one.
     for path in ["/api/v1/identicon/%ff.svg", "/api/v1/names/%ff"] {
         let r = s.client.get(s.url(path)).send().await.unwrap();
