@@ -28,13 +28,17 @@ benches=("${1:-all}")
 [ "${1:-all}" = all ] && benches=(codecs generator)
 [ "$#" -gt 0 ] && shift
 criterion_args=("$@")
-if [ "$short" = 1 ]; then
-  cargo build --quiet -p uuidforge --example counts
-  counts=target/debug/examples/counts
-else
-  cargo build --quiet --release -p uuidforge --example counts
-  counts=target/release/examples/counts
-fi
+# The instruction counter (benches/counts.rs, a bench target without a
+# harness): the executable cargo built, as its JSON messages name it.
+profile=(--release)
+[ "$short" = 1 ] && profile=()
+counts=$(cargo build --quiet "${profile[@]+"${profile[@]}"}" -p uuidforge --bench counts --message-format=json |
+  python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "counts" and m.get("executable"):
+        print(m["executable"])')
+[ -x "$counts" ] || { echo "bench.sh: the counts benchmark was not built" >&2; exit 1; }
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 best=$("$counts" tier)
 if [ "${tiers[0]:-}" = every ]; then

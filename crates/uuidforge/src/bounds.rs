@@ -24,27 +24,34 @@
 
 use crate::error::FieldError;
 use crate::fmt::to_canonical_string;
+use crate::timestamp::IntoUnixMs;
 use crate::v7::{self, MAX_UNIX_MS};
 use uuid::Uuid;
 
 /// The lowest UUIDv7 of a millisecond: `rand_a` and `rand_b` all zero.
+/// The instant is Unix milliseconds, a `SystemTime` or a chrono
+/// `DateTime` ([`IntoUnixMs`]).
 ///
 /// ```
-/// let lo = uuidforge::bounds::lowest_v7(1645557742000).unwrap();
+/// use std::time::{Duration, UNIX_EPOCH};
+/// let lo = uuidforge::bounds::lowest_v7(1_645_557_742_000u64).unwrap();
 /// assert_eq!(lo.to_string(), "017f22e2-79b0-7000-8000-000000000000");
+/// let at = UNIX_EPOCH + Duration::from_millis(1_645_557_742_000);
+/// assert_eq!(uuidforge::bounds::lowest_v7(at).unwrap(), lo);
 /// ```
-pub fn lowest_v7(unix_ms: u64) -> Result<Uuid, FieldError> {
-    v7::from_unix_ms(unix_ms, 0, 0)
+pub fn lowest_v7(at: impl IntoUnixMs) -> Result<Uuid, FieldError> {
+    v7::from_unix_ms(at.into_unix_ms()?, 0, 0)
 }
 
 /// The highest UUIDv7 of a millisecond: `rand_a` and `rand_b` all ones.
 ///
 /// ```
-/// let hi = uuidforge::bounds::highest_v7(1645557742000).unwrap();
+/// let at = chrono::DateTime::parse_from_rfc3339("2022-02-22T19:22:22Z").unwrap();
+/// let hi = uuidforge::bounds::highest_v7(at).unwrap();
 /// assert_eq!(hi.to_string(), "017f22e2-79b0-7fff-bfff-ffffffffffff");
 /// ```
-pub fn highest_v7(unix_ms: u64) -> Result<Uuid, FieldError> {
-    v7::from_unix_ms(unix_ms, 0xfff, v7::MAX_RAND_B)
+pub fn highest_v7(at: impl IntoUnixMs) -> Result<Uuid, FieldError> {
+    v7::from_unix_ms(at.into_unix_ms()?, 0xfff, v7::MAX_RAND_B)
 }
 
 /// A half-open range of UUIDs `[start, end)`; `end = None` means "no upper
@@ -74,16 +81,34 @@ impl UuidRange {
     }
 }
 
-/// Half-open UUID bounds of the millisecond range `[from_ms, to_ms)`: every
-/// UUIDv7 whose timestamp is in the range, and no other, lies in
-/// `[lowest_v7(from_ms), lowest_v7(to_ms))`.
+/// Half-open UUID bounds of the range `[from, to)`: every UUIDv7 whose
+/// timestamp is in the range, and no other, lies in `[lowest_v7(from),
+/// lowest_v7(to))`. The instants are Unix milliseconds, `SystemTime`s or
+/// chrono `DateTime`s ([`IntoUnixMs`]); `to` may be one millisecond past
+/// the last a UUIDv7 holds, for a range with no upper bound.
 ///
 /// ```
-/// let r = uuidforge::bounds::v7_range(1000, 2000).unwrap();
-/// assert!(r.contains(&uuidforge::bounds::highest_v7(1999).unwrap()));
-/// assert!(!r.contains(&uuidforge::bounds::lowest_v7(2000).unwrap()));
+/// use uuidforge::bounds::{highest_v7, lowest_v7, v7_range};
+/// let r = v7_range(1000u64, 2000u64).unwrap();
+/// assert!(r.contains(&highest_v7(1999u64).unwrap()));
+/// assert!(!r.contains(&lowest_v7(2000u64).unwrap()));
+///
+/// // January 2024, for `WHERE id >= $1 AND id < $2`:
+/// use chrono::{TimeZone, Utc};
+/// let january = v7_range(
+///     Utc.with_ymd_and_hms(2024, 1, 1, 0, 0, 0).unwrap(),
+///     Utc.with_ymd_and_hms(2024, 2, 1, 0, 0, 0).unwrap(),
+/// )
+/// .unwrap();
+/// assert_eq!(january.start.to_string(), "018cc251-f400-7000-8000-000000000000");
 /// ```
-pub fn v7_range(from_ms: u64, to_ms: u64) -> Result<UuidRange, FieldError> {
+pub fn v7_range(from: impl IntoUnixMs, to: impl IntoUnixMs) -> Result<UuidRange, FieldError> {
+    let from_ms = from
+        .into_unix_ms()
+        .map_err(|e| FieldError { field: "from", ..e })?;
+    let to_ms = to
+        .into_unix_ms()
+        .map_err(|e| FieldError { field: "to", ..e })?;
     if from_ms > to_ms {
         return Err(FieldError::new(
             "to",
@@ -138,10 +163,13 @@ pub fn partition_key(uuid: &Uuid, bits: u8) -> Result<u64, FieldError> {
 /// The partition key of an instant, without making a UUID.
 ///
 /// ```
-/// assert_eq!(uuidforge::bounds::partition_key_at(0x017f22e279b0, 16).unwrap(), 0x017f);
+/// assert_eq!(uuidforge::bounds::partition_key_at(0x017f22e279b0u64, 16).unwrap(), 0x017f);
+/// let now = uuidforge::bounds::partition_key_at(std::time::SystemTime::now(), 17).unwrap();
+/// assert!(now > 0);
 /// ```
-pub fn partition_key_at(unix_ms: u64, bits: u8) -> Result<u64, FieldError> {
+pub fn partition_key_at(at: impl IntoUnixMs, bits: u8) -> Result<u64, FieldError> {
     check_bits(bits)?;
+    let unix_ms = at.into_unix_ms()?;
     FieldError::check_max("unix_ms", unix_ms as u128, MAX_UNIX_MS as u128)?;
     Ok(unix_ms >> (48 - bits))
 }
@@ -187,14 +215,25 @@ pub struct Partition {
     pub to_ms: u64,
 }
 
-/// The partitions of `bits` bits that cover `[from_ms, to_ms)`.
+/// The partitions of `bits` bits that cover `[from, to)` (instants as
+/// [`IntoUnixMs`] takes them).
 ///
 /// ```
-/// let parts = uuidforge::bounds::partitions(17, 0, 2 * (1 << 31)).unwrap();
+/// let parts = uuidforge::bounds::partitions(17, 0u64, 2u64 * (1 << 31)).unwrap();
 /// assert_eq!(parts.len(), 2);
 /// ```
-pub fn partitions(bits: u8, from_ms: u64, to_ms: u64) -> Result<Vec<Partition>, FieldError> {
+pub fn partitions(
+    bits: u8,
+    from: impl IntoUnixMs,
+    to: impl IntoUnixMs,
+) -> Result<Vec<Partition>, FieldError> {
     let span = key_span_ms(bits)?;
+    let from_ms = from
+        .into_unix_ms()
+        .map_err(|e| FieldError { field: "from", ..e })?;
+    let to_ms = to
+        .into_unix_ms()
+        .map_err(|e| FieldError { field: "to", ..e })?;
     v7_range(from_ms, to_ms)?;
     if from_ms == to_ms {
         return Ok(Vec::new());
@@ -229,7 +268,7 @@ pub fn partitions(bits: u8, from_ms: u64, to_ms: u64) -> Result<Vec<Partition>, 
 /// `schema` may be empty.
 ///
 /// ```
-/// let parts = uuidforge::bounds::partitions(16, 0x017f22e279b0, 0x017f22e279b1).unwrap();
+/// let parts = uuidforge::bounds::partitions(16, 0x017f22e279b0u64, 0x017f22e279b1u64).unwrap();
 /// let ddl = uuidforge::bounds::partition_ddl("public", "events", 16, &parts);
 /// assert_eq!(ddl[0], "CREATE TABLE \"public\".\"events_p017f\" PARTITION OF \"public\".\"events\" \
 ///     FOR VALUES FROM ('017f0000-0000-0000-0000-000000000000') TO ('01800000-0000-0000-0000-000000000000');");

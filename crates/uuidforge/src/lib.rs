@@ -32,7 +32,17 @@
 //! | [`generator`] | §5.6–§5.8, §6.1–§6.3, §6.9 | UUIDv7 (and v6, v8) generators, profiles, policies |
 //! | [`plausible`] | — | plausibility checks for client-supplied UUIDs |
 //! | [`scan`] | §4 | UUIDs inside longer text (URLs, logs, JSON strings), every spelling |
+//! | [`timestamp`] | §5.1, §5.6, §5.7 | decoded instants at their layout's precision; [`timestamp::IntoUnixMs`], the instants functions take |
+//! | [`convert`] | §4, §6.11 | a parsed value to any output form |
+//! | [`batch`] | §6.2 | batches of new UUIDs: validation, generator choice, `shift`/`at` syntax |
+//! | [`classic`] | §5.3–§5.5 | v3, v4, v5 through the `uuid` crate |
+//! | [`error`] | — | the error types: field or position, value, what was expected |
 #![deny(missing_docs)]
+
+/// The crate's README: its Rust examples run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 
 mod bits;
 mod hex;

@@ -168,6 +168,64 @@ impl fmt::Display for Timestamp {
     }
 }
 
+/// An instant a function takes as a UUIDv7's time: Unix milliseconds
+/// (`u64`), a [`std::time::SystemTime`], or a chrono `DateTime` in any
+/// time zone. Sub-millisecond parts are dropped (the instant's
+/// millisecond is the one a UUIDv7 stores); an instant before 1970 is a
+/// [`FieldError`](crate::error::FieldError) naming `time`, never a wrong
+/// value.
+///
+/// ```
+/// use std::time::{Duration, SystemTime, UNIX_EPOCH};
+/// use uuidforge::timestamp::IntoUnixMs;
+///
+/// let at = UNIX_EPOCH + Duration::from_micros(1_645_557_742_000_999);
+/// assert_eq!(at.into_unix_ms().unwrap(), 1_645_557_742_000);
+/// let dt = chrono::DateTime::parse_from_rfc3339("2022-02-22T19:22:22+00:00").unwrap();
+/// assert_eq!(dt.into_unix_ms().unwrap(), 1_645_557_742_000);
+/// assert_eq!(1_645_557_742_000u64.into_unix_ms().unwrap(), 1_645_557_742_000);
+/// assert_eq!((UNIX_EPOCH - Duration::from_secs(1)).into_unix_ms().unwrap_err().field, "time");
+/// # let _ = SystemTime::now();
+/// ```
+pub trait IntoUnixMs {
+    /// The instant's Unix millisecond.
+    fn into_unix_ms(self) -> Result<u64, crate::error::FieldError>;
+}
+
+impl IntoUnixMs for u64 {
+    fn into_unix_ms(self) -> Result<u64, crate::error::FieldError> {
+        Ok(self)
+    }
+}
+
+impl IntoUnixMs for std::time::SystemTime {
+    fn into_unix_ms(self) -> Result<u64, crate::error::FieldError> {
+        match self.duration_since(std::time::UNIX_EPOCH) {
+            Ok(d) => {
+                u64::try_from(d.as_millis()).map_err(|_| before_or_beyond(format!("{self:?}")))
+            }
+            Err(_) => Err(before_or_beyond(format!("{self:?}"))),
+        }
+    }
+}
+
+impl<Tz: chrono::TimeZone> IntoUnixMs for chrono::DateTime<Tz> {
+    fn into_unix_ms(self) -> Result<u64, crate::error::FieldError> {
+        (&self).into_unix_ms()
+    }
+}
+
+impl<Tz: chrono::TimeZone> IntoUnixMs for &chrono::DateTime<Tz> {
+    fn into_unix_ms(self) -> Result<u64, crate::error::FieldError> {
+        u64::try_from(self.timestamp_millis())
+            .map_err(|_| before_or_beyond(self.to_utc().to_rfc3339()))
+    }
+}
+
+fn before_or_beyond(value: String) -> crate::error::FieldError {
+    crate::error::FieldError::new("time", value, "an instant at or after 1970-01-01T00:00:00Z")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,6 +3,7 @@
 
 use crate::bits::{self, mask};
 use crate::error::FieldError;
+use crate::timestamp::IntoUnixMs;
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 use uuid::Uuid;
@@ -17,20 +18,24 @@ fn hmac(secret: &[u8], parts: &[&[u8]]) -> [u8; 32] {
     mac.finalize().into_bytes().into()
 }
 
-/// The same UUIDv7 for the same `(unix_ms, stable_key, secret)` on every run
-/// (E8): the timestamp is `unix_ms`, the 74 other bits are
+/// The same UUIDv7 for the same `(at, stable_key, secret)` on every run
+/// (E8): the timestamp is `at`'s millisecond (Unix milliseconds, a
+/// `SystemTime` or a chrono `DateTime`: [`IntoUnixMs`]), the 74 other bits are
 /// HMAC-SHA256(secret, "uuidforge/v7_from" ‖ unix_ms ‖ key). UUIDs sort by
 /// time, then by that keyed hash; without the secret the bits cannot be
 /// predicted from the key. What a re-runnable migration needs (D1).
 ///
 /// ```
 /// use uuidforge::generator::v7_from;
-/// let a = v7_from(1_645_557_742_000, b"orders:42", b"secret").unwrap();
-/// assert_eq!(a, v7_from(1_645_557_742_000, b"orders:42", b"secret").unwrap());
-/// assert_ne!(a, v7_from(1_645_557_742_000, b"orders:43", b"secret").unwrap());
-/// assert!(a < v7_from(1_645_557_742_001, b"orders:1", b"secret").unwrap());
+/// let a = v7_from(1_645_557_742_000u64, b"orders:42", b"secret").unwrap();
+/// assert_eq!(a, v7_from(1_645_557_742_000u64, b"orders:42", b"secret").unwrap());
+/// assert_ne!(a, v7_from(1_645_557_742_000u64, b"orders:43", b"secret").unwrap());
+/// assert!(a < v7_from(1_645_557_742_001u64, b"orders:1", b"secret").unwrap());
+/// let placed = chrono::DateTime::parse_from_rfc3339("2022-02-22T19:22:22Z").unwrap();
+/// assert_eq!(v7_from(placed, b"orders:42", b"secret").unwrap(), a);
 /// ```
-pub fn v7_from(unix_ms: u64, stable_key: &[u8], secret: &[u8]) -> Result<Uuid, FieldError> {
+pub fn v7_from(at: impl IntoUnixMs, stable_key: &[u8], secret: &[u8]) -> Result<Uuid, FieldError> {
+    let unix_ms = at.into_unix_ms()?;
     crate::v7::from_unix_ms(unix_ms, 0, 0)?;
     let h = hmac(
         secret,
@@ -55,13 +60,13 @@ pub fn v7_from(unix_ms: u64, stable_key: &[u8], secret: &[u8]) -> Result<Uuid, F
 ///
 /// ```
 /// use uuidforge::generator::{v7_from, v7_from_key};
-/// let a = v7_from_key(1_645_557_742_000, b"orders:42").unwrap();
-/// assert_eq!(a, v7_from(1_645_557_742_000, b"orders:42", b"").unwrap());
+/// let a = v7_from_key(1_645_557_742_000u64, b"orders:42").unwrap();
+/// assert_eq!(a, v7_from(1_645_557_742_000u64, b"orders:42", b"").unwrap());
 /// // Recomputed outside Rust (Python's hmac module) from the material above:
 /// assert_eq!(a.to_string(), "017f22e2-79b0-7496-923e-225cc233cada");
 /// ```
-pub fn v7_from_key(unix_ms: u64, key: &[u8]) -> Result<Uuid, FieldError> {
-    v7_from(unix_ms, key, b"")
+pub fn v7_from_key(at: impl IntoUnixMs, key: &[u8]) -> Result<Uuid, FieldError> {
+    v7_from(at, key, b"")
 }
 
 /// Like [`v7_from`] for an integer key (an old `bigint` primary key), ordered
@@ -71,10 +76,11 @@ pub fn v7_from_key(unix_ms: u64, key: &[u8]) -> Result<Uuid, FieldError> {
 ///
 /// ```
 /// use uuidforge::generator::v7_from_ordered;
-/// let (a, b) = (v7_from_ordered(7, 1, b"k").unwrap(), v7_from_ordered(7, 2, b"k").unwrap());
+/// let (a, b) = (v7_from_ordered(7u64, 1, b"k").unwrap(), v7_from_ordered(7u64, 2, b"k").unwrap());
 /// assert!(a < b);
 /// ```
-pub fn v7_from_ordered(unix_ms: u64, key: u64, secret: &[u8]) -> Result<Uuid, FieldError> {
+pub fn v7_from_ordered(at: impl IntoUnixMs, key: u64, secret: &[u8]) -> Result<Uuid, FieldError> {
+    let unix_ms = at.into_unix_ms()?;
     crate::v7::from_unix_ms(unix_ms, 0, 0)?;
     let h = hmac(
         secret,

@@ -254,10 +254,20 @@ impl<T: TimeSource, R: RandSource> V7Generator<T, R> {
         std::iter::from_fn(move || Some(self.generate()))
     }
 
-    /// A UUID for an explicit time (backfill), with a fresh random counter
+    /// A UUID for an explicit time (backfill: Unix milliseconds, a
+    /// `SystemTime` or a chrono `DateTime`), with a fresh random counter
     /// and tail. It reads and changes no generator state (pitfall 3), so it
     /// neither affects nor is ordered with the generated sequence.
-    pub fn generate_at(&mut self, unix_ms: u64) -> Result<Uuid, GenError> {
+    ///
+    /// ```
+    /// use uuidforge::generator::{GeneratorConfig, V7Generator};
+    /// let mut g = V7Generator::new(GeneratorConfig::default()).unwrap();
+    /// let at = chrono::DateTime::parse_from_rfc3339("2024-05-01T12:00:00Z").unwrap();
+    /// let id = g.generate_at(at).unwrap();
+    /// assert_eq!(uuidforge::v7::unix_ms(&id), 1_714_564_800_000);
+    /// ```
+    pub fn generate_at(&mut self, at: impl crate::timestamp::IntoUnixMs) -> Result<Uuid, GenError> {
+        let unix_ms = at.into_unix_ms().map_err(GenError::Config)?;
         crate::v7::from_unix_ms(unix_ms, 0, 0).map_err(GenError::Config)?;
         let tick = unix_ms << self.layout.f;
         let counter = self.layout.init_counter(&mut self.rng);

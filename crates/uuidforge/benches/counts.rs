@@ -1,7 +1,9 @@
 //! One operation `n` times, for counting instructions under valgrind's
 //! callgrind (`scripts/bench.sh` runs it with `n` and with 0 and divides
 //! the difference by `n`): counts do not move with other jobs on the
-//! machine, as times do.
+//! machine, as times do. A bench target without a harness, beside the
+//! criterion benchmarks; `cargo bench` runs it with `--bench` and it does
+//! nothing then.
 //!
 //!     counts OP N     OP: format | format-uuid | parse | parse-uuid |
 //!                         base32-encode | base32-encode-ulid |
@@ -34,6 +36,9 @@ fn main() {
             return;
         }
         [_, op, n] => (op.as_str(), n.parse::<usize>().expect("N: a count")),
+        // `cargo bench` runs every bench target with `--bench`: this one
+        // measures nothing by time, so it has nothing to do then.
+        [_, flag] if flag == "--bench" => return,
         _ => {
             eprintln!("usage: counts OP N");
             std::process::exit(2);
