@@ -154,7 +154,19 @@ fn candidates() -> Vec<PathBuf> {
     if let Some(path) = std::env::var_os("PATH") {
         found.extend(std::env::split_paths(&path).map(|d| d.join("pg_dump")));
     }
-    found.into_iter().filter(|p| p.is_file()).collect()
+    unique_programs(found)
+}
+
+/// The paths that are files, each program once: `/usr/bin/pg_dump`,
+/// `/bin/pg_dump` (a merged /usr) and Debian's wrapper can all lead to the
+/// same file, which is then listed once, under the first path found.
+fn unique_programs(paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut seen = std::collections::HashSet::new();
+    paths
+        .into_iter()
+        .filter(|p| p.is_file())
+        .filter(|p| seen.insert(std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())))
+        .collect()
 }
 
 /// A `pg_dump` that can dump a server of `server_version_num` (its major
@@ -314,4 +326,37 @@ fn run_dump(
         entries,
         schema_only,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unique_programs;
+    use std::path::PathBuf;
+
+    #[test]
+    fn a_program_reached_by_several_paths_is_listed_once() {
+        let dir = std::env::temp_dir().join(format!("uuidforge-pgdump-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("real")).unwrap();
+        let program = dir.join("real/pg_dump");
+        std::fs::write(&program, "").unwrap();
+        std::os::unix::fs::symlink(&program, dir.join("link1")).unwrap();
+        std::os::unix::fs::symlink(dir.join("real"), dir.join("bin")).unwrap();
+        let other = dir.join("other_pg_dump");
+        std::fs::write(&other, "").unwrap();
+        let found = unique_programs(vec![
+            dir.join("link1"),
+            program.clone(),
+            dir.join("bin/pg_dump"),
+            dir.join("missing/pg_dump"),
+            other.clone(),
+        ]);
+        assert_eq!(found, vec![dir.join("link1"), other]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn paths_that_are_not_files_are_left_out() {
+        assert!(unique_programs(vec![PathBuf::from("/nonexistent/pg_dump")]).is_empty());
+    }
 }

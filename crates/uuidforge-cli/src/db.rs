@@ -45,7 +45,13 @@ pub struct Args {
     /// change; its major version must be at least the server's. Default:
     /// the lowest such one found in the usual places
     /// (/usr/lib/postgresql/N/bin, /usr/pgsql-N/bin, Homebrew) and on PATH.
-    #[arg(long, global = true, env = "UUIDFORGE_PG_DUMP", value_name = "PATH")]
+    #[arg(
+        long,
+        global = true,
+        env = "UUIDFORGE_PG_DUMP",
+        hide_env_values = true,
+        value_name = "PATH"
+    )]
     pg_dump: Option<std::path::PathBuf>,
     #[command(subcommand)]
     command: Command,
@@ -86,6 +92,17 @@ enum Command {
     /// for servers that refuse custom extensions (managed PostgreSQL); an
     /// older edition there is upgraded in place. Prints the plan (the SQL);
     /// changes the database only with --apply.
+    #[command(
+        mut_arg("apply", |a| a.help(
+            "Install the edition (or upgrade the one there) in one transaction, after the \
+             backup, and check it; without it the plan is printed and nothing changes"
+        )),
+        mut_arg("backup", |a| a.help(
+            "The backup file: pg_dump --format=custom of the schema's definitions when an \
+             edition is there to upgrade (a first install has nothing to back up); default \
+             uuidforge-backup-DATABASE-TIME.dump; never overwritten"
+        ))
+    )]
     InstallSql(install_sql::InstallSqlArgs),
 }
 
@@ -115,9 +132,9 @@ struct RenameArgs {
 /// What every command that changes a database takes.
 #[derive(clap::Args)]
 struct ChangeArgs {
-    /// Run the plan (after the backup), in one transaction or, for a
-    /// migration in batches, in steps; without it the plan is printed and
-    /// nothing changes.
+    /// Run the plan (after the backup): in one transaction, or for a
+    /// migration in batches in steps (the plan says which); without it the
+    /// plan is printed and nothing changes.
     #[arg(long)]
     apply: bool,
     /// The backup file (pg_dump --format=custom of the tables the plan

@@ -150,6 +150,23 @@ pub async fn survey(c: &Client, install: bool) -> Result<Server, DbError> {
         }
         schemas.push(schema);
     }
+    // pgstatindex is granted to pg_stat_scan_tables, not to every role:
+    // installed but not executable by this one is as good as missing.
+    if let Some(schema) = schemas[1].clone().filter(|s| *s != would("pgstattuple")) {
+        let allowed = text(
+            c,
+            "SELECT has_function_privilege(format('%I.pgstatindex(regclass)', $1::text), 'EXECUTE')",
+            &[&schema],
+        )
+        .await?;
+        if allowed != "true" {
+            notes.push(format!(
+                "pgstattuple's pgstatindex is not granted to {} (a member of pg_stat_scan_tables may run it): leaf density left out",
+                text(c, "SELECT current_user::text", &[]).await?
+            ));
+            schemas[1] = None;
+        }
+    }
     let uuidforge = schemas[0].clone();
     let server_wide = match uuidforge.as_deref().filter(|_| install) {
         Some(s) => {
