@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # The packages of scripts/package.sh, installed as a DBA installs them,
 # into servers that never had a developer build:
+#   0. docs/INSTALL.md, every block as written (scripts/docs_test.py):
+#      building the packages, the 15 package installed, created, preloaded
+#      and removed, the 18 tarball installed and removed, the command
+#      line's package, the SQL edition on a managed-like database;
 #   1. PostgreSQL 15 (Debian's): the developer install's files are taken
 #      out first (and put back at the end); the previous release's package
 #      (0.2.0) is installed with apt-get, CREATE EXTENSION makes it; this
@@ -27,8 +31,7 @@ version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 previous=0.2.0
 out=target/packages
 
-say "building the packages (scripts/package.sh)"
-./scripts/package.sh ${UUIDFORGE_BIN:+--cli-binary "$UUIDFORGE_BIN"}
+say "building the previous release's package (scripts/package.sh --release $previous)"
 ./scripts/package.sh --release "$previous"
 
 # ---- 1. PostgreSQL 15 from the Debian packages
@@ -55,6 +58,14 @@ psql15 -d postgres -c "DROP DATABASE IF EXISTS uuidforge_package" -c "CREATE DAT
 if psql15 -d uuidforge_package -c "CREATE EXTENSION uuidforge" 2>/dev/null; then
   fail "CREATE EXTENSION worked with the developer install taken out"
 fi
+
+say "docs/INSTALL.md as written (it builds this release's packages with scripts/package.sh)"
+python3 scripts/docs_test.py docs/INSTALL.md
+for package in "postgresql-15-uuidforge_${version}_amd64.deb" "uuidforge-pg18-$version-linux-x86_64.tar.gz" "uuidforge_${version}_amd64.deb"; do
+  [ -f "$out/$package" ] || fail "docs/INSTALL.md's road made no $out/$package"
+done
+dpkg -s postgresql-15-uuidforge >/dev/null 2>&1 && fail "docs/INSTALL.md's removal left postgresql-15-uuidforge installed"
+[ "$(psql15 -d postgres -c "SHOW shared_preload_libraries")" = "" ] || fail "docs/INSTALL.md's removal left uuidforge preloaded"
 
 say "PostgreSQL 15: apt-get install ./$out/postgresql-15-uuidforge_${previous}_amd64.deb"
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "./$out/postgresql-15-uuidforge_${previous}_amd64.deb" >/dev/null

@@ -19,10 +19,12 @@
 #                           commit in crates/uuidforge-pg/tests/upgrade/
 #                           released/RELEASES): what a user updates from
 #   --cli-binary PATH       package this uuidforge binary rather than build
-#                           a release one (the test command packages the one
-#                           its tests built)
-# Needs: cargo-pgrx and the server headers (scripts/pg-setup.sh, and
-# scripts/pg-setup.sh --pg 18 for the tarball), dpkg-deb.
+#                           a release one (default: $UUIDFORGE_BIN when set,
+#                           the binary the test command's tests built)
+# Needs, checked before anything is built: dpkg-deb; for deb15 cargo-pgrx
+# and PostgreSQL 15's server headers (scripts/pg-setup.sh); for tar18 a
+# PostgreSQL 18 (scripts/pg-setup.sh --pg 18). Without one, leave that
+# package out with --only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -37,6 +39,29 @@ while [ "$#" -gt 0 ]; do
   esac
 done
 [ "${#only[@]}" -gt 0 ] || only=(deb15 tar18 cli)
+cli_binary="${cli_binary:-${UUIDFORGE_BIN:-}}"
+# What each package needs, checked before anything is built.
+missing=()
+command -v dpkg-deb >/dev/null || missing+=("dpkg-deb (apt-get install dpkg)")
+for what in "${only[@]}"; do
+  case "$what" in
+    deb15)
+      pg_env 15
+      { cargo pgrx --version >/dev/null 2>&1 && [ -f "$("$PG_CONFIG" --includedir-server 2>/dev/null)/postgres.h" ]; } ||
+        missing+=("deb15: cargo-pgrx and PostgreSQL 15's server headers (./scripts/pg-setup.sh)")
+      ;;
+    tar18)
+      pg_env 18
+      [ -n "$PG_CONFIG" ] || missing+=("tar18: a PostgreSQL 18 (./scripts/pg-setup.sh --pg 18)")
+      ;;
+  esac
+done
+if [ "${#missing[@]}" -gt 0 ] && [ -z "$release" ]; then
+  printf 'package.sh: missing, so nothing was built:\n' >&2
+  printf '  %s\n' "${missing[@]}" >&2
+  printf 'Set it up, or build the other packages alone: --only deb15, --only tar18, --only cli (repeatable).\n' >&2
+  exit 2
+fi
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 out=target/packages
 mkdir -p "$out"

