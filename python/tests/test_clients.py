@@ -120,6 +120,23 @@ def test_django_uuidfield_default_on_postgresql(database):
     connection.close()
 
 
+def test_a_django_migration_names_the_public_function():
+    # What `makemigrations` writes for `default=uuidforge.uuid7`: the
+    # package's name, never its private native module.
+    from django.db.migrations.serializer import serializer_factory
+
+    for function in (uuidforge.uuid7, uuidforge.uuid4, uuidforge.parse):
+        assert function.__module__ == "uuidforge"
+        text, imports = serializer_factory(function).serialize()
+        assert text == f"uuidforge.{function.__name__}" and imports == {"import uuidforge"}
+    exec(compile("import uuidforge\nf = " + text, "<migration>", "exec"), {})
+    assert all(
+        getattr(uuidforge, name).__module__ == "uuidforge"
+        for name in uuidforge.__all__
+        if callable(getattr(uuidforge, name)) and not name.startswith("_")
+    )
+
+
 def test_pydantic_takes_the_values():
     from pydantic import UUID4, UUID7, BaseModel, Field, ValidationError
 

@@ -396,6 +396,11 @@ fn write_table(
         for fk in &c.unindexed_foreign_keys {
             status.push_str(&format!(" [foreign key {fk} has no index]"));
         }
+        for fk in &c.partly_indexed_foreign_keys {
+            status.push_str(&format!(
+                " [foreign key {fk} partly indexed: the index leads with some of its columns, not all]"
+            ));
+        }
         if let Some(a) = &c.default_advice {
             status.push_str(&format!(
                 " [default calls {}, which orders per session: {};]",

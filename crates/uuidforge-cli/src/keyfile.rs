@@ -59,9 +59,12 @@ pub struct KeyFile {
 impl KeyFile {
     /// What a report says of it: `key file: PATH (made now, mode 0600)`.
     pub fn report(&self) -> String {
+        // Absolute: a file written to the working directory is found
+        // again from the report alone.
+        let path = std::path::absolute(&self.path).unwrap_or_else(|_| self.path.clone());
         format!(
             "key file: {} ({})",
-            self.path.display(),
+            path.display(),
             if self.created {
                 "made now, mode 0600: keep it, the same file gives the same keys"
             } else {

@@ -232,10 +232,16 @@ pub struct UuidColumn {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
     /// The foreign keys this column is part of whose referencing columns
-    /// lead no valid, complete index (deletes and updates of the parent
-    /// scan this table).
+    /// lead no valid, complete index, and no index is led by any of them
+    /// (deletes and updates of the parent scan this table).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unindexed_foreign_keys: Vec<String>,
+    /// The foreign keys this column is part of that an index covers only
+    /// in part (led by some of their columns, not all), each as
+    /// `constraint (index)`: the parent's deletes read that index and
+    /// filter.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub partly_indexed_foreign_keys: Vec<String>,
     /// For a uuid column: the UUIDv7 among its sampled values and the
     /// times of the oldest and the newest (RFC 9562 §5.7).
     pub v7_times: Option<V7Times>,
@@ -597,8 +603,14 @@ pub fn uuid_columns(
                 source: source_name,
                 unindexed_foreign_keys: unindexed_fks
                     .iter()
-                    .filter(|(t, cols, _)| *t == relation.oid && cols.contains(&column.num))
-                    .map(|(_, _, name)| name.clone())
+                    .filter(|fk| fk.table == relation.oid && fk.columns.contains(&column.num))
+                    .filter(|fk| fk.partly_by.is_none())
+                    .map(|fk| fk.name.clone())
+                    .collect(),
+                partly_indexed_foreign_keys: unindexed_fks
+                    .iter()
+                    .filter(|fk| fk.table == relation.oid && fk.columns.contains(&column.num))
+                    .filter_map(|fk| Some(format!("{} ({})", fk.name, fk.partly_by.as_ref()?)))
                     .collect(),
             });
         }
@@ -623,16 +635,38 @@ fn follow_view(
     None
 }
 
+/// A declared foreign key whose referencing columns do not lead a valid,
+/// complete b-tree or hash index: deletes and updates of the parent scan
+/// its table, or (partly indexed) read an index on fewer columns and
+/// filter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnindexedForeignKey {
+    /// The referencing table's oid.
+    pub table: u32,
+    /// The referencing columns.
+    pub columns: Vec<i16>,
+    /// The constraint's name.
+    pub name: String,
+    /// An index led by some of the key's columns (a composite key's
+    /// `(service_id, ws_id)` with an index on `service_id`): the key is
+    /// partly indexed, not unindexed.
+    pub partly_by: Option<String>,
+}
+
+/// Whether `i` can serve lookups at all: valid, complete, b-tree or hash.
+fn serves_lookups(i: &Index) -> bool {
+    i.valid && i.predicate.is_none() && matches!(i.method.as_str(), "btree" | "hash")
+}
+
 /// Declared foreign keys whose referencing columns do not lead a valid,
-/// complete b-tree or hash index: (table, columns, constraint name).
-pub fn unindexed_foreign_keys(snapshot: &Snapshot) -> Vec<(u32, Vec<i16>, String)> {
+/// complete b-tree or hash index, each with an index led by part of them
+/// where there is one.
+pub fn unindexed_foreign_keys(snapshot: &Snapshot) -> Vec<UnindexedForeignKey> {
     snapshot
         .foreign_keys()
         .filter(|fk| {
             !snapshot.indexes_of(fk.table).any(|i| {
-                i.valid
-                    && i.predicate.is_none()
-                    && matches!(i.method.as_str(), "btree" | "hash")
+                serves_lookups(i)
                     && i.keys.len() >= fk.columns.len()
                     && fk
                         .columns
@@ -647,7 +681,17 @@ pub fn unindexed_foreign_keys(snapshot: &Snapshot) -> Vec<(u32, Vec<i16>, String
                 .relation(fk.table)
                 .is_some_and(|r| r.kind != RelKind::CompositeType)
         })
-        .map(|fk| (fk.table, fk.columns.clone(), fk.name.clone()))
+        .map(|fk| UnindexedForeignKey {
+            table: fk.table,
+            columns: fk.columns.clone(),
+            name: fk.name.clone(),
+            partly_by: snapshot
+                .indexes_of(fk.table)
+                .find(|i| {
+                    serves_lookups(i) && i.keys.first().is_some_and(|k| fk.columns.contains(k))
+                })
+                .map(|i| i.name.clone()),
+        })
         .collect()
 }
 

@@ -580,3 +580,46 @@ async fn tls_with_sslmode_require() {
         }
     }
 }
+
+/// A composite foreign key with an index on one of its columns is partly
+/// indexed, not unindexed; one with no index at all is unindexed.
+#[tokio::test]
+async fn a_composite_foreign_key_with_an_index_on_its_leading_column_is_partly_indexed() {
+    let db = TestDb::create("partly_indexed").await;
+    db.admin()
+        .await
+        .batch_execute(
+            "CREATE TABLE services (id uuid, ws_id uuid, PRIMARY KEY (id, ws_id));
+             CREATE TABLE routes (id uuid PRIMARY KEY, service_id uuid, ws_id uuid,
+                                  FOREIGN KEY (service_id, ws_id) REFERENCES services (id, ws_id));
+             CREATE INDEX routes_service_id_idx ON routes (service_id);
+             CREATE TABLE plugins (id uuid PRIMARY KEY, service_id uuid, ws_id uuid,
+                                   FOREIGN KEY (service_id, ws_id) REFERENCES services (id, ws_id));",
+        )
+        .await
+        .unwrap();
+    let (s, _) = session(&db.admin_url()).await;
+    let found = exec::uuid_columns(&s, &[], 0.5).await.unwrap();
+    let column = |name: &str| {
+        found
+            .iter()
+            .find(|c| format!("{}.{}", c.table, c.column) == name)
+            .unwrap_or_else(|| panic!("{name} not listed"))
+    };
+    for name in ["routes.service_id", "routes.ws_id"] {
+        assert!(column(name).unindexed_foreign_keys.is_empty(), "{name}");
+        assert_eq!(
+            column(name).partly_indexed_foreign_keys,
+            vec!["routes_service_id_ws_id_fkey (routes_service_id_idx)".to_string()],
+            "{name}"
+        );
+    }
+    assert_eq!(
+        column("plugins.service_id").unindexed_foreign_keys,
+        vec!["plugins_service_id_ws_id_fkey".to_string()]
+    );
+    assert!(column("plugins.service_id")
+        .partly_indexed_foreign_keys
+        .is_empty());
+    db.drop_now().await;
+}

@@ -47,7 +47,7 @@ pub use index::Index;
 pub use objects::{Grant, Object, UserTrigger, View};
 pub use statement::{Binding, Statement, Value};
 pub use table::Table;
-pub use transaction::Transaction;
+pub use transaction::{Transaction, DEPENDENTS_LEFT};
 
 /// What an action's statements lock on the relation they change, weakest
 /// first: what a schedule needs to know to let the application's writers

@@ -73,7 +73,12 @@ pub(super) async fn run<O: Operation>(
             let _ = writeln!(
                 out,
                 "\n-- backup: {} ({} entries, read back with pg_restore --list)",
-                one_line(&b.file.display().to_string()),
+                one_line(
+                    &std::path::absolute(&b.file)
+                        .unwrap_or_else(|_| b.file.clone())
+                        .display()
+                        .to_string()
+                ),
                 b.entries
             );
             let _ = out.flush();

@@ -209,6 +209,7 @@ impl MigrateKeyArgs {
                 also: self.also.clone(),
                 leave: self.leave.clone(),
                 no_default: self.no_default,
+                plan_only: !self.change.apply,
             },
             batch_size: self.batch_size,
         }

@@ -5,7 +5,11 @@
 //! classes, `INCLUDE`, predicates, expressions), their comments, and the
 //! columns' own comments and privileges. Each is made again from its
 //! definition over the new column, or the change refuses before anything
-//! runs, naming it and why ([`Dependents::refusal`]).
+//! runs, naming it and why. Every other object tied to a changed column
+//! through `pg_depend` (a trigger's column list, a policy, statistics, a
+//! rule, a generated column, a publication's column list) is refused by
+//! name ([`Dependents::refuse_others`]); the migration's own triggers for
+//! writers (`uuidforge_migrate`) are its business.
 
 use crate::ops::{Answers, Probe, Read};
 use serde::{Deserialize, Serialize};
@@ -83,7 +87,34 @@ SELECT json_build_object(
      n.conname AS not_null_name
    FROM given w JOIN pg_attribute a ON a.attrelid = w.rel AND a.attnum = w.num
    LEFT JOIN pg_constraint n ON n.conrelid = a.attrelid AND n.contype = 'n' AND n.conkey = ARRAY[a.attnum]
-   WHERE col_description(a.attrelid, a.attnum) IS NOT NULL OR a.attacl IS NOT NULL OR n.conname IS NOT NULL) x)
+   WHERE col_description(a.attrelid, a.attnum) IS NOT NULL OR a.attacl IS NOT NULL OR n.conname IS NOT NULL) x),
+ 'others', (SELECT coalesce(json_agg(x ORDER BY x.description), '[]') FROM (
+   SELECT DISTINCT CASE WHEN d.classid = 'pg_attrdef'::regclass THEN (SELECT format('generated column %I of table %s', ga.attname, ad.adrelid::regclass)
+         FROM pg_attrdef ad JOIN pg_attribute ga ON ga.attrelid = ad.adrelid AND ga.attnum = ad.adnum WHERE ad.oid = d.objid)
+       ELSE pg_describe_object(d.classid, d.objid, 0) END AS description,
+     CASE d.classid WHEN 'pg_trigger'::regclass THEN 'trigger' WHEN 'pg_policy'::regclass THEN 'policy'
+       WHEN 'pg_statistic_ext'::regclass THEN 'statistics' WHEN 'pg_rewrite'::regclass THEN 'rule'
+       WHEN 'pg_attrdef'::regclass THEN 'generated column' WHEN 'pg_publication_rel'::regclass THEN 'publication'
+       WHEN 'pg_proc'::regclass THEN 'function'
+       ELSE 'object' END AS kind,
+     CASE d.classid WHEN 'pg_trigger'::regclass THEN pg_get_triggerdef(d.objid)
+       WHEN 'pg_policy'::regclass THEN (SELECT concat_ws(' ', format('POLICY %I ON %s', p.polname, p.polrelid::regclass),
+           'USING (' || pg_get_expr(p.polqual, p.polrelid) || ')', 'WITH CHECK (' || pg_get_expr(p.polwithcheck, p.polrelid) || ')')
+         FROM pg_policy p WHERE p.oid = d.objid)
+       WHEN 'pg_statistic_ext'::regclass THEN pg_get_statisticsobjdef(d.objid)
+       WHEN 'pg_rewrite'::regclass THEN pg_get_ruledef(d.objid)
+       WHEN 'pg_attrdef'::regclass THEN (SELECT format('%I %s GENERATED ALWAYS AS (%s) %s', ga.attname, format_type(ga.atttypid, ga.atttypmod), pg_get_expr(ad.adbin, ad.adrelid),
+           CASE ga.attgenerated WHEN 's' THEN 'STORED' ELSE 'VIRTUAL' END)
+         FROM pg_attrdef ad JOIN pg_attribute ga ON ga.attrelid = ad.adrelid AND ga.attnum = ad.adnum WHERE ad.oid = d.objid)
+     END AS definition
+   FROM watched w JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.rel AND d.refobjsubid = w.num
+   WHERE d.classid NOT IN ('pg_constraint'::regclass, 'pg_class'::regclass)
+     AND NOT (d.classid = 'pg_rewrite'::regclass AND EXISTS (SELECT FROM pg_rewrite r JOIN pg_class v ON v.oid = r.ev_class
+       WHERE r.oid = d.objid AND r.rulename = '_RETURN' AND v.relkind IN ('v', 'm')))
+     AND NOT (d.classid = 'pg_attrdef'::regclass AND EXISTS (SELECT FROM pg_attrdef ad
+       WHERE ad.oid = d.objid AND ad.adrelid = w.rel AND ad.adnum = w.num))
+     AND NOT (d.classid = 'pg_trigger'::regclass AND EXISTS (SELECT FROM pg_trigger tg
+       WHERE tg.oid = d.objid AND tg.tgname = 'uuidforge_migrate'))) x)
 )::text"#;
 
 /// The read of the dependents of `columns` ((table oid, column number)).
@@ -241,6 +272,39 @@ pub struct ColumnExtras {
     pub not_null_name: Option<String>,
 }
 
+/// Any other object PostgreSQL ties to a changed column (`pg_depend` at
+/// column level): a trigger's column list or `WHEN`, a row-level security
+/// policy, extended statistics, a rule, a generated column, a
+/// publication's column list or row filter, a function with a
+/// SQL-standard body. None moves with the column yet: each is refused
+/// before anything runs, named with what it says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OtherDependent {
+    /// `trigger`, `policy`, `statistics`, `rule`, `generated column`,
+    /// `publication`, `function` or `object`.
+    pub kind: String,
+    /// `pg_describe_object`: "trigger t on table d", …
+    pub description: String,
+    /// Its definition as the server writes it, where there is one.
+    pub definition: Option<String>,
+}
+
+impl OtherDependent {
+    /// What to do before the migration (and after it) instead.
+    pub fn way_out(&self) -> &'static str {
+        match self.kind.as_str() {
+            "trigger" => "drop the trigger before the migration and create it again after: its column list and WHEN then name the new column",
+            "policy" => "drop the policy before the migration and create it again after over the new column, comparing it with a value of the new type",
+            "statistics" => "drop the statistics before the migration and CREATE STATISTICS again after",
+            "rule" => "drop the rule before the migration and create it again after",
+            "generated column" => "drop the generated column before the migration and add it again after (its values change with the key)",
+            "function" => "its SQL-standard body (BEGIN ATOMIC) follows the column by number: drop the function before the migration and create it again after over the new column (a parameter or result of the old key's type becomes uuid)",
+            "publication" => "take the table's column list or row filter out of the publication (ALTER PUBLICATION … SET TABLE) before the migration and put it back after; each subscriber's table changes type too",
+            _ => "drop it before the migration and make it again after",
+        }
+    }
+}
+
 /// Everything over the changed columns, as [`DEPENDENTS_SQL`] reads it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Dependents {
@@ -250,6 +314,40 @@ pub struct Dependents {
     pub constraints: Vec<ConstraintDependent>,
     /// Columns with a comment or privileges.
     pub columns: Vec<ColumnExtras>,
+    /// Every other object tied to a changed column.
+    #[serde(default)]
+    pub others: Vec<OtherDependent>,
+}
+
+impl Dependents {
+    /// The objects tied to a changed column that cannot move with it,
+    /// named with what each says and the way out: refused before anything
+    /// runs (none is left on an old column unseen).
+    pub fn refuse_others(&self) -> Result<(), DbError> {
+        if self.others.is_empty() {
+            return Ok(());
+        }
+        let named: Vec<String> = self
+            .others
+            .iter()
+            .map(|o| match &o.definition {
+                Some(d) => format!("{} ({d}): {}", o.description, o.way_out()),
+                None => format!("{}: {}", o.description, o.way_out()),
+            })
+            .collect();
+        Err(DbError::refused(
+            "table",
+            format!(
+                "{} on a column the migration changes would stay on the old column: {}",
+                if named.len() == 1 {
+                    "an object".to_string()
+                } else {
+                    format!("{} objects", named.len())
+                },
+                named.join("; ")
+            ),
+        ))
+    }
 }
 
 /// The key columns of `keys` among `changed` whose operator class would

@@ -35,6 +35,11 @@ pub struct MigrateOptions {
     /// Give the new key no default (the application makes the keys), even
     /// where no generator is installed.
     pub no_default: bool,
+    /// Only a plan is asked for (no `--apply`): a database without a
+    /// generator for the new key's default is a warning in the plan, not a
+    /// refusal (`--apply` still refuses it).
+    #[serde(default)]
+    pub plan_only: bool,
 }
 
 /// Key types a migration reads.
@@ -81,6 +86,9 @@ pub struct Target<'a> {
     pub left: Vec<(u32, i16)>,
     /// What the new key's default calls (none with `--no-default`).
     pub generator: Option<Generator>,
+    /// Why there is no generator when the plan alone is asked for and the
+    /// database has none: what `--apply` would refuse, and the way out.
+    pub missing_generator: Option<String>,
 }
 
 impl<'a> Target<'a> {
@@ -125,6 +133,19 @@ impl<'a> Target<'a> {
             .iter()
             .map(|spec| column_option(snapshot, "leave", spec).map(|(r, c)| (r.oid, c.num)))
             .collect::<Result<Vec<_>, _>>()?;
+        let (generator, missing_generator) =
+            match uuidforge_db::generators::for_new_key(snapshot, options.no_default) {
+                Ok(g) => (g, None),
+                Err(e) if options.plan_only && e.context == "default" => (
+                    None,
+                    Some(format!(
+                        "{}; --apply refuses it: {}",
+                        e.message,
+                        e.hint.unwrap_or_default()
+                    )),
+                ),
+                Err(e) => return Err(e),
+            };
         let target = Target {
             snapshot,
             key,
@@ -132,7 +153,8 @@ impl<'a> Target<'a> {
             order_column,
             references,
             left,
-            generator: uuidforge_db::generators::for_new_key(snapshot, options.no_default)?,
+            generator,
+            missing_generator,
         };
         target.refuse_foreign_constraints()?;
         for r in by_column(&target.references) {
@@ -551,6 +573,7 @@ impl<'a> Migration<'a> {
             .constraints
             .retain(|c| !(c.table == target.key.table.oid && c.name == target.key.pk.name));
         refuse_uncarried(&target, &found, answers)?;
+        found.refuse_others()?;
         let named = values::named_for_key(
             target.snapshot,
             &target.key,

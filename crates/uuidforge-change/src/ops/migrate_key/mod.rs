@@ -112,11 +112,77 @@ impl Operation for MigrateKey {
             old_name: m.old_name.clone(),
             batch_size: self.batch_size,
             references: references(&m),
-            default: uuidforge_db::generators::default_note(m.generator.as_ref()),
+            default: default_note(&m),
             generator: m.generator.clone(),
             functions: m.functions.clone(),
             change,
         })
+    }
+}
+
+/// The time each new key carries, as the plan says it: the row's own
+/// (`--order-by`), or made up from 2000-01-01 in the old key order, with
+/// the table's creation-time column proposed when it has one.
+fn key_times(m: &Migration) -> String {
+    if let Some(c) = &m.order_column {
+        return format!("each row's {c}, to the millisecond (bounds by time then select rows by when they were made)");
+    }
+    let start = chrono::DateTime::from_timestamp_millis(crate::action::SYNTHESIZED_EPOCH_MS as i64)
+        .map_or_else(String::new, |t| t.format("%Y-%m-%d").to_string());
+    let made_up = format!(
+        "made up: from {start} on, one millisecond per row in the old key order, not when the rows were made (bounds by time mean nothing for them)"
+    );
+    match creation_time_column(m.key.table) {
+        Some(c) => format!(
+            "{made_up} — WARNING: {}.{} ({}) looks like each row's creation time: --order-by {} gives the keys those times",
+            m.key.table.display_name(),
+            c.name,
+            c.type_name,
+            uuidforge_ident::as_typed(&c.name)
+        ),
+        None => made_up,
+    }
+}
+
+/// A column of `table` that looks like its rows' creation time: a
+/// timestamp or date whose name says made, created, inserted or ordered
+/// (`created_at`, `creation_date`, `inserted_at`, `order_date`), the
+/// likeliest first.
+fn creation_time_column(
+    table: &uuidforge_db::catalog::Relation,
+) -> Option<&uuidforge_db::catalog::Column> {
+    let timed = |c: &&uuidforge_db::catalog::Column| {
+        c.type_name.starts_with("timestamp") || c.type_name == "date"
+    };
+    let rank = |name: &str| {
+        let n = name.to_ascii_lowercase();
+        if n.contains("creat") {
+            Some(0)
+        } else if n.contains("insert") || n.contains("made") {
+            Some(1)
+        } else if n.contains("order")
+            && (n.contains("date") || n.contains("time") || n.ends_with("_at"))
+        {
+            Some(2)
+        } else {
+            None
+        }
+    };
+    table
+        .columns
+        .iter()
+        .filter(timed)
+        .filter_map(|c| Some((rank(&c.name)?, c.num, c)))
+        .min_by_key(|(r, num, _)| (*r, *num))
+        .map(|(_, _, c)| c)
+}
+
+/// What the plan says of the new key's default: the generator, none by
+/// choice, or a warning that the database has none.
+fn default_note(m: &Migration) -> String {
+    match &m.missing_generator {
+        Some(why) => format!("none — WARNING: {why}"),
+        None => uuidforge_db::generators::default_note(m.generator.as_ref()),
     }
 }
 
@@ -152,6 +218,7 @@ fn summary(m: &Migration, how: &str) -> Vec<String> {
         },
         m.old_name
     )];
+    lines.push(format!("  key times: {}", key_times(m)));
     for r in references(m) {
         let becomes = if r.becomes == "uuid" {
             String::new()
@@ -181,10 +248,7 @@ fn summary(m: &Migration, how: &str) -> Vec<String> {
                 .join(", ")
         ));
     }
-    lines.push(format!(
-        "  new default: {}",
-        uuidforge_db::generators::default_note(m.generator.as_ref())
-    ));
+    lines.push(format!("  new default: {}", default_note(m)));
     lines.extend(m.functions.iter().map(|f| {
         format!(
             "  review {} {}: {}",

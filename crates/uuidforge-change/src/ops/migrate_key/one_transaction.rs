@@ -10,7 +10,8 @@
 //! 3. each move made at once: the key and the references exchanged with
 //!    their new columns, the keys, constraints, indexes and foreign keys
 //!    made again from their definitions, the columns' comments and
-//!    privileges, the views;
+//!    privileges, the views; then nothing but the old values' unique index
+//!    may be left on an old column (`pg_depend`), or it all rolls back;
 //! 4. checks before commit: every count zero, row counts and every other
 //!    column unchanged, every index, constraint and column as before.
 
@@ -53,6 +54,7 @@ pub fn change(m: &Migration) -> Result<ChangePlan, DbError> {
     rest.extend(a.moves.iter().flat_map(|m| m.at_once.iter().cloned()));
     rest.extend(a.extras.iter().cloned());
     rest.extend(a.views.iter().cloned());
+    rest.push(a.guard.clone());
     steps.extend(Step::actions(&rest));
     let written: Vec<String> = m.written().iter().map(|r| r.sql_name()).collect();
     Ok(ChangePlan {

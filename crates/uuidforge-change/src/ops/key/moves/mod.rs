@@ -12,7 +12,7 @@
 //! VALID` in it and validated after.
 
 use super::dependents::Leaf;
-use super::{by_column, cut, new_column, piece};
+use super::{by_column, cut, new_column, old_reference, piece};
 use super::{Migration, NewKeys};
 use crate::action::{Action, Constraint, Index, Table, Timing, Transaction, UserTrigger};
 use uuidforge_db::catalog::{RelKind, Relation};
@@ -137,6 +137,10 @@ pub struct KeyActions {
     pub extras: Vec<Action>,
     /// The views made again.
     pub views: Vec<Action>,
+    /// Last, before the change commits (in batches, at the end of the
+    /// swap): nothing but the old values' unique index is left on an old
+    /// column, or the transaction fails naming what is.
+    pub guard: Action,
 }
 
 mod columns;
@@ -206,8 +210,27 @@ impl<'a> Migration<'a> {
             moves,
             extras: self.extras(),
             views: Action::create_views(&self.views, &self.snapshot.user),
+            guard: self.old_columns_guard(),
             map: map_name,
         })
+    }
+
+    /// The check that only the old values' unique index (with its pieces
+    /// on partitions, however named) depends on the old key column and
+    /// nothing on an old reference column.
+    fn old_columns_guard(&self) -> Action {
+        let mut columns = vec![(self.key.table.sql_name(), self.old_name.clone())];
+        for r in by_column(&self.references) {
+            columns.push((r.table.sql_name(), old_reference(&r.column.name)));
+        }
+        let index = self.old_index_name();
+        let mut except = vec![qualified(&self.key.table.schema, &index)];
+        except.extend(
+            self.leaves_of(self.key.table)
+                .iter()
+                .map(|p| qualified(&p.schema, &piece(&index, p.oid))),
+        );
+        Action::Transaction(Transaction::NothingDependsOn { columns, except })
     }
 
     /// The tables written, each with its new columns' names and types:

@@ -1,0 +1,261 @@
+//! The dependency rule of `uuidforge db migrate-key` on the real server:
+//! every object PostgreSQL ties to a changed column (`pg_depend` at column
+//! level) moves with it or is refused by name before anything runs, and
+//! inside the change nothing but the old values' unique index is left on
+//! an old column, or it all rolls back.
+
+mod common;
+
+use common::{admin_sql, admin_url, fresh_database, url, uuidforge};
+
+/// `accounts(id bigserial)` referenced by `documents.account_id`: the
+/// shape of an application's tenant key.
+const SCHEMA: &str = "
+CREATE TABLE accounts (id bigserial PRIMARY KEY, name text NOT NULL);
+CREATE TABLE documents (id bigserial PRIMARY KEY,
+                        account_id bigint NOT NULL REFERENCES accounts (id),
+                        title text NOT NULL);
+INSERT INTO accounts (name) SELECT 'a' || g FROM generate_series(1, 20) g;
+INSERT INTO documents (account_id, title) SELECT 1 + g % 20, 't' || g FROM generate_series(1, 200) g;
+CREATE FUNCTION touch() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;
+";
+
+fn migrate(db: &str, dir: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    uuidforge()
+        .env_remove("UUIDFORGE_DB")
+        .current_dir(dir)
+        .args([
+            "db",
+            "--db",
+            &url(db),
+            "migrate-key",
+            "accounts",
+            "--no-default",
+        ])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn key_type(db: &str) -> String {
+    admin_sql(
+        db,
+        "SELECT format_type(atttypid, NULL) FROM pg_attribute WHERE attrelid = 'documents'::regclass AND attname = 'account_id'",
+    )
+}
+
+/// Each object the issue found left on `*_old`, alone: the plan and
+/// `--apply` refuse it by name with what it says and the way out, and
+/// nothing changes.
+#[test]
+fn every_object_tied_to_a_changed_column_is_refused_by_name_before_anything_runs() {
+    let db = fresh_database("dependents_refused", SCHEMA);
+    let dir = common::scratch("migrate", "dependents_refused");
+    let cases: [(&str, &str, &[&str]); 6] = [
+        (
+            "ALTER TABLE documents ENABLE ROW LEVEL SECURITY;
+             CREATE POLICY tenant ON documents USING (account_id = current_setting('app.account_id')::bigint)",
+            "DROP POLICY tenant ON documents",
+            &["policy tenant on table documents", "current_setting", "drop the policy"],
+        ),
+        (
+            "CREATE TRIGGER moved BEFORE UPDATE OF account_id ON documents FOR EACH ROW EXECUTE FUNCTION touch()",
+            "DROP TRIGGER moved ON documents",
+            &["trigger moved on table documents", "UPDATE OF account_id", "its column list"],
+        ),
+        (
+            "ALTER TABLE documents ADD COLUMN label text GENERATED ALWAYS AS ('acct-' || account_id::text) STORED",
+            "ALTER TABLE documents DROP COLUMN label",
+            &["label text GENERATED ALWAYS AS", "'acct-'", "drop the generated column"],
+        ),
+        (
+            "CREATE STATISTICS per_account ON account_id, title FROM documents",
+            "DROP STATISTICS per_account",
+            &["statistics object per_account", "CREATE STATISTICS", "account_id, title"],
+        ),
+        (
+            "CREATE RULE keep_account AS ON UPDATE TO documents WHERE new.account_id <> old.account_id DO INSTEAD NOTHING",
+            "DROP RULE keep_account ON documents",
+            &["rule keep_account on table documents", "DO INSTEAD NOTHING", "drop the rule"],
+        ),
+        (
+            "CREATE PUBLICATION some_columns FOR TABLE documents (id, account_id, title)",
+            "DROP PUBLICATION some_columns",
+            &["publication of table documents in publication some_columns", "ALTER PUBLICATION"],
+        ),
+    ];
+    for (make, drop, named) in cases {
+        admin_sql(&db, &format!("SET ROLE uuidforge; {make}"));
+        for extra in [
+            &[][..],
+            &["--apply"][..],
+            &["--apply", "--batch-size", "50"][..],
+        ] {
+            let out = migrate(&db, &dir, extra);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{make} {extra:?}: {err}");
+            assert!(
+                err.contains("would stay on the old column"),
+                "{make}: {err}"
+            );
+            for n in named {
+                assert!(err.contains(n), "{make}: '{n}' not in {err}");
+            }
+            assert_eq!(
+                key_type(&db),
+                "bigint",
+                "{make} {extra:?} changed the column"
+            );
+        }
+        admin_sql(&db, &format!("SET ROLE uuidforge; {drop}"));
+    }
+    // With none of them the same migration runs, and afterwards only the
+    // old values' unique index depends on an old column.
+    let out = migrate(&db, &dir, &["--apply"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(key_type(&db), "uuid");
+    // The report names every file it wrote, where it is.
+    let report = String::from_utf8_lossy(&out.stdout);
+    let dir_name = std::fs::canonicalize(&dir).unwrap();
+    for file in std::fs::read_dir(&dir).unwrap() {
+        let path = dir_name.join(file.unwrap().file_name());
+        assert!(
+            report.contains(&path.display().to_string()),
+            "{path:?} not named in {report}"
+        );
+    }
+    assert!(
+        report.contains(&format!("key file: {}", dir_name.display())),
+        "{report}"
+    );
+    assert_eq!(
+        admin_sql(
+            &db,
+            "SELECT string_agg(pg_describe_object(d.classid, d.objid, d.objsubid), ', ')
+               FROM pg_depend d JOIN pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
+              WHERE d.refclassid = 'pg_class'::regclass AND a.attname IN ('id_old', 'account_id_old')"
+        ),
+        "index accounts_id_old_key"
+    );
+}
+
+/// Runs `sql` as the superuser; the server's error message if it fails.
+fn try_sql(db: &str, sql: &str) -> Result<(), String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let (client, conn) = tokio_postgres::connect(&admin_url(db), tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        client.batch_execute(sql).await.map_err(|e| {
+            let d = e.as_db_error().unwrap();
+            format!("{} {}", d.code().code(), d.message())
+        })
+    })
+}
+
+/// The check the change runs last, on its own against the server: it
+/// passes with only the excepted index (and its partitions' pieces) on the
+/// old columns, and fails naming anything else, with SQLSTATE 2BP01.
+#[test]
+fn the_check_inside_the_change_fails_on_anything_but_the_old_values_index() {
+    let db = fresh_database(
+        "dependents_guard",
+        "CREATE TABLE t (id uuid PRIMARY KEY, id_old bigint, note text);
+         CREATE TABLE p (id uuid, id_old bigint, at date) PARTITION BY RANGE (at);
+         CREATE TABLE p1 PARTITION OF p FOR VALUES FROM ('2024-01-01') TO ('2025-01-01');
+         CREATE UNIQUE INDEX t_id_old_key ON t (id_old);
+         CREATE UNIQUE INDEX p_id_old_key ON p (id_old, at);",
+    );
+    use uuidforge_change::action::{Transaction, DEPENDENTS_LEFT};
+    let guard = |columns: &[(&str, &str)], except: &[&str]| {
+        Transaction::NothingDependsOn {
+            columns: columns
+                .iter()
+                .map(|(t, c)| (t.to_string(), c.to_string()))
+                .collect(),
+            except: except.iter().map(|s| s.to_string()).collect(),
+        }
+        .statements()
+        .concat()
+    };
+    let t = [("\"public\".\"t\"", "id_old")];
+    let p = [("\"public\".\"p\"", "id_old")];
+    try_sql(&db, &guard(&t, &["\"public\".\"t_id_old_key\""])).unwrap();
+    try_sql(&db, &guard(&p, &["\"public\".\"p_id_old_key\""])).unwrap();
+    let e = try_sql(&db, &guard(&t, &[])).unwrap_err();
+    assert!(
+        e.starts_with(DEPENDENTS_LEFT) && e.contains("index t_id_old_key (on t.id_old)"),
+        "{e}"
+    );
+    let e = try_sql(&db, &guard(&p, &["\"public\".\"t_id_old_key\""])).unwrap_err();
+    assert!(
+        e.contains("index p_id_old_key") && e.contains("index p1_id_old_at_idx"),
+        "{e}"
+    );
+    admin_sql(
+        &db,
+        "ALTER TABLE t ENABLE ROW LEVEL SECURITY;
+         CREATE POLICY own ON t USING (id_old = 1);
+         CREATE STATISTICS s ON id_old, note FROM t;",
+    );
+    let e = try_sql(&db, &guard(&t, &["\"public\".\"t_id_old_key\""])).unwrap_err();
+    assert!(
+        e.contains("policy own on table t (on t.id_old)")
+            && e.contains("statistics object s (on t.id_old)")
+            && !e.contains("t_id_old_key"),
+        "{e}"
+    );
+}
+
+/// The plan names the time each key will carry: made up from 2000-01-01
+/// without `--order-by`, with the table's creation-time column proposed
+/// when it has one (`order_date`, as in Northwind), or the row's own.
+#[test]
+fn the_plan_names_the_time_a_key_carries_and_proposes_a_creation_time_column() {
+    let db = fresh_database(
+        "key_times",
+        "CREATE TABLE orders (order_id serial PRIMARY KEY, shipped date, order_date date NOT NULL);
+         INSERT INTO orders (order_date) SELECT date '1996-07-04' + g FROM generate_series(1, 30) g;
+         CREATE TABLE notes (id serial PRIMARY KEY, body text);
+         INSERT INTO notes (body) VALUES ('a'), ('b');",
+    );
+    let dir = common::scratch("migrate", "key_times");
+    let plan = |args: &[&str]| {
+        let out = uuidforge()
+            .env_remove("UUIDFORGE_DB")
+            .current_dir(&dir)
+            .args(["db", "--db", &url(&db), "migrate-key", "--no-default"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let text = plan(&["orders"]);
+    assert!(
+        text.contains("key times: made up: from 2000-01-01 on")
+            && text.contains("WARNING: public.orders.order_date (date) looks like each row's creation time: --order-by order_date"),
+        "{text}"
+    );
+    assert!(!text.contains("shipped) looks like"), "{text}");
+    let text = plan(&["orders", "--order-by", "order_date"]);
+    assert!(text.contains("key times: each row's order_date"), "{text}");
+    assert!(!text.contains("WARNING"), "{text}");
+    let text = plan(&["notes"]);
+    assert!(
+        text.contains("key times: made up") && !text.contains("WARNING"),
+        "{text}"
+    );
+}
