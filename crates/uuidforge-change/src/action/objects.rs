@@ -265,6 +265,18 @@ pub enum Object {
         /// The function (qualified).
         function: String,
     },
+    /// `DROP STATISTICS`.
+    DropStatistics {
+        /// The statistics object (quoted, qualified).
+        name: String,
+    },
+    /// An object made again from the definition PostgreSQL wrote of it
+    /// (`pg_get_statisticsobjdef`, `pg_get_triggerdef`): its names then
+    /// resolve to the columns that have them now.
+    CreateFromDefinition {
+        /// The `CREATE …` statement, as written.
+        definition: String,
+    },
     /// `DROP TRIGGER`.
     DropTrigger {
         /// The trigger.
@@ -333,6 +345,8 @@ impl Object {
                 "CREATE TRIGGER {name} BEFORE INSERT OR UPDATE ON {table} FOR EACH ROW WHEN ({when}) EXECUTE FUNCTION {function}()"
             )],
             Object::DropTrigger { name, table } => vec![format!("DROP TRIGGER {name} ON {table}")],
+            Object::DropStatistics { name } => vec![format!("DROP STATISTICS {name}")],
+            Object::CreateFromDefinition { definition } => vec![definition.clone()],
             Object::DropFunction { function } => vec![format!("DROP FUNCTION {function}()")],
             Object::CreateSqlFunction {
                 signature,

@@ -86,6 +86,14 @@ pub enum Table {
         /// The default (SQL).
         expression: String,
     },
+    /// `REPLICA IDENTITY …`: what logical replication identifies a
+    /// published table's updated rows by.
+    ReplicaIdentity {
+        /// The table.
+        table: String,
+        /// `FULL`, `DEFAULT`, `NOTHING` or `USING INDEX name` (quoted).
+        identity: String,
+    },
     /// `UPDATE table AS x SET … [FROM …] WHERE …`: rows filled.
     Update {
         /// The table.
@@ -180,6 +188,9 @@ impl Table {
                     quote_ident(column)
                 ),
             )],
+            Table::ReplicaIdentity { table, identity } => {
+                vec![alter_table(table, &format!("REPLICA IDENTITY {identity}"))]
+            }
             Table::Update {
                 table,
                 set,

@@ -11,6 +11,7 @@
 //! name ([`Dependents::refuse_others`]); the migration's own triggers for
 //! writers (`uuidforge_migrate`) are its business.
 
+use crate::action::{Action, Object};
 use crate::ops::{Answers, Probe, Read};
 use serde::{Deserialize, Serialize};
 use uuidforge_db::catalog::{Relation, Snapshot};
@@ -106,7 +107,16 @@ SELECT json_build_object(
        WHEN 'pg_attrdef'::regclass THEN (SELECT format('%I %s GENERATED ALWAYS AS (%s) %s', ga.attname, format_type(ga.atttypid, ga.atttypmod), pg_get_expr(ad.adbin, ad.adrelid),
            CASE ga.attgenerated WHEN 's' THEN 'STORED' ELSE 'VIRTUAL' END)
          FROM pg_attrdef ad JOIN pg_attribute ga ON ga.attrelid = ad.adrelid AND ga.attnum = ad.adnum WHERE ad.oid = d.objid)
-     END AS definition
+     END AS definition,
+     CASE d.classid WHEN 'pg_statistic_ext'::regclass THEN (SELECT '"' || replace(sn.nspname, '"', '""') || '"."' || replace(s.stxname, '"', '""') || '"'
+         FROM pg_statistic_ext s JOIN pg_namespace sn ON sn.oid = s.stxnamespace WHERE s.oid = d.objid)
+       WHEN 'pg_trigger'::regclass THEN (SELECT '"' || replace(tg.tgname, '"', '""') || '" ON "' || replace(tn.nspname, '"', '""') || '"."' || replace(tc.relname, '"', '""') || '"'
+         FROM pg_trigger tg JOIN pg_class tc ON tc.oid = tg.tgrelid JOIN pg_namespace tn ON tn.oid = tc.relnamespace WHERE tg.oid = d.objid)
+     END AS drop_target,
+     CASE d.classid WHEN 'pg_statistic_ext'::regclass THEN (SELECT s.stxexprs IS NULL FROM pg_statistic_ext s WHERE s.oid = d.objid)
+       WHEN 'pg_trigger'::regclass THEN (SELECT tg.tgqual IS NULL AND tg.tgconstraint = 0 FROM pg_trigger tg WHERE tg.oid = d.objid)
+       ELSE false END AS carried,
+     (SELECT tg.tgenabled::text FROM pg_trigger tg WHERE d.classid = 'pg_trigger'::regclass AND tg.oid = d.objid) AS enabled
    FROM watched w JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.rel AND d.refobjsubid = w.num
    WHERE d.classid NOT IN ('pg_constraint'::regclass, 'pg_class'::regclass)
      AND NOT (d.classid = 'pg_rewrite'::regclass AND EXISTS (SELECT FROM pg_rewrite r JOIN pg_class v ON v.oid = r.ev_class
@@ -114,7 +124,7 @@ SELECT json_build_object(
      AND NOT (d.classid = 'pg_attrdef'::regclass AND EXISTS (SELECT FROM pg_attrdef ad
        WHERE ad.oid = d.objid AND ad.adrelid = w.rel AND ad.adnum = w.num))
      AND NOT (d.classid = 'pg_trigger'::regclass AND EXISTS (SELECT FROM pg_trigger tg
-       WHERE tg.oid = d.objid AND tg.tgname = 'uuidforge_migrate'))) x)
+       WHERE tg.oid = d.objid AND (tg.tgname = 'uuidforge_migrate' OR tg.tgparentid <> 0)))) x)
 )::text"#;
 
 /// The read of the dependents of `columns` ((table oid, column number)).
@@ -287,9 +297,65 @@ pub struct OtherDependent {
     pub description: String,
     /// Its definition as the server writes it, where there is one.
     pub definition: Option<String>,
+    /// What `DROP STATISTICS` or `DROP TRIGGER` names, every name
+    /// quoted: a statistics object (qualified), or `trigger ON table`.
+    #[serde(default)]
+    pub drop_target: Option<String>,
+    /// Made again from its definition over the new column: statistics on
+    /// columns (not expressions, which might not hold over uuid), a
+    /// trigger whose column list names the column and which has no `WHEN`
+    /// (whose comparisons might not) and belongs to no constraint.
+    #[serde(default)]
+    pub carried: bool,
+    /// A trigger's `tgenabled` (`O`, `D`, `R`, `A`), given back after.
+    #[serde(default)]
+    pub enabled: Option<String>,
 }
 
 impl OtherDependent {
+    /// Its drop before the change and its making again after, from its
+    /// definition (a trigger in the state it fired in): carried objects
+    /// only.
+    pub fn remade(&self) -> Option<(Vec<Action>, Vec<Action>)> {
+        if !self.carried {
+            return None;
+        }
+        let target = self.drop_target.clone()?;
+        let definition = self.definition.clone()?;
+        let make = vec![Action::Object(Object::CreateFromDefinition { definition })];
+        Some(match self.kind.as_str() {
+            "statistics" => (
+                vec![Action::Object(Object::DropStatistics { name: target })],
+                make,
+            ),
+            "trigger" => {
+                let (name, table) = target.split_once(" ON ")?;
+                let mut make = make;
+                let state = match self.enabled.as_deref() {
+                    Some("D") => Some("DISABLE"),
+                    Some("R") => Some("ENABLE REPLICA"),
+                    Some("A") => Some("ENABLE ALWAYS"),
+                    _ => None,
+                };
+                if let Some(state) = state {
+                    make.push(Action::Object(Object::SetTrigger {
+                        table: table.to_string(),
+                        trigger: unquoted(name),
+                        state: state.to_string(),
+                    }));
+                }
+                (
+                    vec![Action::Object(Object::DropTrigger {
+                        name: name.to_string(),
+                        table: table.to_string(),
+                    })],
+                    make,
+                )
+            }
+            _ => return None,
+        })
+    }
+
     /// What to do before the migration (and after it) instead.
     pub fn way_out(&self) -> &'static str {
         match self.kind.as_str() {
@@ -324,11 +390,15 @@ impl Dependents {
     /// named with what each says and the way out: refused before anything
     /// runs (none is left on an old column unseen).
     pub fn refuse_others(&self) -> Result<(), DbError> {
-        if self.others.is_empty() {
+        let refused: Vec<&OtherDependent> = self
+            .others
+            .iter()
+            .filter(|o| o.remade().is_none())
+            .collect();
+        if refused.is_empty() {
             return Ok(());
         }
-        let named: Vec<String> = self
-            .others
+        let named: Vec<String> = refused
             .iter()
             .map(|o| match &o.definition {
                 Some(d) => format!("{} ({d}): {}", o.description, o.way_out()),
@@ -453,4 +523,13 @@ pub fn changed_in(snapshot: &Snapshot, table: u32, changed: &[(u32, i16)]) -> Ve
         .filter_map(|(_, n)| root.column(*n))
         .filter_map(|c| partition.column_named(&c.name).map(|p| p.num))
         .collect()
+}
+
+/// A quoted identifier's name (`"Moved"` → `Moved`), as
+/// [`Object::SetTrigger`] takes it.
+fn unquoted(quoted: &str) -> String {
+    match quoted.strip_prefix('"').and_then(|q| q.strip_suffix('"')) {
+        Some(inner) => inner.replace("\"\"", "\""),
+        None => quoted.to_string(),
+    }
 }

@@ -415,6 +415,8 @@ pub struct Migration<'a> {
     /// Every index, constraint and column of the tables written as read
     /// when planning (JSON text of [`super::checks::objects_sql`]).
     pub objects: String,
+    /// The tables and partitions written that a publication publishes.
+    pub published: Vec<super::publications::Published>,
 }
 
 impl<'a> std::ops::Deref for Migration<'a> {
@@ -477,6 +479,7 @@ pub fn reads(target: &Target, answers: &Answers) -> Result<Vec<Read>, DbError> {
             uuidforge_db::plan::Query::new(super::checks::objects_sql(&names)),
         ),
         values::read(target.snapshot, &target.key, &named),
+        super::publications::read(&oids),
     ];
     if let Some(Generator::Extension { function, .. }) = &target.generator {
         // Whether the extension orders across sessions: it knows (a role
@@ -590,6 +593,7 @@ impl<'a> Migration<'a> {
             functions: answers.get_or_default("functions", "functions")?,
             dependents: found,
             objects: answers.text("objects").unwrap_or("{}").to_string(),
+            published: answers.get_or_default("publications", "publications")?,
             target,
         })
     }

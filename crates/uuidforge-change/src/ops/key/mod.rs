@@ -12,6 +12,7 @@ pub mod dependents;
 mod migration;
 mod moves;
 mod naming;
+pub mod publications;
 pub mod references;
 pub mod substitute;
 pub mod values;

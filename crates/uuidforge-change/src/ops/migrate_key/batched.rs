@@ -183,6 +183,7 @@ pub fn change(m: &Migration, batch_size: i64) -> Result<ChangePlan, DbError> {
     swap.extend(a.moves.iter().flat_map(|mv| mv.swap.iter().cloned()));
     swap.extend(a.extras.iter().cloned());
     swap.extend(a.views.iter().cloned());
+    swap.extend(a.identity_back.iter().cloned());
     swap.push(a.guard.clone());
     let mut swap_step = BatchStep::transaction(
         "swap: constraints onto the new columns, names exchanged",

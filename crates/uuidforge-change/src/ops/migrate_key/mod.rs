@@ -249,6 +249,7 @@ fn summary(m: &Migration, how: &str) -> Vec<String> {
         ));
     }
     lines.push(format!("  new default: {}", default_note(m)));
+    lines.extend(crate::ops::key::publications::plan_lines(&m.published));
     lines.extend(m.functions.iter().map(|f| {
         format!(
             "  review {} {}: {}",

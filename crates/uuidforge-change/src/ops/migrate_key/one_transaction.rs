@@ -44,6 +44,7 @@ pub fn change(m: &Migration) -> Result<ChangePlan, DbError> {
             value: MAINTENANCE_WORK_MEM.into(),
         }),
     ];
+    rest.extend(a.identity_full.iter().cloned());
     rest.extend(a.release.iter().cloned());
     // The application's triggers are not to see the migration's own
     // writes (a `last_update = now()` would stamp every row).
@@ -54,6 +55,7 @@ pub fn change(m: &Migration) -> Result<ChangePlan, DbError> {
     rest.extend(a.moves.iter().flat_map(|m| m.at_once.iter().cloned()));
     rest.extend(a.extras.iter().cloned());
     rest.extend(a.views.iter().cloned());
+    rest.extend(a.identity_back.iter().cloned());
     rest.push(a.guard.clone());
     steps.extend(Step::actions(&rest));
     let written: Vec<String> = m.written().iter().map(|r| r.sql_name()).collect();

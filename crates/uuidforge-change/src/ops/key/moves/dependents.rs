@@ -268,7 +268,13 @@ impl Migration<'_> {
     /// changed columns, given to the new ones (once they have the old
     /// names).
     pub(super) fn extras(&self) -> Vec<Action> {
-        let mut out = Vec::new();
+        let mut out: Vec<Action> = self
+            .dependents
+            .others
+            .iter()
+            .filter_map(|o| o.remade())
+            .flat_map(|(_, make)| make)
+            .collect();
         for extras in &self.dependents.columns {
             let Some(table) = self.snapshot.relation(extras.table) else {
                 continue;

@@ -141,6 +141,13 @@ pub struct KeyActions {
     /// swap): nothing but the old values' unique index is left on an old
     /// column, or the transaction fails naming what is.
     pub guard: Action,
+    /// Published tables whose replica identity (their key, or an index on
+    /// a changed column) goes during a change in one transaction:
+    /// `REPLICA IDENTITY FULL` first.
+    pub identity_full: Vec<Action>,
+    /// Their own identity back, after everything is made again (in
+    /// batches, in the swap).
+    pub identity_back: Vec<Action>,
 }
 
 mod columns;
@@ -205,14 +212,40 @@ impl<'a> Migration<'a> {
                 ordered: self.order_column.is_some(),
             },
             release: self.release(),
-            triggers: self.triggers.clone(),
+            triggers: self.quieted_triggers(),
             fills: self.fills(&map_name),
             moves,
             extras: self.extras(),
             views: Action::create_views(&self.views, &self.snapshot.user),
             guard: self.old_columns_guard(),
+            identity_full: self.published.iter().filter_map(|p| p.full()).collect(),
+            identity_back: self.published.iter().filter_map(|p| p.back()).collect(),
             map: map_name,
         })
+    }
+
+    /// The application's triggers to keep quiet during the fill: all but
+    /// those dropped before it to be made again over the new column.
+    fn quieted_triggers(&self) -> Vec<UserTrigger> {
+        let remade: Vec<&str> = self
+            .dependents
+            .others
+            .iter()
+            .filter(|o| o.kind == "trigger" && o.carried)
+            .filter_map(|o| o.drop_target.as_deref())
+            .collect();
+        self.triggers
+            .iter()
+            .filter(|t| {
+                let target = format!(
+                    "{} ON {}",
+                    quote_ident(&t.name),
+                    qualified(&t.schema, &t.table_name)
+                );
+                !remade.contains(&target.as_str())
+            })
+            .cloned()
+            .collect()
     }
 
     /// The check that only the old values' unique index (with its pieces
@@ -291,6 +324,15 @@ impl<'a> Migration<'a> {
             table: self.key.table.sql_name(),
             name: self.key.pk.name.clone(),
         }));
+        // Statistics and column-list triggers on a changed column, made
+        // again after (in `extras`).
+        out.extend(
+            self.dependents
+                .others
+                .iter()
+                .filter_map(|o| o.remade())
+                .flat_map(|(drop, _)| drop),
+        );
         out
     }
 
