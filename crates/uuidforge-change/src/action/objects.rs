@@ -265,6 +265,13 @@ pub enum Object {
         /// The function (qualified).
         function: String,
     },
+    /// `DROP POLICY`.
+    DropPolicy {
+        /// The policy (quoted).
+        name: String,
+        /// Its table (quoted, qualified).
+        table: String,
+    },
     /// `DROP STATISTICS`.
     DropStatistics {
         /// The statistics object (quoted, qualified).
@@ -346,6 +353,7 @@ impl Object {
             )],
             Object::DropTrigger { name, table } => vec![format!("DROP TRIGGER {name} ON {table}")],
             Object::DropStatistics { name } => vec![format!("DROP STATISTICS {name}")],
+            Object::DropPolicy { name, table } => vec![format!("DROP POLICY {name} ON {table}")],
             Object::CreateFromDefinition { definition } => vec![definition.clone()],
             Object::DropFunction { function } => vec![format!("DROP FUNCTION {function}()")],
             Object::CreateSqlFunction {

@@ -99,9 +99,12 @@ SELECT json_build_object(
        WHEN 'pg_proc'::regclass THEN 'function'
        ELSE 'object' END AS kind,
      CASE d.classid WHEN 'pg_trigger'::regclass THEN pg_get_triggerdef(d.objid)
-       WHEN 'pg_policy'::regclass THEN (SELECT concat_ws(' ', format('POLICY %I ON %s', p.polname, p.polrelid::regclass),
+       WHEN 'pg_policy'::regclass THEN (SELECT concat_ws(' ', format('CREATE POLICY %I ON %I.%I AS %s FOR %s TO %s', p.polname, pn.nspname, pc.relname,
+             CASE WHEN p.polpermissive THEN 'PERMISSIVE' ELSE 'RESTRICTIVE' END,
+             CASE p.polcmd WHEN 'r' THEN 'SELECT' WHEN 'a' THEN 'INSERT' WHEN 'w' THEN 'UPDATE' WHEN 'd' THEN 'DELETE' ELSE 'ALL' END,
+             (SELECT string_agg(CASE WHEN r = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(r)) END, ', ') FROM unnest(p.polroles) r)),
            'USING (' || pg_get_expr(p.polqual, p.polrelid) || ')', 'WITH CHECK (' || pg_get_expr(p.polwithcheck, p.polrelid) || ')')
-         FROM pg_policy p WHERE p.oid = d.objid)
+         FROM pg_policy p JOIN pg_class pc ON pc.oid = p.polrelid JOIN pg_namespace pn ON pn.oid = pc.relnamespace WHERE p.oid = d.objid)
        WHEN 'pg_statistic_ext'::regclass THEN pg_get_statisticsobjdef(d.objid)
        WHEN 'pg_rewrite'::regclass THEN pg_get_ruledef(d.objid)
        WHEN 'pg_attrdef'::regclass THEN (SELECT format('%I %s GENERATED ALWAYS AS (%s) %s', ga.attname, format_type(ga.atttypid, ga.atttypmod), pg_get_expr(ad.adbin, ad.adrelid),
@@ -112,9 +115,18 @@ SELECT json_build_object(
          FROM pg_statistic_ext s JOIN pg_namespace sn ON sn.oid = s.stxnamespace WHERE s.oid = d.objid)
        WHEN 'pg_trigger'::regclass THEN (SELECT '"' || replace(tg.tgname, '"', '""') || '" ON "' || replace(tn.nspname, '"', '""') || '"."' || replace(tc.relname, '"', '""') || '"'
          FROM pg_trigger tg JOIN pg_class tc ON tc.oid = tg.tgrelid JOIN pg_namespace tn ON tn.oid = tc.relnamespace WHERE tg.oid = d.objid)
+       WHEN 'pg_policy'::regclass THEN (SELECT '"' || replace(p.polname, '"', '""') || '" ON "' || replace(pn.nspname, '"', '""') || '"."' || replace(pc.relname, '"', '""') || '"'
+         FROM pg_policy p JOIN pg_class pc ON pc.oid = p.polrelid JOIN pg_namespace pn ON pn.oid = pc.relnamespace WHERE p.oid = d.objid)
      END AS drop_target,
+     d.objid::int8 AS oid,
+     (SELECT p.polrelid::int8 FROM pg_policy p WHERE d.classid = 'pg_policy'::regclass AND p.oid = d.objid) AS policy_table,
+     (SELECT jsonb_build_array(pg_get_expr(p.polqual, p.polrelid), pg_get_expr(p.polwithcheck, p.polrelid))
+        FROM pg_policy p WHERE d.classid = 'pg_policy'::regclass AND p.oid = d.objid) AS policy_expressions,
+     (SELECT coalesce(p.polqual::text, '') || coalesce(p.polwithcheck::text, '') LIKE '%SUBLINK%'
+        FROM pg_policy p WHERE d.classid = 'pg_policy'::regclass AND p.oid = d.objid) AS policy_reads_tables,
      CASE d.classid WHEN 'pg_statistic_ext'::regclass THEN (SELECT s.stxexprs IS NULL FROM pg_statistic_ext s WHERE s.oid = d.objid)
        WHEN 'pg_trigger'::regclass THEN (SELECT tg.tgqual IS NULL AND tg.tgconstraint = 0 FROM pg_trigger tg WHERE tg.oid = d.objid)
+       WHEN 'pg_policy'::regclass THEN true
        ELSE false END AS carried,
      (SELECT tg.tgenabled::text FROM pg_trigger tg WHERE d.classid = 'pg_trigger'::regclass AND tg.oid = d.objid) AS enabled
    FROM watched w JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.rel AND d.refobjsubid = w.num
@@ -310,6 +322,23 @@ pub struct OtherDependent {
     /// A trigger's `tgenabled` (`O`, `D`, `R`, `A`), given back after.
     #[serde(default)]
     pub enabled: Option<String>,
+    /// Its oid (in its catalog).
+    #[serde(default)]
+    pub oid: u32,
+    /// A policy's table.
+    #[serde(default)]
+    pub policy_table: Option<u32>,
+    /// A policy's `USING` and `WITH CHECK` expressions.
+    #[serde(default)]
+    pub policy_expressions: Option<Vec<Option<String>>>,
+    /// Whether a policy's expressions read tables (a subquery): then they
+    /// are typed only when made again, over every changed column at once
+    /// (a failure rolls the change back), not probed alone before.
+    #[serde(default)]
+    pub policy_reads_tables: Option<bool>,
+    /// Why it cannot move, when a probe said so.
+    #[serde(default)]
+    pub refused: Option<String>,
 }
 
 impl OtherDependent {
@@ -328,6 +357,16 @@ impl OtherDependent {
                 vec![Action::Object(Object::DropStatistics { name: target })],
                 make,
             ),
+            "policy" => {
+                let (name, table) = target.split_once(" ON ")?;
+                (
+                    vec![Action::Object(Object::DropPolicy {
+                        name: name.to_string(),
+                        table: table.to_string(),
+                    })],
+                    make,
+                )
+            }
             "trigger" => {
                 let (name, table) = target.split_once(" ON ")?;
                 let mut make = make;
@@ -360,7 +399,7 @@ impl OtherDependent {
     pub fn way_out(&self) -> &'static str {
         match self.kind.as_str() {
             "trigger" => "drop the trigger before the migration and create it again after: its column list and WHEN then name the new column",
-            "policy" => "drop the policy before the migration and create it again after over the new column, comparing it with a value of the new type",
+            "policy" => "its expression does not hold over uuid: drop the policy before the migration and create it again after over the new column, comparing it with a value of the new type (a setting read as uuid, the new key)",
             "statistics" => "drop the statistics before the migration and CREATE STATISTICS again after",
             "rule" => "drop the rule before the migration and create it again after",
             "generated column" => "drop the generated column before the migration and add it again after (its values change with the key)",
@@ -400,9 +439,15 @@ impl Dependents {
         }
         let named: Vec<String> = refused
             .iter()
-            .map(|o| match &o.definition {
-                Some(d) => format!("{} ({d}): {}", o.description, o.way_out()),
-                None => format!("{}: {}", o.description, o.way_out()),
+            .map(|o| {
+                let why = o
+                    .refused
+                    .as_ref()
+                    .map_or_else(String::new, |w| format!(" {w};"));
+                match &o.definition {
+                    Some(d) => format!("{} ({d}):{why} {}", o.description, o.way_out()),
+                    None => format!("{}:{why} {}", o.description, o.way_out()),
+                }
             })
             .collect();
         Err(DbError::refused(

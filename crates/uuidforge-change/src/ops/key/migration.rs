@@ -7,7 +7,7 @@
 use super::dependents::{self, Dependents};
 use super::values::{self, Becomes};
 use super::{by_column, old_reference, references_to, Key, Reference};
-use crate::ops::{Answers, Read};
+use crate::ops::{Answers, Probe, Read};
 use uuidforge_db::catalog::{Column, RelKind, Relation, Snapshot};
 use uuidforge_db::error::DbError;
 use uuidforge_db::generators::Generator;
@@ -555,6 +555,16 @@ fn probes(target: &Target, found: &Dependents) -> Vec<Read> {
     for i in &found.indexes {
         add("index", i.oid, i.table, &i.name, i.shape.expressions());
     }
+    // A policy over its own table's columns only is typed now; one that
+    // reads tables is typed when made again (over every changed column).
+    for o in &found.others {
+        if let (Some(table), Some(false), Some(exprs)) =
+            (o.policy_table, o.policy_reads_tables, &o.policy_expressions)
+        {
+            let exprs: Vec<&str> = exprs.iter().flatten().map(String::as_str).collect();
+            add("policy", o.oid, table, &o.description, exprs);
+        }
+    }
     reads
 }
 
@@ -576,6 +586,14 @@ impl<'a> Migration<'a> {
             .constraints
             .retain(|c| !(c.table == target.key.table.oid && c.name == target.key.pk.name));
         refuse_uncarried(&target, &found, answers)?;
+        for o in found.others.iter_mut().filter(|o| o.kind == "policy") {
+            if let Some(Probe::Refused { message }) =
+                answers.get::<Probe>(&probe_name("policy", o.oid), "probe")?
+            {
+                o.carried = false;
+                o.refused = Some(format!("over uuid the server refuses it: {message}"));
+            }
+        }
         found.refuse_others()?;
         let named = values::named_for_key(
             target.snapshot,
