@@ -815,6 +815,25 @@ fn an_older_pg_dump_is_refused_before_anything_changes() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
     let before = admin_sql(&db, "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'customers'::regclass AND attname = 'id'");
+    // The plan already says so.
+    let plan = migrate(&db, &dir)
+        .args(["--pg-dump", fake.to_str().unwrap(), "customers"])
+        .output()
+        .unwrap();
+    assert!(plan.status.success());
+    let text = String::from_utf8_lossy(&plan.stdout);
+    assert!(
+        text.contains("-- WARNING: with --apply the backup cannot be made, so nothing would run")
+            && text.contains("is pg_dump 9"),
+        "{text}"
+    );
+    let plan = migrate(&db, &dir).args(["customers"]).output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&plan.stdout)
+            .contains("-- with --apply, backed up first by pg_dump "),
+        "{}",
+        String::from_utf8_lossy(&plan.stdout)
+    );
     let out = migrate(&db, &dir)
         .args(["--pg-dump", fake.to_str().unwrap(), "customers", "--apply"])
         .output()

@@ -59,6 +59,22 @@ pub(super) async fn run<O: Operation>(
                 },
             );
         }
+        // The backup's pg_dump is looked for now, so that a missing or too
+        // old one shows before --apply, not after.
+        if !plan.change().backup.is_empty() {
+            match uuidforge_change::backup::pg_dump_for(snapshot.server_version_num) {
+                Ok(p) => writeln!(
+                    out,
+                    "-- with --apply, backed up first by pg_dump {} ({})",
+                    p.major,
+                    p.path.display()
+                )?,
+                Err(e) => writeln!(
+                    out,
+                    "-- WARNING: with --apply the backup cannot be made, so nothing would run: {e}"
+                )?,
+            }
+        }
         writeln!(out, "\n-- nothing was changed: run again with --apply")?;
         return Ok(ExitCode::SUCCESS);
     }
