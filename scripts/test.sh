@@ -93,7 +93,7 @@ db_tools_on_18() {
   . scripts/pg-env.sh
   pg_env 18
   UUIDFORGE_TEST_PGPORT="$PG_PORT" PATH="$PG_BIN:$PATH" python3 scripts/test_binaries.py run "$TEST_BINARIES" \
-    uuidforge-db uuidforge-change uuidforge-fleet uuidforge-cli:cli_db uuidforge-cli:cli_migrate uuidforge-cli:cli_migrate_batched \
+    uuidforge-db uuidforge-change uuidforge-fleet uuidforge-cli:cli_db uuidforge-cli:cli_migrate uuidforge-cli:cli_migrate_batched uuidforge-cli:cli_migrate_dependents \
     uuidforge-cli:cli_merge uuidforge-cli:cli_rename uuidforge-cli:cli_plans uuidforge-cli:cli_changes_together \
     uuidforge-cli:cli_application_writes uuidforge-cli:cli_musicbrainz uuidforge-cli:cli_sql_edition
   # The SQL edition where the extension's files never were (a managed

@@ -1,4 +1,5 @@
 -- plan: "public"."customers" key id (bigint) → uuid (UUIDv7, time from created_at), old values kept in id_old, in batches of about 1000 rows
+--   key times: each row's created_at, to the millisecond (bounds by time then select rows by when they were made)
 --   referenced by "public"."Zeilen".Kunde (Zeilen_Kunde_fkey)
 --   referenced by "public"."customers".parent_id (customers_parent_id_fkey)
 --   referenced by "public"."orders".customer_id (orders_customer_id_fkey)
@@ -172,6 +173,7 @@ DO $uuidforge$ DECLARE n name; BEGIN SELECT conname INTO n FROM pg_constraint WH
 CREATE VIEW "public"."order_customers" AS SELECT id,
     customer_id
    FROM orders o;
+DO $uuidforge$ DECLARE found text; BEGIN SELECT string_agg(format('%s (on %s.%I)', pg_describe_object(d.classid, d.objid, d.objsubid), a.attrelid::regclass, a.attname), '; ' ORDER BY 1) INTO found FROM (VALUES ('"public"."customers"', 'id_old'), ('"public"."Zeilen"', 'Kunde_old'), ('"public"."customers"', 'parent_id_old'), ('"public"."orders"', 'customer_id_old'), ('"public"."referrals"', 'customer_id_old'), ('"public"."referrals"', 'referred_by_old')) w(rel, col) CROSS JOIN LATERAL (SELECT w.rel::regclass AS relid UNION SELECT p.relid FROM pg_partition_tree(w.rel::regclass) p) t JOIN pg_attribute a ON a.attrelid = t.relid AND a.attname = w.col AND NOT a.attisdropped JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = a.attrelid AND d.refobjsubid = a.attnum  WHERE NOT (d.classid = 'pg_class'::regclass AND d.objid IN (SELECT to_regclass(e.name) FROM unnest(ARRAY['"public"."customers_id_old_key"']::text[]) e(name) UNION ALL SELECT p.relid FROM unnest(ARRAY['"public"."customers_id_old_key"']::text[]) e(name) CROSS JOIN LATERAL pg_partition_tree(to_regclass(e.name)) p)); IF found IS NOT NULL THEN RAISE EXCEPTION 'uuidforge: still on the old columns after the change: %', found USING ERRCODE = '2BP01', HINT = 'nothing but the old values'' unique index may stay on them: every dependent moves to the new column or the change is refused before it runs; this one was not foreseen, so nothing was changed'; END IF; END $uuidforge$;
 -- its transaction id is kept as 'swap'
 COMMIT;
 
