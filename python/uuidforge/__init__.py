@@ -58,26 +58,9 @@ from . import _native
 # private module: Django's migration writer, pickle and documentation
 # tools name a callable by its __module__ (a migration file should say
 # `default=uuidforge.uuid7`, never `uuidforge._native.uuid7`).
-for _function in (
-    bounds,
-    format,
-    from_base32,
-    parse,
-    partition_key,
-    partition_range,
-    timestamp,
-    to_base32,
-    uuid1,
-    uuid3,
-    uuid4,
-    uuid5,
-    uuid6,
-    uuid7,
-    uuid7_batch,
-    uuid7_from,
-    uuid8,
-):
-    _function.__module__ = __name__
+for _function in vars(_native).values():
+    if callable(_function) and getattr(_function, "__module__", None) == _native.__name__:
+        _function.__module__ = __name__  # a builtin's __module__ is writable
 del _function
 
 __all__ = [

@@ -37,6 +37,27 @@ fn migrate(db: &str, dir: &std::path::Path, extra: &[&str]) -> std::process::Out
         .unwrap()
 }
 
+/// The two modes a change runs in: one transaction, and batches.
+const MODES: [(&str, &[&str]); 2] = [("one", &[]), ("batched", &["--batch-size", "40"])];
+
+/// A fresh database of [`SCHEMA`] with `setup` run in it as the
+/// superuser, migrated with `--apply` and `extra`; it must succeed.
+fn applied(tag: &str, extra: &[&str], setup: &str) -> (String, common::Scratch) {
+    let db = fresh_database(tag, SCHEMA);
+    admin_sql(&db, setup);
+    let dir = common::scratch("migrate", tag);
+    let mut args = vec!["--apply"];
+    args.extend(extra);
+    let out = migrate(&db, &dir, &args);
+    assert!(
+        out.status.success(),
+        "{tag} {extra:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(key_type(&db), "uuid");
+    (db, dir)
+}
+
 fn key_type(db: &str) -> String {
     admin_sql(
         db,
@@ -326,13 +347,10 @@ fn tables_in_publications_migrate_and_keep_their_replica_identity() {
 /// was (`ENABLE ALWAYS`), and the statistics cover the new column.
 #[test]
 fn statistics_and_column_list_triggers_move_with_the_column() {
-    for (tag, extra) in [
-        ("carried_one", &[][..]),
-        ("carried_batched", &["--batch-size", "40"][..]),
-    ] {
-        let db = fresh_database(tag, SCHEMA);
-        admin_sql(
-            &db,
+    for (mode, extra) in MODES {
+        let (db, _dir) = applied(
+            &format!("carried_{mode}"),
+            extra,
             "SET ROLE uuidforge;
              CREATE TABLE moves (document bigint, at text);
              CREATE FUNCTION record_move() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -341,16 +359,6 @@ fn statistics_and_column_list_triggers_move_with_the_column() {
              ALTER TABLE documents ENABLE ALWAYS TRIGGER \"Moved\";
              CREATE STATISTICS per_account ON account_id, title FROM documents;",
         );
-        let dir = common::scratch("migrate", tag);
-        let mut args = vec!["--apply"];
-        args.extend(extra);
-        let out = migrate(&db, &dir, &args);
-        assert!(
-            out.status.success(),
-            "{extra:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert_eq!(key_type(&db), "uuid");
         assert_eq!(
             admin_sql(&db, "SELECT count(*) FROM moves"),
             "0",
@@ -385,13 +393,10 @@ fn statistics_and_column_list_triggers_move_with_the_column() {
 /// `id_old` and refused the role's next row).
 #[test]
 fn a_policy_comparing_a_reference_with_the_key_moves_with_both() {
-    for (tag, extra) in [
-        ("policy_one", &[][..]),
-        ("policy_batched", &["--batch-size", "40"][..]),
-    ] {
-        let db = fresh_database(tag, SCHEMA);
-        admin_sql(
-            &db,
+    for (mode, extra) in MODES {
+        let (db, _dir) = applied(
+            &format!("policy_{mode}"),
+            extra,
             "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'uf_app') THEN CREATE ROLE uf_app; END IF; END $$;
              GRANT SELECT, INSERT ON accounts, documents TO uf_app;
              GRANT USAGE ON SEQUENCE documents_id_seq TO uf_app;
@@ -400,16 +405,6 @@ fn a_policy_comparing_a_reference_with_the_key_moves_with_both() {
                USING (account_id IN (SELECT id FROM accounts WHERE name = current_setting('app.account_name')))
                WITH CHECK (account_id IN (SELECT id FROM accounts WHERE name = current_setting('app.account_name')));",
         );
-        let dir = common::scratch("migrate", tag);
-        let mut args = vec!["--apply"];
-        args.extend(extra);
-        let out = migrate(&db, &dir, &args);
-        assert!(
-            out.status.success(),
-            "{extra:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert_eq!(key_type(&db), "uuid");
         assert_eq!(
             admin_sql(&db, "SELECT pg_get_expr(polqual, polrelid) FROM pg_policy WHERE polname = 'own_accounts'"),
             "(account_id IN ( SELECT accounts.id\n   FROM accounts\n  WHERE (accounts.name = current_setting('app.account_name'::text))))"
