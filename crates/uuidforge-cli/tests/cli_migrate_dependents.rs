@@ -75,9 +75,9 @@ fn every_object_tied_to_a_changed_column_is_refused_by_name_before_anything_runs
     let cases: [(&str, &str, &[&str]); 6] = [
         (
             "ALTER TABLE documents ENABLE ROW LEVEL SECURITY;
-             CREATE POLICY tenant ON documents USING (account_id = current_setting('app.account_id')::bigint)",
+             CREATE POLICY tenant ON documents USING (account_id + 1 > 0)",
             "DROP POLICY tenant ON documents",
-            &["policy tenant on table documents", "current_setting", "operator does not exist: uuid = bigint", "drop the policy"],
+            &["policy tenant on table documents", "(account_id + 1) > 0", "operator does not exist: uuid + integer", "drop the policy"],
         ),
         (
             "CREATE TRIGGER moved BEFORE UPDATE OF account_id ON documents FOR EACH ROW WHEN (new.account_id <> 0) EXECUTE FUNCTION touch()",
@@ -419,5 +419,139 @@ fn a_policy_comparing_a_reference_with_the_key_moves_with_both() {
             ),
             "11"
         );
+    }
+}
+
+/// Old keys written as literals: a CHECK singling out one row (a music
+/// database's "Various Artists"), a view `WHERE account_id = 1 WITH CHECK
+/// OPTION`, a policy hiding one account. Each is made again with the new
+/// key of that row, read from the key map, in both modes; the plan says so
+/// and prints the statement that does it.
+#[test]
+fn old_keys_written_in_definitions_become_the_new_keys_of_their_rows() {
+    let setup = "ALTER TABLE accounts ADD CONSTRAINT various CHECK (id <> 1 OR name = 'a1');
+         CREATE VIEW first_account AS SELECT * FROM documents WHERE account_id = 1 WITH CHECK OPTION;
+         ALTER TABLE documents ENABLE ROW LEVEL SECURITY;
+         CREATE POLICY hide_second ON documents USING (2 <> account_id);";
+    let db = fresh_database("old_keys_plan", SCHEMA);
+    admin_sql(&db, &format!("SET ROLE uuidforge; {setup}"));
+    let dir = common::scratch("migrate", "old_keys_plan");
+    let out = migrate(&db, &dir, &[]);
+    let plan = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for line in [
+        "constraint various: id compared with the old key 1, made again with the new key of that row",
+        "view public.first_account: account_id compared with the old key 1",
+        "policy hide_second on table documents: account_id compared with the old key 2",
+        "CHECK (((id <> %1$L::uuid) OR (name = ''a1''::text)))', (SELECT m.new::text FROM uuidforge_keymap m WHERE m.old = '1'))",
+    ] {
+        assert!(plan.contains(line), "'{line}' not in {plan}");
+    }
+    for (mode, extra) in MODES {
+        let (db, _dir) = applied(
+            &format!("old_keys_{mode}"),
+            extra,
+            &format!("SET ROLE uuidforge; {setup}"),
+        );
+        let new_key = |old: i32| {
+            admin_sql(
+                &db,
+                &format!("SELECT id FROM accounts WHERE id_old = {old}"),
+            )
+        };
+        assert_eq!(
+            admin_sql(
+                &db,
+                "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 'various'"
+            ),
+            format!(
+                "CHECK (((id <> '{}'::uuid) OR (name = 'a1'::text)))",
+                new_key(1)
+            ),
+            "{mode}"
+        );
+        // The row it singles out is still held to its name; the others are not.
+        let renamed = try_sql(&db, "UPDATE accounts SET name = 'x' WHERE id_old = 1");
+        assert!(renamed.unwrap_err().starts_with("23514"), "{mode}");
+        try_sql(&db, "UPDATE accounts SET name = 'x' WHERE id_old = 3").unwrap();
+        // The view shows the same account's documents and still checks
+        // what is written through it.
+        assert_eq!(
+            admin_sql(&db, "SELECT count(*) FROM first_account"),
+            "10",
+            "{mode}"
+        );
+        let elsewhere = try_sql(
+            &db,
+            "INSERT INTO first_account (account_id, title) SELECT id, 'x' FROM accounts WHERE id_old = 2",
+        );
+        assert!(
+            elsewhere.unwrap_err().contains("violates check option"),
+            "{mode}"
+        );
+        assert_eq!(
+            admin_sql(&db, "SELECT pg_get_expr(polqual, polrelid) FROM pg_policy WHERE polname = 'hide_second'"),
+            format!("('{}'::uuid <> account_id)", new_key(2)),
+            "{mode}"
+        );
+    }
+}
+
+/// What no key map translates is refused before anything runs, naming the
+/// object, what it says and the way out: a value of the old type computed
+/// at run time (a setting cast to bigint) in a policy, a view or a CHECK;
+/// a list of old keys; an order of old keys.
+#[test]
+fn old_type_values_computed_at_run_time_and_lists_of_old_keys_are_refused() {
+    let db = fresh_database("old_keys_refused", SCHEMA);
+    let dir = common::scratch("migrate", "old_keys_refused");
+    let cases: [(&str, &str, &[&str]); 5] = [
+        (
+            "ALTER TABLE documents ENABLE ROW LEVEL SECURITY;
+             CREATE POLICY tenant ON documents USING (account_id = current_setting('app.account_id')::bigint)",
+            "DROP POLICY tenant ON documents",
+            &["policy tenant on table documents", "current_setting('app.account_id'::text))::bigint", "computed at run time", "a setting read as uuid"],
+        ),
+        (
+            "CREATE VIEW mine AS SELECT * FROM documents WHERE account_id = current_setting('app.account_id')::bigint",
+            "DROP VIEW mine",
+            &["view public.mine", "computed at run time"],
+        ),
+        (
+            "ALTER TABLE accounts ADD CONSTRAINT not_reserved CHECK (id <> current_setting('app.reserved', true)::bigint)",
+            "ALTER TABLE accounts DROP CONSTRAINT not_reserved",
+            &["constraint not_reserved", "computed at run time"],
+        ),
+        (
+            "CREATE VIEW firsts AS SELECT * FROM documents WHERE account_id IN (1, 2)",
+            "DROP VIEW firsts",
+            &["view public.firsts", "a list of old keys"],
+        ),
+        (
+            "CREATE VIEW early AS SELECT * FROM documents WHERE account_id < 5",
+            "DROP VIEW early",
+            &["view public.early", "other than by = or <>"],
+        ),
+    ];
+    for (make, drop, named) in cases {
+        admin_sql(&db, &format!("SET ROLE uuidforge; {make}"));
+        for extra in [&[][..], &["--apply", "--batch-size", "50"][..]] {
+            let out = migrate(&db, &dir, extra);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{make} {extra:?}: {err}");
+            for n in named {
+                assert!(err.contains(n), "{make}: '{n}' not in {err}");
+            }
+            assert_eq!(
+                key_type(&db),
+                "bigint",
+                "{make} {extra:?} changed the column"
+            );
+        }
+        admin_sql(&db, &format!("SET ROLE uuidforge; {drop}"));
     }
 }

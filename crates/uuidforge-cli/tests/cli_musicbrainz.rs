@@ -6,7 +6,9 @@
 //! references to an area — in one transaction and in batches, every
 //! constraint's definition the same after; and a merge of two areas
 //! related to the same area the same way (collisions deleted) is undone
-//! when nothing was written since.
+//! when nothing was written since. The artists' keys migrate although
+//! `artist_va_check` singles out artist 1 (Various Artists) by its key:
+//! it is made again with that row's new key.
 
 mod common;
 
@@ -139,5 +141,47 @@ fn area_keys_keep_the_link_tables_check_and_merge_and_unmerge() {
             .assert()
             .success();
         assert_eq!(admin_sql(&db, rows), rows_before, "{how:?}");
+    }
+}
+
+/// `artist_va_check` (`CHECK (id <> 1 OR (type = 3 AND …))`) singles out
+/// Various Artists by its old key: the migration makes it again with that
+/// artist's new key, in both modes, every other definition the same; the
+/// check still holds Various Artists, and only it, to its shape.
+#[test]
+fn artist_keys_migrate_with_the_various_artists_check_on_the_new_key() {
+    for (tag, how) in [
+        ("mb_artist", &[][..]),
+        ("mb_artist_b", &["--batch-size", "15"][..]),
+    ] {
+        let db = musicbrainz(tag);
+        let dir = common::scratch("musicbrainz", tag);
+        let before = admin_sql(&db, DEFINITIONS);
+        assert!(
+            before.contains("artist_va_check CHECK (((id <> 1) OR"),
+            "{before}"
+        );
+        db_cmd(&db, &dir)
+            .args(["migrate-key", "artist", "--apply"])
+            .args(how)
+            .assert()
+            .success();
+        let various = admin_sql(&db, "SELECT id FROM artist WHERE name = 'Various Artists'");
+        assert_eq!(
+            admin_sql(&db, DEFINITIONS),
+            before.replace(
+                "artist_va_check CHECK (((id <> 1) OR",
+                &format!("artist_va_check CHECK (((id <> '{various}'::uuid) OR")
+            ),
+            "{how:?}"
+        );
+        assert!(admin_sql(
+            &db,
+            "DO $$ BEGIN
+               UPDATE artist SET area = 1 WHERE name = 'Various Artists';
+               RAISE 'Various Artists got an area'; EXCEPTION WHEN check_violation THEN NULL; END $$"
+        )
+        .is_empty());
+        admin_sql(&db, "UPDATE artist SET area = 1 WHERE name = 'Artist 2'");
     }
 }

@@ -174,22 +174,69 @@ pub type Col = (u32, i16);
 /// (`a.id = b.a_id`, in a join, a `WHERE`, a subquery), each column traced
 /// through joins to its table.
 pub fn compared_columns(tree: &Node) -> Vec<(Col, Col)> {
+    comparisons(tree, None)
+        .into_iter()
+        .filter_map(|(a, b)| match b {
+            Operand::Column(b) => Some((a, b)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// What a column is compared with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Operand {
+    /// Another column.
+    Column(Col),
+    /// A literal: its type's oid and its value as text, where it is a
+    /// number, text or a uuid (`None`: another type, or NULL).
+    Literal(u32, Option<String>),
+    /// A list (`= ANY (ARRAY[…])`, `IN (…)`).
+    List,
+    /// A value computed without any column: a setting, a parameter, a
+    /// function of literals.
+    Computed,
+    /// An expression over columns.
+    Expression,
+}
+
+/// Every comparison (`=`, `<>`, `<`, … and `= ANY`) of a table column
+/// with something in `tree`: the column, and what it is compared with.
+/// `relation` is the table whose columns an expression's variables name
+/// (a CHECK's, a policy's); a view's query names its own.
+pub fn comparisons(tree: &Node, relation: Option<u32>) -> Vec<(Col, Operand)> {
+    let own = relation.map(|oid| {
+        Node::List(vec![Node::Object(
+            "RANGETBLENTRY".into(),
+            vec![
+                ("rtekind".into(), Node::Atom("0".into())),
+                ("relid".into(), Node::Atom(oid.to_string())),
+            ],
+        )])
+    });
+    let mut scopes: Vec<&[Node]> = own.iter().map(Node::items).collect();
     let mut out = Vec::new();
-    walk(tree, &mut Vec::new(), &mut out);
+    walk(tree, &mut scopes, &mut out);
     out
 }
 
-fn walk<'a>(node: &'a Node, scopes: &mut Vec<&'a [Node]>, out: &mut Vec<(Col, Col)>) {
+fn walk<'a>(node: &'a Node, scopes: &mut Vec<&'a [Node]>, out: &mut Vec<(Col, Operand)>) {
     match node {
         Node::Object(kind, fields) => {
             let query = kind == "QUERY";
             if query {
                 scopes.push(node.field("rtable").map_or(&[][..], Node::items));
             }
-            if kind == "OPEXPR" {
+            // A comparison gives a boolean (16); `account_id + 1` does not.
+            let boolean = node.number("opresulttype").is_none_or(|t| t == 16);
+            if (kind == "OPEXPR" && boolean) || kind == "SCALARARRAYOPEXPR" {
                 if let [a, b] = node.field("args").map_or(&[][..], Node::items) {
-                    if let (Some(a), Some(b)) = (column(a, scopes), column(b, scopes)) {
-                        out.push((a, b));
+                    let list = kind == "SCALARARRAYOPEXPR";
+                    match (column(a, scopes), column(b, scopes)) {
+                        (Some(a), Some(b)) => out.push((a, Operand::Column(b))),
+                        (Some(a), None) => out.push((a, operand(b, list))),
+                        (None, Some(b)) if !list => out.push((b, operand(a, false))),
+                        _ => {}
                     }
                 }
             }
@@ -206,6 +253,107 @@ fn walk<'a>(node: &'a Node, scopes: &mut Vec<&'a [Node]>, out: &mut Vec<(Col, Co
             }
         }
         Node::Atom(_) => {}
+    }
+}
+
+/// What a column is compared with, when it is not a column.
+fn operand(node: &Node, list: bool) -> Operand {
+    if list {
+        return Operand::List;
+    }
+    match node.kind() {
+        Some("RELABELTYPE") => {
+            return node
+                .field("arg")
+                .map_or(Operand::Expression, |a| operand(a, false))
+        }
+        Some("FUNCEXPR") if node.number("funcformat") == Some(2) => {
+            if let [only] = node.field("args").map_or(&[][..], Node::items) {
+                return operand(only, false);
+            }
+        }
+        Some("CONST") => {
+            let type_oid = node
+                .number("consttype")
+                .and_then(|t| u32::try_from(t).ok())
+                .unwrap_or(0);
+            return Operand::Literal(type_oid, literal(node, type_oid));
+        }
+        _ => {}
+    }
+    if uses_columns(node) {
+        Operand::Expression
+    } else {
+        Operand::Computed
+    }
+}
+
+/// Whether a value depends on rows: a column, a subquery, or a subquery's
+/// output as its test compares it (`x IN (SELECT …)`: a `PARAM` of kind
+/// 2).
+fn uses_columns(node: &Node) -> bool {
+    match node {
+        Node::Object(kind, fields) => {
+            kind == "VAR"
+                || kind == "SUBLINK"
+                || (kind == "PARAM" && node.number("paramkind") == Some(2))
+                || fields.iter().any(|(_, v)| uses_columns(v))
+        }
+        Node::List(items) => items.iter().any(uses_columns),
+        Node::Atom(_) => false,
+    }
+}
+
+/// A literal's value as text, from the datum's bytes the tree holds (in
+/// the server's byte order, little-endian on every platform PostgreSQL
+/// packages ship for here): integers, text and uuids.
+fn literal(node: &Node, type_oid: u32) -> Option<String> {
+    if node.field("constisnull") != Some(&Node::Atom("false".into())) {
+        return None;
+    }
+    let bytes: Vec<u8> = match node.field("constvalue")?.items() {
+        [_, Node::List(bytes)] => bytes
+            .iter()
+            .map(|b| match b {
+                Node::Atom(a) => a.parse::<i16>().ok().map(|v| v as u8),
+                _ => None,
+            })
+            .collect::<Option<_>>()?,
+        _ => return None,
+    };
+    match type_oid {
+        // int2, int4, int8: a Datum, its low bytes first.
+        21 | 23 | 20 => {
+            let width = usize::try_from(node.number("constlen")?).ok()?;
+            let mut value = [0u8; 8];
+            value[..width].copy_from_slice(bytes.get(..width)?);
+            let raw = i64::from_le_bytes(value);
+            let shift = 64 - 8 * width as u32;
+            Some(((raw << shift) >> shift).to_string())
+        }
+        // text, varchar, bpchar: a varlena, its header 1 byte (low bit
+        // set) or 4.
+        25 | 1043 | 1042 => {
+            let body = if bytes.first()? & 1 == 1 {
+                bytes.get(1..)?
+            } else {
+                bytes.get(4..)?
+            };
+            String::from_utf8(body.to_vec()).ok()
+        }
+        2950 => {
+            let b: [u8; 16] = bytes.get(..16)?.try_into().ok()?;
+            Some(
+                b.iter()
+                    .enumerate()
+                    .map(|(i, x)| {
+                        let dash = if matches!(i, 4 | 6 | 8 | 10) { "-" } else { "" };
+                        format!("{dash}{x:02x}")
+                    })
+                    .collect(),
+            )
+        }
+        _ => None,
     }
 }
 
@@ -262,6 +410,39 @@ mod tests {
         );
         assert_eq!(q.field("x"), Some(&Node::Atom(String::new())));
         assert!(parse("({QUERY").is_none());
+    }
+
+    #[test]
+    fn literals_settings_and_lists_compared_with_a_column() {
+        // As PostgreSQL 15 stores `CHECK (id <> 1)`, `CHECK (code <> 'x')`
+        // (code varchar), `id <> -2`, `id = current_setting('x')::bigint`
+        // and `id IN (1, 2)`, each over relation 7.
+        let checks = [
+            r#"{OPEXPR :opno 417 :args ({VAR :varno 1 :varattno 1 :vartype 20 :varlevelsup 0} {CONST :consttype 23 :constlen 4 :constbyval true :constisnull false :constvalue 4 [ 1 0 0 0 0 0 0 0 ]})}"#,
+            r#"{OPEXPR :opno 531 :args ({RELABELTYPE :arg {VAR :varno 1 :varattno 2 :varlevelsup 0} :resulttype 25} {CONST :consttype 25 :constlen -1 :constbyval false :constisnull false :constvalue 5 [ 20 0 0 0 120 ]})}"#,
+            r#"{OPEXPR :args ({CONST :consttype 20 :constlen 8 :constbyval true :constisnull false :constvalue 8 [ -2 -1 -1 -1 -1 -1 -1 -1 ]} {VAR :varno 1 :varattno 1 :varlevelsup 0})}"#,
+            r#"{OPEXPR :args ({VAR :varno 1 :varattno 1 :varlevelsup 0} {FUNCEXPR :funcformat 1 :args ({FUNCEXPR :funcformat 0 :args ({CONST :consttype 25 :constisnull false})})})}"#,
+            r#"{SCALARARRAYOPEXPR :args ({VAR :varno 1 :varattno 1 :varlevelsup 0} {ARRAYEXPR :elements ({CONST :consttype 20} {CONST :consttype 20})})}"#,
+            r#"{OPEXPR :args ({VAR :varno 1 :varattno 1 :varlevelsup 0} {CONST :consttype 2950 :constlen 16 :constbyval false :constisnull false :constvalue 16 [ 1 -115 -1 -94 -98 -89 115 -58 -115 -22 -125 -18 -36 101 -63 -109 ]})}"#,
+        ];
+        let found: Vec<(Col, Operand)> = checks
+            .iter()
+            .flat_map(|c| comparisons(&parse(c).unwrap(), Some(7)))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ((7, 1), Operand::Literal(23, Some("1".into()))),
+                ((7, 2), Operand::Literal(25, Some("x".into()))),
+                ((7, 1), Operand::Literal(20, Some("-2".into()))),
+                ((7, 1), Operand::Computed),
+                ((7, 1), Operand::List),
+                (
+                    (7, 1),
+                    Operand::Literal(2950, Some("018dffa2-9ea7-73c6-8dea-83eedc65c193".into()))
+                ),
+            ]
+        );
     }
 
     #[test]

@@ -284,6 +284,15 @@ pub enum Object {
         /// The `CREATE …` statement, as written.
         definition: String,
     },
+    /// An action whose definition compares a changed column with old
+    /// keys, run with the new keys read from the key map
+    /// ([`crate::ops::key::literals`]).
+    WithNewKeys {
+        /// The action, its old keys marked.
+        action: Box<Action>,
+        /// The key map (old key as text → new uuid).
+        map: String,
+    },
     /// `DROP TRIGGER`.
     DropTrigger {
         /// The trigger.
@@ -355,6 +364,11 @@ impl Object {
             Object::DropStatistics { name } => vec![format!("DROP STATISTICS {name}")],
             Object::DropPolicy { name, table } => vec![format!("DROP POLICY {name} ON {table}")],
             Object::CreateFromDefinition { definition } => vec![definition.clone()],
+            Object::WithNewKeys { action, map } => action
+                .statements()
+                .iter()
+                .map(|s| crate::ops::key::literals::run_with_new_keys(s, map))
+                .collect(),
             Object::DropFunction { function } => vec![format!("DROP FUNCTION {function}()")],
             Object::CreateSqlFunction {
                 signature,
@@ -387,6 +401,7 @@ impl Object {
             | Object::Comment { .. }
             | Object::Grant(_) => Locks::Nothing,
             Object::CreateRowTrigger { .. } => Locks::ShareRowExclusive,
+            Object::WithNewKeys { action, .. } => action.locks(),
             _ => Locks::AccessExclusive,
         }
     }

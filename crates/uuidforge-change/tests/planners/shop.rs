@@ -76,6 +76,12 @@ case!(migrate_bigint, "shop", "migrate bigint", |plan, _c| {
         .iter()
         .any(|s| matches!(s, Step::Run { statement, .. } if statement.sql.contains("ADD COLUMN"))));
     let sql = sql_of(&m);
+    // The old key in a view's definition takes its row's new key from the
+    // map.
+    assert!(
+        sql.contains("customer_id = %1$L::uuid)', (SELECT m.new::text FROM uuidforge_keymap m WHERE m.old = '1'))"),
+        "{sql}"
+    );
     for reference in [
         r#""public"."orders" ADD COLUMN "customer_id_uuidforge_new" uuid"#,
         r#"ADD COLUMN "id_uuidforge_new" uuid, ADD COLUMN "parent_id_uuidforge_new" uuid"#,

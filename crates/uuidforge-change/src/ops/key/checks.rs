@@ -143,6 +143,9 @@ pub fn verify_sql(m: &Migration, phase: Phase, map: &str) -> String {
         checks.extend(reference_checks(m, r, phase));
     }
     checks.extend(foreign_keys_valid(m));
+    if phase != Phase::BeforeSwap {
+        checks.extend(translated_checks(m, map));
+    }
     uuidforge_db::plan::json_object(&checks)
 }
 
@@ -335,7 +338,15 @@ pub fn row_digest(table: &Relation, except: &[i16]) -> String {
 /// table.name": not null, comment, privileges}`. Read before a key
 /// migration and after, each must be there again the same: nothing lost,
 /// nothing left on an old column (a definition names its columns).
-pub fn objects_sql(tables: &[String]) -> String {
+pub fn objects_sql(tables: &[String], skip: &[String]) -> String {
+    let skipped = if skip.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " AND ('constraint ' || co.conrelid::regclass::text || ' ' || co.conname) <> ALL (ARRAY[{}])",
+            skip.join(", ")
+        )
+    };
     let literals: Vec<String> = tables.iter().map(|t| quote_literal(t)).collect();
     let rels = format!(
         "(SELECT t.relid FROM unnest(ARRAY[{l}]::regclass[]) u(r), pg_partition_tree(u.r) t UNION SELECT u.r FROM unnest(ARRAY[{l}]::regclass[]) u(r))",
@@ -343,7 +354,7 @@ pub fn objects_sql(tables: &[String]) -> String {
     );
     format!(
         "SELECT (coalesce((SELECT jsonb_object_agg('index ' || i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid) || coalesce(' -- ' || obj_description(i.indexrelid, 'pg_class'), '')) FROM pg_index i WHERE i.indrelid IN {rels}), '{{}}') \
-         || coalesce((SELECT jsonb_object_agg('constraint ' || co.conrelid::regclass::text || ' ' || co.conname, pg_get_constraintdef(co.oid) || coalesce(' -- ' || obj_description(co.oid, 'pg_constraint'), '')) FROM pg_constraint co WHERE co.conrelid IN {rels} AND co.conparentid = 0), '{{}}') \
+         || coalesce((SELECT jsonb_object_agg('constraint ' || co.conrelid::regclass::text || ' ' || co.conname, pg_get_constraintdef(co.oid) || coalesce(' -- ' || obj_description(co.oid, 'pg_constraint'), '')) FROM pg_constraint co WHERE co.conrelid IN {rels} AND co.conparentid = 0{skipped}), '{{}}') \
          || coalesce((SELECT jsonb_object_agg('column ' || a.attrelid::regclass::text || '.' || quote_ident(a.attname), json_build_object('not_null', a.attnotnull, 'comment', col_description(a.attrelid, a.attnum), 'privileges', a.attacl::text)::text) FROM pg_attribute a WHERE a.attrelid IN {rels} AND a.attnum > 0 AND NOT a.attisdropped), '{{}}'))::text"
     )
 }
@@ -352,10 +363,60 @@ pub fn objects_sql(tables: &[String]) -> String {
 /// changed`: how many of the objects read when planning (`before`, JSON
 /// text of [`objects_sql`]) are not there again the same, and which
 /// (`changed: …` names each in the failure).
-pub fn with_objects_check(checks: &str, before: &str, tables: &[String]) -> String {
+pub fn with_objects_check(
+    checks: &str,
+    before: &str,
+    tables: &[String],
+    skip: &[String],
+) -> String {
+    let skipped = if skip.is_empty() {
+        String::new()
+    } else {
+        format!(" AND b.key <> ALL (ARRAY[{}])", skip.join(", "))
+    };
     format!(
-        "SELECT (({checks})::jsonb || (SELECT coalesce(jsonb_object_agg('changed: ' || b.key, 1), '{{}}') || jsonb_build_object('indexes, constraints and columns changed', count(b.key)) FROM json_each_text({}::json) b WHERE b.value IS DISTINCT FROM ({})::json ->> b.key))::text",
+        "SELECT (({checks})::jsonb || (SELECT coalesce(jsonb_object_agg('changed: ' || b.key, 1), '{{}}') || jsonb_build_object('indexes, constraints and columns changed', count(b.key)) FROM json_each_text({}::json) b WHERE b.value IS DISTINCT FROM ({})::json ->> b.key{skipped}))::text",
         quote_literal(before),
-        objects_sql(tables)
+        objects_sql(tables, skip)
     )
+}
+
+/// The constraints made again with new keys in place of old ones: their
+/// keys in [`objects_sql`]'s object (`'constraint ' || table || ' ' ||
+/// name`, as SQL), left out of the comparison with their definitions
+/// before, since a new key stands where an old one stood; each is checked
+/// by [`verify_sql`] against its definition with the new keys from the map.
+pub fn translated_constraints(m: &Migration) -> Vec<String> {
+    m.dependents
+        .constraints
+        .iter()
+        .filter(|c| super::literals::has_old_keys(&c.definition))
+        .filter_map(|c| {
+            let table = m.snapshot.relation(c.table)?;
+            Some(format!(
+                "('constraint ' || {}::regclass::text || ' ' || {})",
+                quote_literal(&table.sql_name()),
+                quote_literal(&c.name)
+            ))
+        })
+        .collect()
+}
+
+/// Each constraint made with new keys as its definition says, the keys
+/// read from `map`: how many are not.
+fn translated_checks(m: &Migration, map: &str) -> Vec<String> {
+    m.dependents
+        .constraints
+        .iter()
+        .filter_map(|c| {
+            let expected = super::literals::formatted(c.definition.trim_end_matches(" NOT VALID"), map)?;
+            let table = m.snapshot.relation(c.table)?;
+            Some(format!(
+                "{}, (SELECT count(*) FROM (SELECT) o WHERE (SELECT regexp_replace(pg_get_constraintdef(co.oid), ' NOT VALID$', '') FROM pg_constraint co WHERE co.conrelid = {}::regclass AND co.conname = {} AND co.conparentid = 0) IS DISTINCT FROM {expected})",
+                quote_literal(&format!("constraint {} not made with the new keys", c.name)),
+                quote_literal(&table.sql_name()),
+                quote_literal(&c.name)
+            ))
+        })
+        .collect()
 }

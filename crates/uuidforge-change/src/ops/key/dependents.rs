@@ -68,7 +68,7 @@ SELECT json_build_object(
      co.contype::text AS kind, pg_get_constraintdef(co.oid) AS definition, co.conkey AS columns,
      co.condeferrable AS deferrable, co.condeferred AS deferred, co.convalidated AS validated,
      obj_description(co.oid, 'pg_constraint') AS comment,
-     pg_get_expr(co.conbin, co.conrelid) AS expression,
+     pg_get_expr(co.conbin, co.conrelid) AS expression, co.conbin::text AS tree,
      d.definition AS index_definition, am.amname AS method,
      pg_get_expr(i.indexprs, i.indrelid) AS expressions, pg_get_expr(i.indpred, i.indrelid) AS predicate,
      coalesce(f.keys, '[]') AS keys, coalesce(f.uuid_class, true) AS uuid_class,
@@ -122,6 +122,8 @@ SELECT json_build_object(
      (SELECT p.polrelid::int8 FROM pg_policy p WHERE d.classid = 'pg_policy'::regclass AND p.oid = d.objid) AS policy_table,
      (SELECT jsonb_build_array(pg_get_expr(p.polqual, p.polrelid), pg_get_expr(p.polwithcheck, p.polrelid))
         FROM pg_policy p WHERE d.classid = 'pg_policy'::regclass AND p.oid = d.objid) AS policy_expressions,
+     (SELECT jsonb_build_array(p.polqual::text, p.polwithcheck::text)
+        FROM pg_policy p WHERE d.classid = 'pg_policy'::regclass AND p.oid = d.objid) AS policy_trees,
      (SELECT coalesce(p.polqual::text, '') || coalesce(p.polwithcheck::text, '') LIKE '%SUBLINK%'
         FROM pg_policy p WHERE d.classid = 'pg_policy'::regclass AND p.oid = d.objid) AS policy_reads_tables,
      CASE d.classid WHEN 'pg_statistic_ext'::regclass THEN (SELECT s.stxexprs IS NULL FROM pg_statistic_ext s WHERE s.oid = d.objid)
@@ -254,6 +256,9 @@ pub struct ConstraintDependent {
     pub comment: Option<String>,
     /// A CHECK's expression.
     pub expression: Option<String>,
+    /// A CHECK's node tree (`conbin`).
+    #[serde(default)]
+    pub tree: Option<String>,
     /// The index behind a key or exclusion constraint (`pg_get_indexdef`).
     pub index_definition: Option<String>,
     /// That index's access method.
@@ -331,6 +336,9 @@ pub struct OtherDependent {
     /// A policy's `USING` and `WITH CHECK` expressions.
     #[serde(default)]
     pub policy_expressions: Option<Vec<Option<String>>>,
+    /// A policy's `USING` and `WITH CHECK` node trees.
+    #[serde(default)]
+    pub policy_trees: Option<Vec<Option<String>>>,
     /// Whether a policy's expressions read tables (a subquery): then they
     /// are typed only when made again, over every changed column at once
     /// (a failure rolls the change back), not probed alone before.

@@ -417,6 +417,9 @@ pub struct Migration<'a> {
     pub objects: String,
     /// The tables and partitions written that a publication publishes.
     pub published: Vec<super::publications::Published>,
+    /// The plan's lines on old keys written in definitions, each made
+    /// again with its new key.
+    pub old_keys: Vec<String>,
 }
 
 impl<'a> std::ops::Deref for Migration<'a> {
@@ -476,7 +479,7 @@ pub fn reads(target: &Target, answers: &Answers) -> Result<Vec<Read>, DbError> {
         Read::new(
             "objects",
             "read the indexes, constraints and columns of the tables written",
-            uuidforge_db::plan::Query::new(super::checks::objects_sql(&names)),
+            uuidforge_db::plan::Query::new(super::checks::objects_sql(&names, &[])),
         ),
         values::read(target.snapshot, &target.key, &named),
         super::publications::read(&oids),
@@ -494,7 +497,10 @@ pub fn reads(target: &Target, answers: &Answers) -> Result<Vec<Read>, DbError> {
             )),
         ));
     }
-    if let Some(found) = answers.get::<Dependents>("dependents", "dependents")? {
+    if let Some(mut found) = answers.get::<Dependents>("dependents", "dependents")? {
+        // Probed as made again: old keys translated (what cannot be is
+        // refused when the migration is made).
+        let _ = super::literals::translate_all(target, &mut [], &mut found);
         reads.extend(probes(target, &found));
     }
     Ok(reads)
@@ -541,6 +547,8 @@ fn probes(target: &Target, found: &Dependents) -> Vec<Read> {
         if exprs.is_empty() || changed.is_empty() {
             return;
         }
+        let exprs: Vec<String> = exprs.into_iter().map(super::literals::probed).collect();
+        let exprs: Vec<&str> = exprs.iter().map(String::as_str).collect();
         reads.push(dependents::probe(
             &probe_name(kind, oid),
             &format!("check that {kind} {name} still holds over uuid"),
@@ -578,9 +586,10 @@ impl<'a> Migration<'a> {
                 *server_wide = Some(answer == "true");
             }
         }
-        let views: Vec<ViewDefinition> = answers.get_or_default("views", "dependent views")?;
+        let mut views: Vec<ViewDefinition> = answers.get_or_default("views", "dependent views")?;
         super::views::check(target.snapshot, &target.watched(), &views)?;
         let mut found: Dependents = answers.get_or_default("dependents", "dependents")?;
+        let old_keys = super::literals::translate_all(&target, &mut views, &mut found)?;
         // The table's own primary key moves with the key itself.
         found
             .constraints
@@ -612,6 +621,7 @@ impl<'a> Migration<'a> {
             dependents: found,
             objects: answers.text("objects").unwrap_or("{}").to_string(),
             published: answers.get_or_default("publications", "publications")?,
+            old_keys,
             target,
         })
     }

@@ -9,6 +9,7 @@
 
 pub mod checks;
 pub mod dependents;
+pub mod literals;
 mod migration;
 mod moves;
 mod naming;

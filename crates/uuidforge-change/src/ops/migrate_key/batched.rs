@@ -216,6 +216,7 @@ pub fn change(m: &Migration, batch_size: i64) -> Result<ChangePlan, DbError> {
             &checks::verify_sql(m, Phase::AfterSwap, &a.map),
             &m.objects,
             &written,
+            &checks::translated_constraints(m),
         ),
         binds: vec!["swap".into()],
     });

@@ -248,6 +248,7 @@ fn summary(m: &Migration, how: &str) -> Vec<String> {
                 .join(", ")
         ));
     }
+    lines.extend(m.old_keys.iter().cloned());
     lines.push(format!("  new default: {}", default_note(m)));
     lines.extend(crate::ops::key::publications::plan_lines(&m.published));
     lines.extend(m.functions.iter().map(|f| {

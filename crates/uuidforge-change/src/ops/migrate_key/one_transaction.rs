@@ -86,7 +86,10 @@ pub fn change(m: &Migration) -> Result<ChangePlan, DbError> {
                 },
                 Check::Unchanged {
                     what: "indexes, constraints and columns".into(),
-                    statement: Statement::sql(checks::objects_sql(&written)),
+                    statement: Statement::sql(checks::objects_sql(
+                        &written,
+                        &checks::translated_constraints(m),
+                    )),
                 },
             ],
         },

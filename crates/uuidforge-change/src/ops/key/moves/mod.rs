@@ -186,6 +186,17 @@ impl<'a> Migration<'a> {
             moves.push(self.index_move(i)?);
         }
         moves.extend(self.foreign_key_moves());
+        // Definitions naming old keys take the new ones from the map.
+        let new_keys = |actions: Vec<Action>| -> Vec<Action> {
+            actions
+                .into_iter()
+                .map(|a| super::literals::with_new_keys(a, &map_name))
+                .collect()
+        };
+        for m in &mut moves {
+            m.at_once = new_keys(std::mem::take(&mut m.at_once));
+            m.swap = new_keys(std::mem::take(&mut m.swap));
+        }
         Ok(KeyActions {
             make_map: Action::Table(Table::Create {
                 table: map_name.clone(),
@@ -215,8 +226,8 @@ impl<'a> Migration<'a> {
             triggers: self.quieted_triggers(),
             fills: self.fills(&map_name),
             moves,
-            extras: self.extras(),
-            views: Action::create_views(&self.views, &self.snapshot.user),
+            extras: new_keys(self.extras()),
+            views: new_keys(Action::create_views(&self.views, &self.snapshot.user)),
             guard: self.old_columns_guard(),
             identity_full: self.published.iter().filter_map(|p| p.full()).collect(),
             identity_back: self.published.iter().filter_map(|p| p.back()).collect(),

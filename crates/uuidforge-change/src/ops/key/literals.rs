@@ -1,0 +1,400 @@
+//! Old keys written as literals in definitions: a CHECK `id <> 1` that
+//! singles out one row, a view `WHERE account_id = 1`, a policy naming one
+//! account. Made again over the new uuid column as written, each would
+//! fail (`operator does not exist: uuid <> integer`); each is translated
+//! through the key map to the new key of that row instead: the definition
+//! is made again by a `DO` block that reads the new key from the map and
+//! writes it in as a uuid literal (the plan prints that block, so shows
+//! where each old key goes). A row with that old key no longer there
+//! leaves `NULL`, which compares as the missing key did: with no row.
+//!
+//! Where a changed column is compared with something no map translates,
+//! the migration refuses before anything runs, naming the object: a list
+//! of old keys (`IN (1, 2)`), a literal of another type, a comparison
+//! other than `=` and `<>` (an order of old keys means nothing for new
+//! ones), or a value of the old type computed at run time (a setting cast
+//! to `bigint`, a function returning one) — the application's value, which
+//! uuidforge cannot reach.
+//!
+//! Found in the node tree PostgreSQL stores (which says exactly which
+//! column is compared with which literal), and written in the definition
+//! it prints: every comparison the tree holds must be found in the text,
+//! or the migration refuses.
+
+use super::dependents::{self, Dependents};
+use super::Target;
+use crate::action::{Action, Object};
+use regex::Regex;
+use uuidforge_db::error::DbError;
+use uuidforge_db::introspect::ViewDefinition;
+use uuidforge_db::nodes::{self, Col, Operand};
+use uuidforge_ident::quote_literal;
+
+/// Marks an old key in a definition's text (it cannot occur in SQL the
+/// server printed): `MARK old MARK` stands where the new key goes.
+const MARK: char = '\u{1}';
+
+/// A table column as the translation needs it.
+pub struct Changed {
+    /// Its name.
+    pub name: String,
+    /// Whether the migration changes it (the key, a reference).
+    pub changed: bool,
+    /// Whether its type becomes uuid from another (a value of the old type
+    /// computed at run time then no longer compares with it).
+    pub retyped: bool,
+}
+
+/// A definition with its old keys marked, and what was translated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Translated {
+    /// The text, each old key marked where its new key goes.
+    pub text: String,
+    /// Each comparison translated: (column, old key).
+    pub old_keys: Vec<(String, String)>,
+}
+
+/// Translates the old keys in `text`, the definition of `what` printed by
+/// the server, whose node trees are `trees` (`relation`: the table an
+/// expression's variables name; `None` for a view's query). `column`
+/// names a table column and says whether it changes. Refused, naming `what`, where a changed
+/// column is compared with something no key map translates.
+pub fn translate(
+    what: &str,
+    text: &str,
+    trees: &[&str],
+    relation: Option<u32>,
+    column: &dyn Fn(Col) -> Option<Changed>,
+) -> Result<Translated, DbError> {
+    let refuse = |why: String| DbError::refused("table", format!("{what} ({}) {why}", text.trim()));
+    let found: Vec<(Col, Operand)> = trees
+        .iter()
+        .filter_map(|t| nodes::parse(t))
+        .flat_map(|t| nodes::comparisons(&t, relation))
+        .collect();
+    // (column name, old key) → (comparisons of a changed column, of any
+    // column of that name).
+    let mut literals: Vec<((String, String), usize)> = Vec::new();
+    let mut unchanged_literals: Vec<(String, String)> = Vec::new();
+    for (col, operand) in &found {
+        let Some(c) = column(*col) else {
+            continue;
+        };
+        if !c.changed {
+            if let Operand::Literal(_, Some(old)) = operand {
+                unchanged_literals.push((c.name, old.clone()));
+            }
+            continue;
+        }
+        match operand {
+            Operand::Literal(_, Some(old)) => {
+                let key = (c.name.clone(), old.clone());
+                match literals.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, n)) => *n += 1,
+                    None => literals.push((key, 1)),
+                }
+            }
+            Operand::Literal(type_oid, None) => {
+                return Err(refuse(format!(
+                    "compares {} with a literal (type oid {type_oid}) that cannot be translated to a new key: drop it before the migration and make it again after over the new key",
+                    c.name
+                )))
+            }
+            Operand::List => {
+                return Err(refuse(format!(
+                    "compares {} with a list of old keys: drop it before the migration and make it again after, listing the new keys (read from the key file or the column kept for the old values)",
+                    c.name
+                )))
+            }
+            Operand::Computed if c.retyped => {
+                return Err(refuse(format!(
+                    "compares {} with a value of the old type computed at run time (a setting, a parameter or a function's result), which the migration cannot translate: drop it before the migration and make it again after, comparing with a value of the new type (a setting read as uuid, the new key)",
+                    c.name
+                )))
+            }
+            _ => {}
+        }
+    }
+    let mut out = text.to_string();
+    let mut old_keys = Vec::new();
+    for ((name, old), count) in literals {
+        if unchanged_literals.contains(&(name.clone(), old.clone())) {
+            return Err(refuse(format!(
+                "compares {name} with the old key {old}, and a column of the same name the migration leaves with the same value: it cannot say which to translate; drop it before the migration and make it again after"
+            )));
+        }
+        let (text, n) = mark(&out, &name, &old);
+        if n != count {
+            return Err(refuse(format!(
+                "compares {name} with the old key {old} other than by = or <> (an order of old keys means nothing for new ones): drop it before the migration and make it again after"
+            )));
+        }
+        out = text;
+        old_keys.extend(std::iter::repeat_n((name, old), count));
+    }
+    Ok(Translated {
+        text: out,
+        old_keys,
+    })
+}
+
+/// Translates the old keys compared with a changed column in `views`,
+/// CHECK constraints and policies of a migration, in place (their
+/// definitions then carry marked old keys); the plan's lines saying what
+/// became of each. Refused where one cannot be translated.
+pub fn translate_all(
+    target: &Target,
+    views: &mut [ViewDefinition],
+    found: &mut Dependents,
+) -> Result<Vec<String>, DbError> {
+    let to_uuid = target.to_uuid();
+    let snapshot = target.snapshot;
+    let column = |(rel, num): Col| -> Option<Changed> {
+        let c = snapshot.relation(rel)?.column(num)?;
+        Some(Changed {
+            name: c.name.clone(),
+            changed: dependents::changed_in(snapshot, rel, &to_uuid).contains(&num),
+            retyped: c.type_name != "uuid",
+        })
+    };
+    let mut lines = Vec::new();
+    let mut note = |what: &str, t: &Translated| {
+        for (name, old) in &t.old_keys {
+            lines.push(format!(
+                "  {what}: {name} compared with the old key {old}, made again with the new key of that row (read from the key map)"
+            ));
+        }
+    };
+    for view in views.iter_mut() {
+        let Some(rule) = snapshot.view_rules.iter().find(|r| r.view == view.oid) else {
+            continue;
+        };
+        let what = format!("view {}.{}", view.schema, view.name);
+        let t = translate(&what, &view.definition, &[&rule.action], None, &column)?;
+        note(&what, &t);
+        view.definition = t.text;
+    }
+    for c in found.constraints.iter_mut().filter(|c| c.kind == "c") {
+        let Some(tree) = c.tree.clone() else {
+            continue;
+        };
+        let what = format!("constraint {}", c.name);
+        let t = translate(&what, &c.definition, &[&tree], Some(c.table), &column)?;
+        note(&what, &t);
+        c.definition = t.text;
+        if let Some(e) = &c.expression {
+            c.expression = Some(translate(&what, e, &[&tree], Some(c.table), &column)?.text);
+        }
+    }
+    for o in found.others.iter_mut().filter(|o| o.kind == "policy") {
+        let (Some(table), Some(trees), Some(definition)) =
+            (o.policy_table, o.policy_trees.clone(), o.definition.clone())
+        else {
+            continue;
+        };
+        let trees: Vec<&str> = trees.iter().flatten().map(String::as_str).collect();
+        let what = o.description.clone();
+        let t = translate(&what, &definition, &trees, Some(table), &column)?;
+        note(&what, &t);
+        o.definition = Some(t.text);
+        if let Some(expressions) = o.policy_expressions.as_mut() {
+            for e in expressions.iter_mut().flatten() {
+                *e = translate(&what, e, &trees, Some(table), &column)?.text;
+            }
+        }
+    }
+    Ok(lines)
+}
+
+/// `text` with each `column = old` or `column <> old` (either way round,
+/// the column qualified or not, the literal as the server prints one of
+/// its type) written `column = MARK old MARK::uuid`; how many.
+fn mark(text: &str, column: &str, old: &str) -> (String, usize) {
+    let qualifier = r#"(?:(?:[A-Za-z_][A-Za-z0-9_$]*|"(?:[^"]|"")*")\.)?"#;
+    let quoted_name = regex::escape(&format!("\"{}\"", column.replace('"', "\"\"")));
+    let simple = column.chars().enumerate().all(|(i, c)| {
+        c.is_ascii_lowercase() || c == '_' || (i > 0 && (c.is_ascii_digit() || c == '$'))
+    });
+    let name = if simple {
+        format!("{qualifier}(?:{}|{quoted_name})", regex::escape(column))
+    } else {
+        format!("{qualifier}{quoted_name}")
+    };
+    let casts = "text|character varying|bpchar|character|bigint|integer|smallint|numeric|uuid";
+    let quoted = regex::escape(&quote_literal(old));
+    let bare = if old.starts_with('-') || old.parse::<i64>().is_err() {
+        String::new()
+    } else {
+        format!(
+            "{}|\\({}\\)::(?:{casts})|",
+            regex::escape(old),
+            regex::escape(old)
+        )
+    };
+    let literal = format!("(?:{bare}{quoted}::(?:{casts}))");
+    let side = |n: &str| format!(r"(?:\((?P<{n}a>{name})\)::(?:{casts})|(?P<{n}b>{name}))");
+    let forward = Regex::new(&format!(
+        r"(?P<pre>^|[\s(,]){} (?P<op>=|<>) {literal}(?P<post>$|[\s),])",
+        side("c")
+    ))
+    .expect("a valid pattern");
+    let backward = Regex::new(&format!(
+        r"(?P<pre>^|[\s(,]){literal} (?P<op>=|<>) {}(?P<post>$|[\s),])",
+        side("c")
+    ))
+    .expect("a valid pattern");
+    let new = format!("{MARK}{old}{MARK}::uuid");
+    let mut n = 0;
+    let column_of = |c: &regex::Captures| {
+        c.name("ca")
+            .or_else(|| c.name("cb"))
+            .map_or("", |m| m.as_str())
+            .to_string()
+    };
+    let text = forward.replace_all(text, |c: &regex::Captures| {
+        n += 1;
+        format!(
+            "{}{} {} {new}{}",
+            &c["pre"],
+            column_of(c),
+            &c["op"],
+            &c["post"]
+        )
+    });
+    let text = backward
+        .replace_all(&text, |c: &regex::Captures| {
+            n += 1;
+            format!(
+                "{}{new} {} {}{}",
+                &c["pre"],
+                &c["op"],
+                column_of(c),
+                &c["post"]
+            )
+        })
+        .into_owned();
+    (text, n)
+}
+
+/// `text` as a probe types it: each marked old key a uuid NULL.
+pub fn probed(text: &str) -> String {
+    let mut out = String::new();
+    for (i, part) in text.split(MARK).enumerate() {
+        out.push_str(if i % 2 == 0 { part } else { "NULL" });
+    }
+    out
+}
+
+/// `action` made with the new keys of its marked old keys, read from
+/// `map` (old key as text → new uuid) when it runs: an action with none
+/// is as it was.
+pub fn with_new_keys(action: Action, map: &str) -> Action {
+    if action.statements().iter().any(|s| has_old_keys(s)) {
+        Action::Object(Object::WithNewKeys {
+            action: Box::new(action),
+            map: map.to_string(),
+        })
+    } else {
+        action
+    }
+}
+
+/// Whether `text` holds marked old keys.
+pub fn has_old_keys(text: &str) -> bool {
+    text.contains(MARK)
+}
+
+/// `statement` with its marked old keys replaced by their new keys from
+/// `map`, as an SQL expression: `format(…)`, each new key written as a
+/// literal (`%L`; NULL for an old key the map lacks). `None` when it has
+/// none.
+pub fn formatted(statement: &str, map: &str) -> Option<String> {
+    if !has_old_keys(statement) {
+        return None;
+    }
+    let mut template = String::new();
+    let mut keys = Vec::new();
+    for (i, part) in statement.split(MARK).enumerate() {
+        if i % 2 == 0 {
+            template.push_str(&part.replace('%', "%%"));
+        } else {
+            keys.push(format!(
+                "(SELECT m.new::text FROM {map} m WHERE m.old = {})",
+                quote_literal(part)
+            ));
+            template.push_str(&format!("%{}$L", keys.len()));
+        }
+    }
+    Some(format!(
+        "format({}, {})",
+        quote_literal(&template),
+        keys.join(", ")
+    ))
+}
+
+/// `statement` run with the new keys of its marked old keys
+/// ([`formatted`]), in a `DO` block.
+pub fn run_with_new_keys(statement: &str, map: &str) -> String {
+    let Some(formatted) = formatted(statement, map) else {
+        return statement.to_string();
+    };
+    let mut tag = "uuidforge".to_string();
+    while formatted.contains(&format!("${tag}$")) {
+        tag.push('_');
+    }
+    format!("DO ${tag}$ BEGIN EXECUTE {formatted}; END ${tag}$")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(col: Col) -> Option<Changed> {
+        (col.0 == 7).then(|| Changed {
+            name: "id".into(),
+            changed: col.1 == 1,
+            retyped: true,
+        })
+    }
+
+    const NE_ONE: &str = r#"{OPEXPR :args ({VAR :varno 1 :varattno 1 :varlevelsup 0} {CONST :consttype 23 :constlen 4 :constbyval true :constisnull false :constvalue 4 [ 1 0 0 0 0 0 0 0 ]})}"#;
+
+    #[test]
+    fn a_check_singling_out_one_row_takes_its_new_key_from_the_map() {
+        let t = translate(
+            "constraint c",
+            "CHECK ((id <> 1))",
+            &[NE_ONE],
+            Some(7),
+            &key,
+        )
+        .unwrap();
+        assert_eq!(t.old_keys, [("id".to_string(), "1".to_string())]);
+        assert_eq!(probed(&t.text), "CHECK ((id <> NULL::uuid))");
+        let sql = run_with_new_keys(
+            &format!("ALTER TABLE t ADD CONSTRAINT c {}", t.text),
+            "uuidforge_keymap",
+        );
+        assert_eq!(
+            sql,
+            "DO $uuidforge$ BEGIN EXECUTE format('ALTER TABLE t ADD CONSTRAINT c CHECK ((id <> %1$L::uuid))', (SELECT m.new::text FROM uuidforge_keymap m WHERE m.old = '1')); END $uuidforge$"
+        );
+    }
+
+    #[test]
+    fn qualified_reversed_and_cast_forms_are_found_and_others_refused() {
+        // `10` must not be read as `1`; `'1'::bigint` and `1 = x.id` are.
+        let (text, n) = mark(
+            "(x.id = 10) AND ('1'::bigint = x.id) AND (a.id <> 1)",
+            "id",
+            "1",
+        );
+        assert_eq!(n, 2);
+        assert!(text.starts_with("(x.id = 10) AND (\u{1}1\u{1}::uuid = x.id)"));
+        let (text, n) = mark("((code)::text = 'it''s'::text)", "code", "it's");
+        assert_eq!((text.as_str(), n), ("(code = \u{1}it's\u{1}::uuid)", 1));
+        let lt = NE_ONE.replace("OPEXPR", "OPEXPR :opno 412");
+        let e = translate("view v", "(id < 1)", &[&lt], Some(7), &key).unwrap_err();
+        assert!(e.to_string().contains("other than by = or <>"), "{e}");
+    }
+}
