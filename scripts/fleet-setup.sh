@@ -3,8 +3,9 @@
 # clusters of Debian's server on loopback (pg_createcluster; the
 # extension's developer install is theirs too, as it is the same server):
 #   15/fleet_a  port 5441   the coordinator of the postgres_fdw tests
-#   15/fleet_b  port 5442
-#   15/fleet_c  port 5443
+#   15/fleet_b  port 5442   wal_level = logical: the publisher of the logical
+#                           replication test (cli_migrate_replicated)
+#   15/fleet_c  port 5443   its subscriber
 #   15/fleet_d  port 5444   the member a test stops mid-run (the partial case)
 # Each is made once, then brought to the test state every run: started,
 # no database or role left by an earlier run, the roles uuidforge and
@@ -36,9 +37,21 @@ CONF
     pg_ctlcluster 15 "$name" start
   fi
   q() { runuser -u postgres -- psql -p "$port" -XAtq -d postgres -c "$1"; }
+  if [ "$name" = fleet_b ] && [ "$(q 'SHOW wal_level')" != logical ]; then
+    say "15/$name: wal_level = logical (a publisher), restarting"
+    q "ALTER SYSTEM SET wal_level = logical"
+    pg_ctlcluster 15 "$name" restart
+  fi
   for db in $(q "SELECT datname FROM pg_database WHERE datname LIKE 'uf\\_%' OR datname LIKE 'uuidforge\\_%'"); do
+    # A subscription left by an earlier run: detached from its slot (the
+    # publisher's is dropped below), then dropped with its database.
+    for sub in $(runuser -u postgres -- psql -p "$port" -XAtq -d "$db" -c "SELECT subname FROM pg_subscription WHERE subdbid = (SELECT oid FROM pg_database WHERE datname = current_database())"); do
+      runuser -u postgres -- psql -p "$port" -XAtq -d "$db" -c "ALTER SUBSCRIPTION \"$sub\" DISABLE" \
+        -c "ALTER SUBSCRIPTION \"$sub\" SET (slot_name = NONE)" -c "DROP SUBSCRIPTION \"$sub\""
+    done
     q "DROP DATABASE \"$db\" WITH (FORCE)"
   done
+  q "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name LIKE 'uf\\_%' AND NOT active" >/dev/null
   for role in uuidforge:"LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE" uuidforge_admin:"LOGIN SUPERUSER"; do
     r=${role%%:*} attrs=${role#*:}
     if [ "$(q "SELECT 1 FROM pg_roles WHERE rolname = '$r'")" = 1 ]; then

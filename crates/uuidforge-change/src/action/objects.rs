@@ -293,6 +293,13 @@ pub enum Object {
         /// The key map (old key as text → new uuid).
         map: String,
     },
+    /// `ALTER PUBLICATION p SET (publish = '…')`: what it publishes.
+    SetPublish {
+        /// The publication's name.
+        publication: String,
+        /// `insert, update, delete, truncate`, fewer, or nothing.
+        publish: String,
+    },
     /// `DROP TRIGGER`.
     DropTrigger {
         /// The trigger.
@@ -361,6 +368,14 @@ impl Object {
                 "CREATE TRIGGER {name} BEFORE INSERT OR UPDATE ON {table} FOR EACH ROW WHEN ({when}) EXECUTE FUNCTION {function}()"
             )],
             Object::DropTrigger { name, table } => vec![format!("DROP TRIGGER {name} ON {table}")],
+            Object::SetPublish {
+                publication,
+                publish,
+            } => vec![format!(
+                "ALTER PUBLICATION {} SET (publish = {})",
+                quote_ident(publication),
+                quote_literal(publish)
+            )],
             Object::DropStatistics { name } => vec![format!("DROP STATISTICS {name}")],
             Object::DropPolicy { name, table } => vec![format!("DROP POLICY {name} ON {table}")],
             Object::CreateFromDefinition { definition } => vec![definition.clone()],
@@ -399,7 +414,8 @@ impl Object {
             Object::CreateTriggerFunction { .. }
             | Object::CreateSqlFunction { .. }
             | Object::Comment { .. }
-            | Object::Grant(_) => Locks::Nothing,
+            | Object::Grant(_)
+            | Object::SetPublish { .. } => Locks::Nothing,
             Object::CreateRowTrigger { .. } => Locks::ShareRowExclusive,
             Object::WithNewKeys { action, .. } => action.locks(),
             _ => Locks::AccessExclusive,

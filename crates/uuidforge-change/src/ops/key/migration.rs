@@ -417,6 +417,8 @@ pub struct Migration<'a> {
     pub objects: String,
     /// The tables and partitions written that a publication publishes.
     pub published: Vec<super::publications::Published>,
+    /// The publications publishing them.
+    pub publications: Vec<super::publications::Publication>,
     /// The plan's lines on old keys written in definitions, each made
     /// again with its new key.
     pub old_keys: Vec<String>,
@@ -483,6 +485,7 @@ pub fn reads(target: &Target, answers: &Answers) -> Result<Vec<Read>, DbError> {
         ),
         values::read(target.snapshot, &target.key, &named),
         super::publications::read(&oids),
+        super::publications::read_publications(&oids),
     ];
     if let Some(Generator::Extension { function, .. }) = &target.generator {
         // Whether the extension orders across sessions: it knows (a role
@@ -621,6 +624,7 @@ impl<'a> Migration<'a> {
             dependents: found,
             objects: answers.text("objects").unwrap_or("{}").to_string(),
             published: answers.get_or_default("publications", "publications")?,
+            publications: answers.get_or_default("publication_flags", "publications")?,
             old_keys,
             target,
         })

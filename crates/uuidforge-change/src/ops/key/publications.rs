@@ -5,10 +5,21 @@
 //! `REPLICA IDENTITY FULL` for the change and its own identity back after
 //! (in batches the key is never missing while rows are written; an
 //! identity by index is given back in the swap, on the index made again).
-//! Logical replication carries rows, not the change: the plan names every
-//! publication and what its subscribers must do.
+//!
+//! Logical replication carries rows, not the change, and a subscriber's
+//! tables have the old shape: the change's own updates (new columns being
+//! filled, under names the subscriber does not have) would stop it. In one
+//! transaction, each publication publishing a written table publishes
+//! nothing while the change writes (`ALTER PUBLICATION … SET (publish =
+//! '')` at its start, its own flags back at its end, both inside the
+//! change's transaction, so no other transaction sees the difference).
+//! The application's rows written after the change have the new shape: a
+//! subscriber applies every row up to the change and stops at the first
+//! one after, retrying; the same migration on the subscriber with the
+//! change's key file (the same rows, so the same keys) lets it go on, and
+//! nothing is lost. The plan names every publication and says so.
 
-use crate::action::{Action, Table};
+use crate::action::{Action, Object, Table};
 use crate::ops::Read;
 use serde::{Deserialize, Serialize};
 use uuidforge_db::plan::{Param, Query};
@@ -42,6 +53,69 @@ pub fn read(written: &[u32]) -> Read {
             )],
         },
     )
+}
+
+/// The read of the publications publishing a written table or partition
+/// (`$1` the written tables' oids, `text[]`): one row of JSON text, a list
+/// of [`Publication`].
+pub const PUBLICATIONS_SQL: &str = r#"WITH written AS (
+    SELECT a::oid AS rel FROM unnest($1::text[]) a
+    UNION SELECT t.relid FROM unnest($1::text[]) a CROSS JOIN LATERAL pg_partition_tree(a::oid) t)
+SELECT coalesce(json_agg(x ORDER BY x.name), '[]')::text FROM (
+  SELECT p.pubname AS name,
+    concat_ws(', ', CASE WHEN p.pubinsert THEN 'insert' END, CASE WHEN p.pubupdate THEN 'update' END,
+      CASE WHEN p.pubdelete THEN 'delete' END, CASE WHEN p.pubtruncate THEN 'truncate' END) AS publish,
+    pg_get_userbyid(p.pubowner) AS owner, pg_has_role(p.pubowner, 'USAGE') AS may_alter
+  FROM pg_publication p
+  WHERE EXISTS (SELECT FROM pg_get_publication_tables(p.pubname::text) t WHERE t.relid IN (SELECT rel FROM written))) x"#;
+
+/// The read of the publications of the written tables.
+pub fn read_publications(written: &[u32]) -> Read {
+    Read::new(
+        "publication_flags",
+        "read what the publications of the tables written publish",
+        Query {
+            sql: PUBLICATIONS_SQL.to_string(),
+            params: vec![Param::TextArray(
+                written.iter().map(u32::to_string).collect(),
+            )],
+        },
+    )
+}
+
+/// A publication publishing a table the migration writes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Publication {
+    /// Its name.
+    pub name: String,
+    /// What it publishes: `insert, update, delete, truncate`, or fewer.
+    pub publish: String,
+    /// Its owner.
+    pub owner: String,
+    /// Whether the migrating role may alter it (its owner, a member, or a
+    /// superuser).
+    pub may_alter: bool,
+}
+
+impl Publication {
+    /// Publishing nothing for the change, and its own flags back after:
+    /// those the role may alter that publish something.
+    pub fn quieted(publications: &[Publication]) -> (Vec<Action>, Vec<Action>) {
+        let set = |p: &Publication, publish: &str| -> Action {
+            Action::Object(Object::SetPublish {
+                publication: p.name.clone(),
+                publish: publish.to_string(),
+            })
+        };
+        let quiet: Vec<&Publication> = publications
+            .iter()
+            .filter(|p| p.may_alter && !p.publish.is_empty())
+            .collect();
+        (
+            quiet.iter().map(|p| set(p, "")).collect(),
+            quiet.iter().map(|p| set(p, &p.publish)).collect(),
+        )
+    }
 }
 
 /// A table (or partition) the migration writes that a publication
@@ -95,9 +169,14 @@ impl Published {
     }
 }
 
-/// What the plan says of publications: each with the tables it publishes
-/// and what its subscribers must do.
-pub fn plan_lines(published: &[Published]) -> Vec<String> {
+/// What the plan says of publications: each with the tables it publishes,
+/// whether the change's own writes are held back from it (`batched`: they
+/// are not), and what its subscribers must do.
+pub fn plan_lines(
+    published: &[Published],
+    publications: &[Publication],
+    batched: bool,
+) -> Vec<String> {
     let mut names: Vec<&str> = published
         .iter()
         .flat_map(|p| p.publications.iter().map(String::as_str))
@@ -112,11 +191,28 @@ pub fn plan_lines(published: &[Published]) -> Vec<String> {
                 .filter(|p| p.publications.iter().any(|q| q == publication))
                 .map(|p| p.name.as_str())
                 .collect();
+            let flags = publications.iter().find(|p| p.name == publication);
+            let what = match flags {
+                _ if batched => "WARNING: in batches the change's own writes are published (new columns \
+                     a subscriber's tables lack): a subscriber replicating these tables would stop at \
+                     them for good; migrate in one transaction (without --batch-size), which holds them back"
+                    .to_string(),
+                Some(p) if !p.may_alter && !p.publish.is_empty() => format!(
+                    "WARNING: the change's own writes are published (new columns a subscriber's tables \
+                     lack), since only its owner {} may hold them back (ALTER PUBLICATION … SET (publish \
+                     = '')): a subscriber replicating these tables would stop at them for good; run the \
+                     change as {0} or a superuser",
+                    uuidforge_ident::as_typed(&p.owner)
+                ),
+                _ => "the change's own writes are held back from it (it publishes nothing inside the \
+                     change's transaction); a subscriber applies every row up to the change and stops at \
+                     the first row after (its tables still have the old types): run the same migration \
+                     there with this change's key file (--key-file: the same rows get the same keys) and \
+                     it goes on, nothing lost"
+                    .to_string(),
+            };
             format!(
-                "  publication {} publishes {}: logical replication carries rows, not this change — \
-                 disable each subscription to it before --apply (ALTER SUBSCRIPTION … DISABLE), and make \
-                 the same change on the subscriber's tables (their keys and references become uuid, \
-                 the same key file gives the same keys) before enabling it again",
+                "  publication {} publishes {}: {what}",
                 uuidforge_ident::as_typed(publication),
                 tables.join(", ")
             )
@@ -157,8 +253,34 @@ mod tests {
         );
         assert!(published("f", None, true).full().is_none());
         assert!(published("d", None, false).full().is_none());
-        let lines = plan_lines(&[published("d", None, true)]);
+        let feed = |may_alter: bool| Publication {
+            name: "feed".into(),
+            publish: "insert, update".into(),
+            owner: "Owner".into(),
+            may_alter,
+        };
+        let lines = plan_lines(&[published("d", None, true)], &[feed(true)], false);
         assert_eq!(lines.len(), 2);
         assert!(lines[0].starts_with("  publication cdc publishes public.accounts:"));
+        assert!(lines[1].contains("held back from it"), "{}", lines[1]);
+        let lines = plan_lines(&[published("d", None, true)], &[feed(false)], false);
+        assert!(
+            lines[1].contains("only its owner \"Owner\" may"),
+            "{}",
+            lines[1]
+        );
+        assert!(
+            plan_lines(&[published("d", None, true)], &[feed(true)], true)[1]
+                .contains("in batches")
+        );
+        let (quiet, back) = Publication::quieted(&[feed(true), feed(false)]);
+        assert_eq!(
+            (quiet[0].statements(), back[0].statements(), back.len()),
+            (
+                vec!["ALTER PUBLICATION \"feed\" SET (publish = '')".to_string()],
+                vec!["ALTER PUBLICATION \"feed\" SET (publish = 'insert, update')".to_string()],
+                1
+            )
+        );
     }
 }

@@ -250,7 +250,11 @@ fn summary(m: &Migration, how: &str) -> Vec<String> {
     }
     lines.extend(m.old_keys.iter().cloned());
     lines.push(format!("  new default: {}", default_note(m)));
-    lines.extend(crate::ops::key::publications::plan_lines(&m.published));
+    lines.extend(crate::ops::key::publications::plan_lines(
+        &m.published,
+        &m.publications,
+        !how.is_empty(),
+    ));
     lines.extend(m.functions.iter().map(|f| {
         format!(
             "  review {} {}: {}",

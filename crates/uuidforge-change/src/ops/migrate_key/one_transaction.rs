@@ -18,6 +18,7 @@
 use super::{backup, lock_all, summary, touches};
 use crate::action::{Action, Data, Transaction};
 use crate::ops::key::checks::{self, Phase};
+use crate::ops::key::publications::Publication;
 use crate::ops::key::{KeyMap, Migration};
 use crate::ops::{ChangePlan, Check, Run, Statement, Step};
 use uuidforge_db::error::DbError;
@@ -44,6 +45,10 @@ pub fn change(m: &Migration) -> Result<ChangePlan, DbError> {
             value: MAINTENANCE_WORK_MEM.into(),
         }),
     ];
+    // Subscribers are not to get the change's own writes (new columns
+    // they lack): its publications publish nothing until it ends.
+    let (quiet_publishing, publishing_back) = Publication::quieted(&m.publications);
+    rest.extend(quiet_publishing);
     rest.extend(a.identity_full.iter().cloned());
     rest.extend(a.release.iter().cloned());
     // The application's triggers are not to see the migration's own
@@ -56,6 +61,7 @@ pub fn change(m: &Migration) -> Result<ChangePlan, DbError> {
     rest.extend(a.extras.iter().cloned());
     rest.extend(a.views.iter().cloned());
     rest.extend(a.identity_back.iter().cloned());
+    rest.extend(publishing_back);
     rest.push(a.guard.clone());
     steps.extend(Step::actions(&rest));
     let written: Vec<String> = m.written().iter().map(|r| r.sql_name()).collect();
