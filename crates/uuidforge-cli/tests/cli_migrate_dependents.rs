@@ -562,3 +562,109 @@ fn old_type_values_computed_at_run_time_and_lists_of_old_keys_are_refused() {
         admin_sql(&db, &format!("SET ROLE uuidforge; {drop}"));
     }
 }
+
+/// `--complete`, once the application runs on the new keys: refused while
+/// a view or a function body still uses an old column (named, nothing
+/// changed); then the old keys, their unique index and every old reference
+/// go in one transaction, the tables' rows backed up first (0600, the old
+/// keys in it); a second run says there is nothing left to complete.
+#[test]
+fn complete_drops_the_old_columns_with_a_backup_and_refuses_while_they_are_used() {
+    let (db, dir) = applied("complete", &[], "");
+    let complete = |extra: &[&str]| {
+        uuidforge()
+            .env_remove("UUIDFORGE_DB")
+            .current_dir(&dir)
+            .args([
+                "db",
+                "--db",
+                &url(&db),
+                "migrate-key",
+                "accounts",
+                "--complete",
+            ])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let old_columns = "SELECT count(*) FROM pg_attribute WHERE attname IN ('id_old', 'account_id_old') AND NOT attisdropped AND attrelid IN ('accounts'::regclass, 'documents'::regclass)";
+    for (make, drop, named) in [
+        (
+            "CREATE VIEW old_ids AS SELECT id, id_old FROM accounts",
+            "DROP VIEW old_ids",
+            "rule _RETURN on view old_ids",
+        ),
+        (
+            "CREATE FUNCTION by_old(bigint) RETURNS uuid LANGUAGE plpgsql AS $$ BEGIN RETURN (SELECT account_id FROM documents WHERE account_id_old = $1 LIMIT 1); END $$",
+            "DROP FUNCTION by_old(bigint)",
+            "function public.by_old(bigint) (its body mentions account_id_old)",
+        ),
+    ] {
+        admin_sql(&db, &format!("SET ROLE uuidforge; {make}"));
+        for extra in [&[][..], &["--apply"][..]] {
+            let out = complete(extra);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{make} {extra:?}: {err}");
+            assert!(err.contains(named), "'{named}' not in {err}");
+            assert!(err.contains("nothing was changed"), "{err}");
+            assert_eq!(admin_sql(&db, old_columns), "2");
+        }
+        admin_sql(&db, &format!("SET ROLE uuidforge; {drop}"));
+    }
+    let plan = complete(&[]);
+    let text = String::from_utf8_lossy(&plan.stdout);
+    for line in [
+        "drop \"public\".\"accounts\".id_old",
+        "drop \"public\".\"documents\".account_id_old",
+        "drop public.accounts_id_old_key, the old values' unique index (scanned",
+        "the backup (pg_restore) is the only record of the old keys",
+        "ALTER TABLE \"public\".\"documents\" DROP COLUMN \"account_id_old\";",
+    ] {
+        assert!(text.contains(line), "'{line}' not in {text}");
+    }
+    let out = complete(&["--apply", "--backup", "before-complete.dump"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(admin_sql(&db, old_columns), "0");
+    assert_eq!(
+        admin_sql(
+            &db,
+            "SELECT count(*) FROM pg_class WHERE relname = 'accounts_id_old_key'"
+        ),
+        "0"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let backup = dir.join("before-complete.dump");
+    assert_eq!(
+        std::fs::metadata(&backup).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    // The old keys are in the backup: the accounts' rows read back with
+    // pg_restore have their id_old column.
+    let restored = std::process::Command::new("pg_restore")
+        .args(["--data-only", "--table", "accounts", "-f", "-"])
+        .arg(&backup)
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&restored.stdout)
+            .contains("COPY public.accounts (id_old, name, id) FROM stdin"),
+        "{}",
+        String::from_utf8_lossy(&restored.stderr)
+    );
+    // The application goes on on the new keys.
+    admin_sql(
+        &db,
+        "INSERT INTO documents (account_id, title) SELECT id, 'after' FROM accounts LIMIT 1",
+    );
+    let again = complete(&[]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("has no column id_old"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+}

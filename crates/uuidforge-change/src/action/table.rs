@@ -26,6 +26,14 @@ pub enum Table {
         /// The table.
         table: String,
     },
+    /// `ALTER TABLE … DROP COLUMN`, without `CASCADE`: it fails if
+    /// anything still depends on the column.
+    DropColumn {
+        /// The table.
+        table: String,
+        /// The column.
+        column: String,
+    },
     /// Columns added to one table, in one statement.
     AddColumns {
         /// The table.
@@ -128,6 +136,9 @@ impl Table {
                 )]
             },
             Table::Drop { table } => vec![format!("DROP TABLE {table}")],
+            Table::DropColumn { table, column } => {
+                vec![alter_table(table, &format!("DROP COLUMN {}", quote_ident(column)))]
+            }
             Table::AddColumns { table, columns } => vec![alter_table(
                 table,
                 &columns

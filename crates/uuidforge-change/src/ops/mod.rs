@@ -20,6 +20,7 @@
 //! of a key and what refers to it (`key`).
 
 mod change;
+pub mod complete_key;
 pub mod install_sql;
 pub(crate) mod key;
 mod lock;

@@ -653,7 +653,7 @@ fn change(
 
 /// The statement listing function bodies (and the triggers running them)
 /// that mention one of `old_names` as a word: one row, a JSON array.
-fn mentions_query(old_names: &[String]) -> Query {
+pub(crate) fn mentions_query(old_names: &[String]) -> Query {
     let sql = r#"SELECT coalesce(json_agg(m ORDER BY m.kind, m.name), '[]')::text FROM (
   SELECT CASE p.prokind WHEN 'p' THEN 'procedure' ELSE 'function' END AS kind,
          format('%s.%s(%s)', n.nspname, p.proname, pg_get_function_identity_arguments(p.oid)) AS name,

@@ -8,6 +8,7 @@ use crate::keyfile::KeyFile;
 use crate::UsageError;
 use std::io::Write;
 use std::process::ExitCode;
+use uuidforge_change::ops::complete_key::{CompleteKey, CompletePlan};
 use uuidforge_change::ops::migrate_key::{MigrateKey, MigrateOptions, MigratePlan};
 use uuidforge_change::runner::{self, Applied};
 use uuidforge_db::client::{DbError, ReadOnly};
@@ -54,6 +55,12 @@ pub(super) struct MigrateKeyArgs {
     /// them out; progress is kept in the table uuidforge_changes.
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(1..=2_147_483_647))]
     batch_size: Option<i64>,
+    /// Complete the migration once the application runs on the new keys:
+    /// drop the old keys (KEY_old, or --keep-old NAME) with their unique
+    /// index and every reference's old column, backed up first; refused
+    /// while anything still uses them.
+    #[arg(long, conflicts_with_all = ["resume", "batch_size", "order_by", "column", "also", "leave", "no_default", "key_file", "replicated", "sharded"])]
+    complete: bool,
     /// Complete a batched migration that was killed or lost its
     /// connection, from its last committed step.
     #[arg(long, conflicts_with_all = ["apply", "batch_size", "order_by", "keep_old", "column", "also", "leave", "no_default", "replicated", "sharded"])]
@@ -237,6 +244,24 @@ pub(super) async fn run(
     if args.resume {
         return resume(session, config, &args).await;
     }
+    if args.complete {
+        let op = CompleteKey {
+            table: args.table.clone(),
+            keep_old: args.keep_old.clone(),
+        };
+        let applied = |plan: &CompletePlan, d: &Applied| {
+            vec![format!(
+                "applied: {} old column(s) dropped in {:.2} s",
+                plan.dropped.len(),
+                d.seconds
+            )]
+        };
+        let lines = change::Lines {
+            secret: &change::no_secret,
+            applied: &applied,
+        };
+        return change::run(session, config, &op, &args.change, lines).await;
+    }
     let database = session.snapshot().await.map_err(db_error)?.database;
     let op = args.operation();
     let secret = || secret_of(&args, &database);
@@ -256,6 +281,11 @@ pub(super) async fn run_fleet(
     args: MigrateKeyArgs,
 ) -> Result<ExitCode, UsageError> {
     use uuidforge_fleet::migrate::{self, Event};
+    if args.complete {
+        return Err(UsageError::plain(
+            "--complete runs on one database at a time (expected one --db): complete each member when its application runs on the new keys",
+        ));
+    }
     let op = args.operation();
     let state = args.fleet_state.clone().unwrap_or_else(|| {
         std::path::PathBuf::from(format!("uuidforge-fleet-{}.json", args.table_part()))
