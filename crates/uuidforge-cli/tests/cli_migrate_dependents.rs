@@ -65,7 +65,7 @@ fn key_type(db: &str) -> String {
     )
 }
 
-/// Each object the issue found left on `*_old`, alone: the plan and
+/// Each object tied to a changed column that cannot move, alone: the plan and
 /// `--apply` refuse it by name with what it says and the way out, and
 /// nothing changes.
 #[test]
@@ -100,9 +100,9 @@ fn every_object_tied_to_a_changed_column_is_refused_by_name_before_anything_runs
             &["rule keep_account on table documents", "DO INSTEAD NOTHING", "drop the rule"],
         ),
         (
-            "CREATE PUBLICATION some_columns FOR TABLE documents (id, account_id, title)",
-            "DROP PUBLICATION some_columns",
-            &["publication of table documents in publication some_columns", "ALTER PUBLICATION"],
+            "CREATE PUBLICATION filtered FOR TABLE documents WHERE (account_id > 0)",
+            "DROP PUBLICATION filtered",
+            &["publication of table documents in publication filtered", "WHERE ((account_id > 0))", "its row filter"],
         ),
     ];
     for (make, drop, named) in cases {
@@ -348,12 +348,13 @@ fn tables_in_publications_migrate_and_keep_their_replica_identity() {
     }
 }
 
-/// Statistics on a changed column and a trigger whose column list names
-/// it are made again from their definitions over the new column, in both
-/// modes: the trigger fires on updates of the new column, in the state it
-/// was (`ENABLE ALWAYS`), and the statistics cover the new column.
+/// Statistics on a changed column, a trigger whose column list names it
+/// and a publication's column list are made again from their definitions
+/// over the new column, in both modes: the trigger fires on updates of the
+/// new column, in the state it was (`ENABLE ALWAYS`), the statistics cover
+/// the new column and the publication publishes it.
 #[test]
-fn statistics_and_column_list_triggers_move_with_the_column() {
+fn statistics_column_list_triggers_and_publication_column_lists_move_with_the_column() {
     for (mode, extra) in MODES {
         let (db, _dir) = applied(
             &format!("carried_{mode}"),
@@ -364,7 +365,16 @@ fn statistics_and_column_list_triggers_move_with_the_column() {
                BEGIN INSERT INTO moves VALUES (NEW.id, NEW.account_id::text); RETURN NEW; END $$;
              CREATE TRIGGER \"Moved\" AFTER UPDATE OF account_id ON documents FOR EACH ROW EXECUTE FUNCTION record_move();
              ALTER TABLE documents ENABLE ALWAYS TRIGGER \"Moved\";
-             CREATE STATISTICS per_account ON account_id, title FROM documents;",
+             CREATE STATISTICS per_account ON account_id, title FROM documents;
+             CREATE PUBLICATION some_columns FOR TABLE documents (id, account_id, title);",
+        );
+        // The publication's column list names the new column.
+        assert_eq!(
+            admin_sql(&db, "SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, NULL), ', ' ORDER BY a.attnum)
+                              FROM pg_publication_rel r JOIN pg_attribute a ON a.attrelid = r.prrelid AND a.attnum = ANY (r.prattrs)
+                             WHERE r.prpubid = (SELECT oid FROM pg_publication WHERE pubname = 'some_columns')"),
+            "id bigint, title text, account_id uuid",
+            "{mode}"
         );
         assert_eq!(
             admin_sql(&db, "SELECT count(*) FROM moves"),

@@ -293,6 +293,14 @@ pub enum Object {
         /// The key map (old key as text → new uuid).
         map: String,
     },
+    /// `ALTER PUBLICATION p DROP TABLE t`: a table's column list, made
+    /// again after (`ALTER PUBLICATION p ADD TABLE t (…)`).
+    DropPublicationTable {
+        /// The publication (quoted).
+        publication: String,
+        /// The table (quoted, qualified).
+        table: String,
+    },
     /// `ALTER PUBLICATION p SET (publish = '…')`: what it publishes.
     SetPublish {
         /// The publication's name.
@@ -368,6 +376,9 @@ impl Object {
                 "CREATE TRIGGER {name} BEFORE INSERT OR UPDATE ON {table} FOR EACH ROW WHEN ({when}) EXECUTE FUNCTION {function}()"
             )],
             Object::DropTrigger { name, table } => vec![format!("DROP TRIGGER {name} ON {table}")],
+            Object::DropPublicationTable { publication, table } => {
+                vec![format!("ALTER PUBLICATION {publication} DROP TABLE {table}")]
+            }
             Object::SetPublish {
                 publication,
                 publish,
@@ -415,7 +426,8 @@ impl Object {
             | Object::CreateSqlFunction { .. }
             | Object::Comment { .. }
             | Object::Grant(_)
-            | Object::SetPublish { .. } => Locks::Nothing,
+            | Object::SetPublish { .. }
+            | Object::DropPublicationTable { .. } => Locks::Nothing,
             Object::CreateRowTrigger { .. } => Locks::ShareRowExclusive,
             Object::WithNewKeys { action, .. } => action.locks(),
             _ => Locks::AccessExclusive,

@@ -80,10 +80,7 @@ type OldColumns<'a> = (&'a Relation, Vec<(&'a Relation, String)>);
 /// The old columns of `table`'s migrated key: (table, column) pairs, the
 /// key's first. Refused when the table has none (not migrated, or
 /// completed already) or a migration in batches is under way on it.
-fn old_columns<'a>(
-    snapshot: &'a Snapshot,
-    op: &CompleteKey,
-) -> Result<OldColumns<'a>, DbError> {
+fn old_columns<'a>(snapshot: &'a Snapshot, op: &CompleteKey) -> Result<OldColumns<'a>, DbError> {
     let table = snapshot.find_relation(&op.table)?;
     if !matches!(table.kind, RelKind::Table | RelKind::PartitionedTable) || table.is_partition {
         return Err(DbError::refused(

@@ -7,9 +7,12 @@
 //! definition over the new column, or the change refuses before anything
 //! runs, naming it and why. Every other object tied to a changed column
 //! through `pg_depend` (a trigger's column list, a policy, statistics, a
-//! rule, a generated column, a publication's column list) is refused by
-//! name ([`Dependents::refuse_others`]); the migration's own triggers for
-//! writers (`uuidforge_migrate`) are its business.
+//! rule, a generated column, a publication's row filter) is made again
+//! from its definition where it holds over the new column (statistics on
+//! columns, a trigger's column list, a policy, a publication's column
+//! list) or refused by name ([`Dependents::refuse_others`]); the
+//! migration's own triggers for writers (`uuidforge_migrate`) are its
+//! business.
 
 use crate::action::{Action, Object};
 use crate::ops::{Answers, Probe, Read};
@@ -105,6 +108,12 @@ SELECT json_build_object(
              (SELECT string_agg(CASE WHEN r = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(r)) END, ', ') FROM unnest(p.polroles) r)),
            'USING (' || pg_get_expr(p.polqual, p.polrelid) || ')', 'WITH CHECK (' || pg_get_expr(p.polwithcheck, p.polrelid) || ')')
          FROM pg_policy p JOIN pg_class pc ON pc.oid = p.polrelid JOIN pg_namespace pn ON pn.oid = pc.relnamespace WHERE p.oid = d.objid)
+       WHEN 'pg_publication_rel'::regclass THEN (SELECT format('ALTER PUBLICATION %I ADD TABLE %I.%I', pb.pubname, pn.nspname, pc.relname)
+             || coalesce(' (' || (SELECT string_agg(quote_ident(pa.attname), ', ' ORDER BY k.ord) FROM unnest(pr.prattrs::int2[]) WITH ORDINALITY k(num, ord)
+                 JOIN pg_attribute pa ON pa.attrelid = pr.prrelid AND pa.attnum = k.num) || ')', '')
+             || coalesce(' WHERE (' || pg_get_expr(pr.prqual, pr.prrelid) || ')', '')
+         FROM pg_publication_rel pr JOIN pg_publication pb ON pb.oid = pr.prpubid JOIN pg_class pc ON pc.oid = pr.prrelid
+         JOIN pg_namespace pn ON pn.oid = pc.relnamespace WHERE pr.oid = d.objid)
        WHEN 'pg_statistic_ext'::regclass THEN pg_get_statisticsobjdef(d.objid)
        WHEN 'pg_rewrite'::regclass THEN pg_get_ruledef(d.objid)
        WHEN 'pg_attrdef'::regclass THEN (SELECT format('%I %s GENERATED ALWAYS AS (%s) %s', ga.attname, format_type(ga.atttypid, ga.atttypmod), pg_get_expr(ad.adbin, ad.adrelid),
@@ -117,6 +126,9 @@ SELECT json_build_object(
          FROM pg_trigger tg JOIN pg_class tc ON tc.oid = tg.tgrelid JOIN pg_namespace tn ON tn.oid = tc.relnamespace WHERE tg.oid = d.objid)
        WHEN 'pg_policy'::regclass THEN (SELECT '"' || replace(p.polname, '"', '""') || '" ON "' || replace(pn.nspname, '"', '""') || '"."' || replace(pc.relname, '"', '""') || '"'
          FROM pg_policy p JOIN pg_class pc ON pc.oid = p.polrelid JOIN pg_namespace pn ON pn.oid = pc.relnamespace WHERE p.oid = d.objid)
+       WHEN 'pg_publication_rel'::regclass THEN (SELECT '"' || replace(pb.pubname, '"', '""') || '" ON "' || replace(pn.nspname, '"', '""') || '"."' || replace(pc.relname, '"', '""') || '"'
+         FROM pg_publication_rel pr JOIN pg_publication pb ON pb.oid = pr.prpubid JOIN pg_class pc ON pc.oid = pr.prrelid
+         JOIN pg_namespace pn ON pn.oid = pc.relnamespace WHERE pr.oid = d.objid)
      END AS drop_target,
      d.objid::int8 AS oid,
      (SELECT p.polrelid::int8 FROM pg_policy p WHERE d.classid = 'pg_policy'::regclass AND p.oid = d.objid) AS policy_table,
@@ -129,6 +141,7 @@ SELECT json_build_object(
      CASE d.classid WHEN 'pg_statistic_ext'::regclass THEN (SELECT s.stxexprs IS NULL FROM pg_statistic_ext s WHERE s.oid = d.objid)
        WHEN 'pg_trigger'::regclass THEN (SELECT tg.tgqual IS NULL AND tg.tgconstraint = 0 FROM pg_trigger tg WHERE tg.oid = d.objid)
        WHEN 'pg_policy'::regclass THEN true
+       WHEN 'pg_publication_rel'::regclass THEN (SELECT pr.prqual IS NULL FROM pg_publication_rel pr WHERE pr.oid = d.objid)
        ELSE false END AS carried,
      (SELECT tg.tgenabled::text FROM pg_trigger tg WHERE d.classid = 'pg_trigger'::regclass AND tg.oid = d.objid) AS enabled
    FROM watched w JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.rel AND d.refobjsubid = w.num
@@ -314,14 +327,16 @@ pub struct OtherDependent {
     pub description: String,
     /// Its definition as the server writes it, where there is one.
     pub definition: Option<String>,
-    /// What `DROP STATISTICS` or `DROP TRIGGER` names, every name
-    /// quoted: a statistics object (qualified), or `trigger ON table`.
+    /// What `DROP STATISTICS`, `DROP TRIGGER`, `DROP POLICY` or `ALTER
+    /// PUBLICATION … DROP TABLE` names, every name quoted: a statistics
+    /// object (qualified), or `name ON table`.
     #[serde(default)]
     pub drop_target: Option<String>,
     /// Made again from its definition over the new column: statistics on
     /// columns (not expressions, which might not hold over uuid), a
     /// trigger whose column list names the column and which has no `WHEN`
-    /// (whose comparisons might not) and belongs to no constraint.
+    /// (whose comparisons might not) and belongs to no constraint, a
+    /// policy, a publication's column list without a row filter.
     #[serde(default)]
     pub carried: bool,
     /// A trigger's `tgenabled` (`O`, `D`, `R`, `A`), given back after.
@@ -375,6 +390,16 @@ impl OtherDependent {
                     make,
                 )
             }
+            "publication" => {
+                let (publication, table) = target.split_once(" ON ")?;
+                (
+                    vec![Action::Object(Object::DropPublicationTable {
+                        publication: publication.to_string(),
+                        table: table.to_string(),
+                    })],
+                    make,
+                )
+            }
             "trigger" => {
                 let (name, table) = target.split_once(" ON ")?;
                 let mut make = make;
@@ -412,7 +437,7 @@ impl OtherDependent {
             "rule" => "drop the rule before the migration and create it again after",
             "generated column" => "drop the generated column before the migration and add it again after (its values change with the key)",
             "function" => "its SQL-standard body (BEGIN ATOMIC) follows the column by number: drop the function before the migration and create it again after over the new column (a parameter or result of the old key's type becomes uuid)",
-            "publication" => "take the table's column list or row filter out of the publication (ALTER PUBLICATION … SET TABLE) before the migration and put it back after; each subscriber's table changes type too",
+            "publication" => "its row filter might not hold over uuid: take the table out of the publication (ALTER PUBLICATION … DROP TABLE) before the migration and add it back after with its filter over the new column",
             _ => "drop it before the migration and make it again after",
         }
     }
