@@ -87,7 +87,7 @@ fn every_object_tied_to_a_changed_column_is_refused_by_name_before_anything_runs
         (
             "ALTER TABLE documents ADD COLUMN label text GENERATED ALWAYS AS ('acct-' || account_id::text) STORED",
             "ALTER TABLE documents DROP COLUMN label",
-            &["label text GENERATED ALWAYS AS", "'acct-'", "drop the generated column"],
+            &["label text GENERATED ALWAYS AS", "'acct-'", "--regenerate TABLE.COLUMN"],
         ),
         (
             "CREATE STATISTICS per_account ON (account_id + 1), title FROM documents",
@@ -676,5 +676,75 @@ fn complete_drops_the_old_columns_with_a_backup_and_refuses_while_they_are_used(
         String::from_utf8_lossy(&again.stderr).contains("has no column id_old"),
         "{}",
         String::from_utf8_lossy(&again.stderr)
+    );
+}
+
+/// A generated column computed from a reference is computed again over the
+/// new column when asked (`--regenerate`): the plan says which and how many
+/// rows change, and afterwards every row's value is the expression's over
+/// the new key. Refused in batches (a rewrite of the table), on a column
+/// that is not generated, and while an index depends on it.
+#[test]
+fn a_generated_column_is_computed_again_over_the_new_column_when_asked() {
+    let setup = "ALTER TABLE documents ADD COLUMN label text GENERATED ALWAYS AS ('acct-' || account_id::text) STORED";
+    let db = fresh_database("regenerate_refused", SCHEMA);
+    admin_sql(&db, &format!("SET ROLE uuidforge; {setup}"));
+    let dir = common::scratch("migrate", "regenerate_refused");
+    for (extra, expected) in [
+        (
+            &[
+                "--regenerate",
+                "documents.label",
+                "--apply",
+                "--batch-size",
+                "50",
+            ][..],
+            "computed again by rewriting its table",
+        ),
+        (
+            &["--regenerate", "documents.title"][..],
+            "documents.title (expected a generated column computed from the key or a reference)",
+        ),
+    ] {
+        let out = migrate(&db, &dir, extra);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(err.contains(expected), "{extra:?}: {err}");
+        assert_eq!(key_type(&db), "bigint");
+    }
+    admin_sql(
+        &db,
+        "SET ROLE uuidforge; CREATE INDEX documents_label ON documents (label)",
+    );
+    let out = migrate(&db, &dir, &["--regenerate", "documents.label"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("index documents_label depend on it"), "{err}");
+    admin_sql(&db, "SET ROLE uuidforge; DROP INDEX documents_label");
+    let plan = migrate(&db, &dir, &["--regenerate", "documents.label"]);
+    let text = String::from_utf8_lossy(&plan.stdout);
+    assert!(
+        text.contains("generated column label of table documents (label text GENERATED ALWAYS AS (('acct-'::text || (account_id)::text)) STORED): computed again over the new column, its value changes in each of the table's 200 rows"),
+        "{text}{}",
+        String::from_utf8_lossy(&plan.stderr)
+    );
+    let (db, _dir) = applied(
+        "regenerate",
+        &["--regenerate", "documents.label"],
+        &format!("SET ROLE uuidforge; {setup}"),
+    );
+    assert_eq!(
+        admin_sql(&db, "SELECT count(*) FROM documents WHERE label = 'acct-' || account_id::text AND account_id_old IS NOT NULL"),
+        "200"
+    );
+    admin_sql(
+        &db,
+        "INSERT INTO documents (account_id, title) SELECT id, 'new' FROM accounts LIMIT 1",
+    );
+    assert_eq!(
+        admin_sql(
+            &db,
+            "SELECT label = 'acct-' || account_id::text FROM documents WHERE title = 'new'"
+        ),
+        "t"
     );
 }

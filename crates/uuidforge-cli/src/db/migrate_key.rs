@@ -39,6 +39,11 @@ pub(super) struct MigrateKeyArgs {
     /// (repeatable; TABLE.COLUMN or SCHEMA.TABLE.COLUMN).
     #[arg(long, value_name = "TABLE.COLUMN")]
     leave: Vec<String>,
+    /// A generated column computed from the key or a reference: computed
+    /// again over the new column (its values change; one transaction
+    /// only) instead of refused (repeatable; TABLE.COLUMN).
+    #[arg(long, value_name = "TABLE.COLUMN")]
+    regenerate: Vec<String>,
     /// The secret of the new keys (32 bytes): the same file gives the same
     /// keys on the same data. Created (0600) when it does not exist;
     /// default uuidforge-migrate-DATABASE-TABLE.key.
@@ -59,11 +64,11 @@ pub(super) struct MigrateKeyArgs {
     /// drop the old keys (KEY_old, or --keep-old NAME) with their unique
     /// index and every reference's old column, backed up first; refused
     /// while anything still uses them.
-    #[arg(long, conflicts_with_all = ["resume", "batch_size", "order_by", "column", "also", "leave", "no_default", "key_file", "replicated", "sharded"])]
+    #[arg(long, conflicts_with_all = ["resume", "batch_size", "order_by", "column", "also", "leave", "regenerate", "no_default", "key_file", "replicated", "sharded"])]
     complete: bool,
     /// Complete a batched migration that was killed or lost its
     /// connection, from its last committed step.
-    #[arg(long, conflicts_with_all = ["apply", "batch_size", "order_by", "keep_old", "column", "also", "leave", "no_default", "replicated", "sharded"])]
+    #[arg(long, conflicts_with_all = ["apply", "batch_size", "order_by", "keep_old", "column", "also", "leave", "regenerate", "no_default", "replicated", "sharded"])]
     resume: bool,
     /// Over a fleet: the table is a reference table replicated on every
     /// member (countries, currencies): the same new key for the same row
@@ -215,6 +220,7 @@ impl MigrateKeyArgs {
                 column: self.column.clone(),
                 also: self.also.clone(),
                 leave: self.leave.clone(),
+                regenerate: self.regenerate.clone(),
                 no_default: self.no_default,
                 plan_only: !self.change.apply,
             },

@@ -271,11 +271,12 @@ pub fn counts_sql(target: &Target) -> String {
 }
 
 /// The columns of `table` the migration changes: the key, the references
-/// to it.
+/// to it, the generated columns computed again over them.
 pub fn changed_columns(target: &Target, table: &Relation) -> Vec<i16> {
     target
         .watched()
         .into_iter()
+        .chain(target.regenerate.iter().copied())
         .filter(|(t, _)| *t == table.oid)
         .map(|(_, n)| n)
         .collect()

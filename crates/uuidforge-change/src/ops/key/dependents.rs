@@ -14,7 +14,7 @@
 //! migration's own triggers for writers (`uuidforge_migrate`) are its
 //! business.
 
-use crate::action::{Action, Object};
+use crate::action::{Action, Object, Table};
 use crate::ops::{Answers, Probe, Read};
 use serde::{Deserialize, Serialize};
 use uuidforge_db::catalog::{Relation, Snapshot};
@@ -129,6 +129,9 @@ SELECT json_build_object(
        WHEN 'pg_publication_rel'::regclass THEN (SELECT '"' || replace(pb.pubname, '"', '""') || '" ON "' || replace(pn.nspname, '"', '""') || '"."' || replace(pc.relname, '"', '""') || '"'
          FROM pg_publication_rel pr JOIN pg_publication pb ON pb.oid = pr.prpubid JOIN pg_class pc ON pc.oid = pr.prrelid
          JOIN pg_namespace pn ON pn.oid = pc.relnamespace WHERE pr.oid = d.objid)
+       WHEN 'pg_attrdef'::regclass THEN (SELECT '"' || replace(ga.attname, '"', '""') || '" ON "' || replace(gn.nspname, '"', '""') || '"."' || replace(gc.relname, '"', '""') || '"'
+         FROM pg_attrdef ad JOIN pg_attribute ga ON ga.attrelid = ad.adrelid AND ga.attnum = ad.adnum
+         JOIN pg_class gc ON gc.oid = ad.adrelid JOIN pg_namespace gn ON gn.oid = gc.relnamespace WHERE ad.oid = d.objid)
      END AS drop_target,
      d.objid::int8 AS oid,
      (SELECT p.polrelid::int8 FROM pg_policy p WHERE d.classid = 'pg_policy'::regclass AND p.oid = d.objid) AS policy_table,
@@ -143,7 +146,12 @@ SELECT json_build_object(
        WHEN 'pg_policy'::regclass THEN true
        WHEN 'pg_publication_rel'::regclass THEN (SELECT pr.prqual IS NULL FROM pg_publication_rel pr WHERE pr.oid = d.objid)
        ELSE false END AS carried,
-     (SELECT tg.tgenabled::text FROM pg_trigger tg WHERE d.classid = 'pg_trigger'::regclass AND tg.oid = d.objid) AS enabled
+     (SELECT tg.tgenabled::text FROM pg_trigger tg WHERE d.classid = 'pg_trigger'::regclass AND tg.oid = d.objid) AS enabled,
+     (SELECT jsonb_build_array(ad.adrelid::int8, ad.adnum) FROM pg_attrdef ad WHERE d.classid = 'pg_attrdef'::regclass AND ad.oid = d.objid) AS generated,
+     (SELECT pg_get_expr(ad.adbin, ad.adrelid) FROM pg_attrdef ad WHERE d.classid = 'pg_attrdef'::regclass AND ad.oid = d.objid) AS generated_expression,
+     (SELECT coalesce(jsonb_agg(DISTINCT pg_describe_object(u.classid, u.objid, u.objsubid)), '[]') FROM pg_attrdef ad
+        JOIN pg_depend u ON u.refclassid = 'pg_class'::regclass AND u.refobjid = ad.adrelid AND u.refobjsubid = ad.adnum
+       WHERE d.classid = 'pg_attrdef'::regclass AND ad.oid = d.objid AND NOT (u.classid = 'pg_attrdef'::regclass AND u.objid = ad.oid)) AS generated_users
    FROM watched w JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = w.rel AND d.refobjsubid = w.num
    WHERE d.classid NOT IN ('pg_constraint'::regclass, 'pg_class'::regclass)
      AND NOT (d.classid = 'pg_rewrite'::regclass AND EXISTS (SELECT FROM pg_rewrite r JOIN pg_class v ON v.oid = r.ev_class
@@ -362,9 +370,24 @@ pub struct OtherDependent {
     /// Why it cannot move, when a probe said so.
     #[serde(default)]
     pub refused: Option<String>,
+    /// A generated column: (its table, its number).
+    #[serde(default)]
+    pub generated: Option<(u32, i16)>,
+    /// A generated column's expression.
+    #[serde(default)]
+    pub generated_expression: Option<String>,
+    /// What depends on a generated column (an index, a view): it would go
+    /// with the column when it is computed again.
+    #[serde(default)]
+    pub generated_users: Vec<String>,
 }
 
 impl OtherDependent {
+    /// A generated column's (table, number).
+    pub fn generated_at(&self) -> Option<(u32, i16)> {
+        self.generated
+    }
+
     /// Its drop before the change and its making again after, from its
     /// definition (a trigger in the state it fired in): carried objects
     /// only.
@@ -374,7 +397,9 @@ impl OtherDependent {
         }
         let target = self.drop_target.clone()?;
         let definition = self.definition.clone()?;
-        let make = vec![Action::Object(Object::CreateFromDefinition { definition })];
+        let make = vec![Action::Object(Object::CreateFromDefinition {
+            definition: definition.clone(),
+        })];
         Some(match self.kind.as_str() {
             "statistics" => (
                 vec![Action::Object(Object::DropStatistics { name: target })],
@@ -388,6 +413,20 @@ impl OtherDependent {
                         table: table.to_string(),
                     })],
                     make,
+                )
+            }
+            // Computed again over the new columns: dropped before the
+            // fill, added again after (a rewrite of its table).
+            "generated column" => {
+                let (column, table) = target.split_once(" ON ")?;
+                (
+                    vec![Action::Table(Table::DropColumn {
+                        table: table.to_string(),
+                        column: unquoted(column),
+                    })],
+                    vec![Action::Object(Object::CreateFromDefinition {
+                        definition: format!("ALTER TABLE {table} ADD COLUMN {definition}"),
+                    })],
                 )
             }
             "publication" => {
@@ -435,7 +474,7 @@ impl OtherDependent {
             "policy" => "its expression does not hold over uuid: drop the policy before the migration and create it again after over the new column, comparing it with a value of the new type (a setting read as uuid, the new key)",
             "statistics" => "drop the statistics before the migration and CREATE STATISTICS again after",
             "rule" => "drop the rule before the migration and create it again after",
-            "generated column" => "drop the generated column before the migration and add it again after (its values change with the key)",
+            "generated column" => "its values change with the key: ask for it to be computed again over the new column (--regenerate TABLE.COLUMN), or drop it before the migration and add it again after",
             "function" => "its SQL-standard body (BEGIN ATOMIC) follows the column by number: drop the function before the migration and create it again after over the new column (a parameter or result of the old key's type becomes uuid)",
             "publication" => "its row filter might not hold over uuid: take the table out of the publication (ALTER PUBLICATION … DROP TABLE) before the migration and add it back after with its filter over the new column",
             _ => "drop it before the migration and make it again after",

@@ -35,6 +35,10 @@ pub struct MigrateOptions {
     /// Give the new key no default (the application makes the keys), even
     /// where no generator is installed.
     pub no_default: bool,
+    /// Generated columns (`TABLE.COLUMN`) over a changed column to compute
+    /// again over the new one (their values change).
+    #[serde(default)]
+    pub regenerate: Vec<String>,
     /// Only a plan is asked for (no `--apply`): a database without a
     /// generator for the new key's default is a warning in the plan, not a
     /// refusal (`--apply` still refuses it).
@@ -84,6 +88,8 @@ pub struct Target<'a> {
     pub references: Vec<Reference<'a>>,
     /// The columns of `--leave`, (table, column).
     pub left: Vec<(u32, i16)>,
+    /// The generated columns of `--regenerate`, (table, column).
+    pub regenerate: Vec<(u32, i16)>,
     /// What the new key's default calls (none with `--no-default`).
     pub generator: Option<Generator>,
     /// Why there is no generator when the plan alone is asked for and the
@@ -133,6 +139,11 @@ impl<'a> Target<'a> {
             .iter()
             .map(|spec| column_option(snapshot, "leave", spec).map(|(r, c)| (r.oid, c.num)))
             .collect::<Result<Vec<_>, _>>()?;
+        let regenerate = options
+            .regenerate
+            .iter()
+            .map(|spec| column_option(snapshot, "regenerate", spec).map(|(r, c)| (r.oid, c.num)))
+            .collect::<Result<Vec<_>, _>>()?;
         let (generator, missing_generator) =
             match uuidforge_db::generators::for_new_key(snapshot, options.no_default) {
                 Ok(g) => (g, None),
@@ -153,6 +164,7 @@ impl<'a> Target<'a> {
             order_column,
             references,
             left,
+            regenerate,
             generator,
             missing_generator,
         };
@@ -422,6 +434,8 @@ pub struct Migration<'a> {
     /// The plan's lines on old keys written in definitions, each made
     /// again with its new key.
     pub old_keys: Vec<String>,
+    /// The plan's lines on generated columns computed again.
+    pub regenerated: Vec<String>,
 }
 
 impl<'a> std::ops::Deref for Migration<'a> {
@@ -566,6 +580,35 @@ fn probes(target: &Target, found: &Dependents) -> Vec<Read> {
     for i in &found.indexes {
         add("index", i.oid, i.table, &i.name, i.shape.expressions());
     }
+    // A generated column asked to be computed again: its expression over
+    // the new columns, and its rows counted.
+    let mut counts = Vec::new();
+    for o in &found.others {
+        if let (Some((table, _)), Some(e)) = (o.generated_at(), &o.generated_expression) {
+            if target
+                .regenerate
+                .contains(&o.generated_at().unwrap_or_default())
+            {
+                add(
+                    "generated column",
+                    o.oid,
+                    table,
+                    &o.description,
+                    vec![e.as_str()],
+                );
+                if let Some(relation) = target.snapshot.relation(table) {
+                    counts.push(Read::new(
+                        format!("rows of generated column {}", o.oid),
+                        format!("count the rows whose {} is computed again", o.description),
+                        uuidforge_db::plan::Query::new(format!(
+                            "SELECT count(*)::text FROM {}",
+                            relation.sql_name()
+                        )),
+                    ));
+                }
+            }
+        }
+    }
     // A policy over its own table's columns only is typed now; one that
     // reads tables is typed when made again (over every changed column).
     for o in &found.others {
@@ -576,6 +619,7 @@ fn probes(target: &Target, found: &Dependents) -> Vec<Read> {
             add("policy", o.oid, table, &o.description, exprs);
         }
     }
+    reads.extend(counts);
     reads
 }
 
@@ -606,6 +650,7 @@ impl<'a> Migration<'a> {
                 o.refused = Some(format!("over uuid the server refuses it: {message}"));
             }
         }
+        let regenerated = regenerated(&target, &mut found, answers)?;
         found.refuse_others()?;
         let named = values::named_for_key(
             target.snapshot,
@@ -626,6 +671,7 @@ impl<'a> Migration<'a> {
             published: answers.get_or_default("publications", "publications")?,
             publications: answers.get_or_default("publication_flags", "publications")?,
             old_keys,
+            regenerated,
             target,
         })
     }
@@ -642,6 +688,58 @@ impl<'a> Migration<'a> {
             Becomes::Text => r.column.type_name.clone(),
         }
     }
+}
+
+/// Marks the generated columns `--regenerate` names as carried (computed
+/// again over the new columns), unless their expression does not hold
+/// over uuid or something depends on them; refuses a `--regenerate` that
+/// names no generated column over a changed column.
+fn regenerated(
+    target: &Target,
+    found: &mut Dependents,
+    answers: &Answers,
+) -> Result<Vec<String>, DbError> {
+    let mut lines = Vec::new();
+    for asked in &target.regenerate {
+        let Some(o) = found
+            .others
+            .iter_mut()
+            .find(|o| o.generated_at() == Some(*asked))
+        else {
+            let name = target
+                .snapshot
+                .relation(asked.0)
+                .and_then(|r| Some(format!("{}.{}", r.display_name(), r.column(asked.1)?.name)))
+                .unwrap_or_default();
+            return Err(DbError::invalid(
+                "regenerate",
+                format!(
+                    "{name} (expected a generated column computed from the key or a reference)"
+                ),
+            ));
+        };
+        if let Some(Probe::Refused { message }) =
+            answers.get::<Probe>(&probe_name("generated column", o.oid), "probe")?
+        {
+            o.refused = Some(format!("over uuid the server refuses it: {message}"));
+        } else if !o.generated_users.is_empty() {
+            o.refused = Some(format!(
+                "{} depend on it, which would go with it",
+                o.generated_users.join(", ")
+            ));
+        } else {
+            o.carried = true;
+            let rows = answers
+                .text(&format!("rows of generated column {}", o.oid))
+                .unwrap_or("?");
+            lines.push(format!(
+                "  {} ({}): computed again over the new column, its value changes in each of the table's {rows} rows",
+                o.description,
+                o.definition.as_deref().unwrap_or_default()
+            ));
+        }
+    }
+    Ok(lines)
 }
 
 /// Refuses a constraint or index over a column that becomes uuid that

@@ -131,6 +131,20 @@ fn gathered(what: &str, moves: &[Move], field: fn(&Move) -> &[Action]) -> Option
 /// The change in batches.
 pub fn change(m: &Migration, batch_size: i64) -> Result<ChangePlan, DbError> {
     refuse_unsupported(m)?;
+    if let Some(g) = m
+        .dependents
+        .others
+        .iter()
+        .find(|o| o.kind == "generated column" && o.carried)
+    {
+        return Err(DbError::refused(
+            "regenerate",
+            format!(
+                "{} is computed again by rewriting its table, which batches cannot do without locking writers out: migrate in one transaction (without --batch-size)",
+                g.description
+            ),
+        ));
+    }
     let a = m.actions(KeyMap::Kept)?;
     let lock = lock_all(m);
     let mut prepare = vec![a.make_map.clone()];

@@ -249,6 +249,7 @@ fn summary(m: &Migration, how: &str) -> Vec<String> {
         ));
     }
     lines.extend(m.old_keys.iter().cloned());
+    lines.extend(m.regenerated.iter().cloned());
     lines.push(format!("  new default: {}", default_note(m)));
     lines.extend(crate::ops::key::publications::plan_lines(
         &m.published,
