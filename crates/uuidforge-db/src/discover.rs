@@ -736,6 +736,134 @@ fn choose_direction(
     (a_first, "the table names".into())
 }
 
+/// A reference proposed over one column that may be a part of a
+/// composite one: the parent's key column is the first of a unique key of
+/// several columns (`services (id, ws_id)`, a workspace-scoped key), and
+/// the referencing table has columns of the others' names (`ws_id`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompositeCandidate {
+    /// The proposal's place in [`Report::foreign_keys`].
+    pub index: usize,
+    /// The referencing columns, the proposal's first.
+    pub from: ColumnSet,
+    /// The parent's unique key, in the same order.
+    pub to: ColumnSet,
+    /// Counts (rows with every referencing column set, and those of them
+    /// whose values are no row of the parent's key together), one row of
+    /// JSON: `[rows, disagreeing]`.
+    pub query: Query,
+}
+
+/// The composite references the undeclared one-column proposals of
+/// `report` may be, each with the read that says whether the values agree.
+pub fn composite_candidates(snapshot: &Snapshot, report: &Report) -> Vec<CompositeCandidate> {
+    let mut out = Vec::new();
+    for (index, fk) in report.foreign_keys.iter().enumerate() {
+        if fk.declared || fk.from.columns.len() != 1 || fk.to.columns.len() != 1 {
+            continue;
+        }
+        let (Some(child), Some(parent)) = (
+            snapshot.relation_named(&fk.from.schema, &fk.from.table),
+            snapshot.relation_named(&fk.to.schema, &fk.to.table),
+        ) else {
+            continue;
+        };
+        let Some(key) = parent.column_named(&fk.to.columns[0]) else {
+            continue;
+        };
+        // The smallest unique key of the parent that starts with the key
+        // column and whose other columns the child has by name.
+        let unique = snapshot
+            .indexes_of(parent.oid)
+            .filter(|i| i.unique && i.valid && i.predicate.is_none() && i.expressions.is_none())
+            .filter(|i| i.keys.len() >= 2 && i.keys[0] == key.num)
+            .filter_map(|i| {
+                let others: Vec<String> = i.keys[1..]
+                    .iter()
+                    .map(|n| parent.column(*n).map(|c| c.name.clone()))
+                    .collect::<Option<_>>()?;
+                others
+                    .iter()
+                    .all(|o| child.column_named(o).is_some() && *o != fk.from.columns[0])
+                    .then_some(others)
+            })
+            .min_by_key(Vec::len);
+        let Some(others) = unique else {
+            continue;
+        };
+        let mut from = fk.from.clone();
+        from.columns.extend(others.iter().cloned());
+        let mut to = fk.to.clone();
+        to.columns.extend(others.iter().cloned());
+        let set = from
+            .columns
+            .iter()
+            .map(|c| format!("c.{} IS NOT NULL", quote_ident(c)))
+            .collect::<Vec<_>>()
+            .join(" AND ");
+        let matched = from
+            .columns
+            .iter()
+            .zip(&to.columns)
+            .map(|(f, t)| format!("p.{} = c.{}", quote_ident(t), quote_ident(f)))
+            .collect::<Vec<_>>()
+            .join(" AND ");
+        let query = Query::new(format!(
+            "SELECT json_build_array(count(*), count(*) FILTER (WHERE NOT EXISTS (SELECT FROM {} p WHERE {matched})))::text FROM {} c WHERE {set}",
+            parent.sql_name(),
+            child.sql_name()
+        ));
+        out.push(CompositeCandidate {
+            index,
+            from,
+            to,
+            query,
+        });
+    }
+    out
+}
+
+/// Each proposal of `report` whose composite candidate's values agree
+/// (`answers[i]`: `[rows, disagreeing]` of `candidates[i]`: some rows, none
+/// disagreeing) becomes that composite reference — the declared one, when
+/// the catalog has it.
+pub fn with_composites(
+    report: &mut Report,
+    candidates: &[CompositeCandidate],
+    answers: &[String],
+) -> Result<(), DbError> {
+    let mut replaced: Vec<usize> = Vec::new();
+    for (c, answer) in candidates.iter().zip(answers) {
+        let [rows, disagreeing]: [i64; 2] = serde_json::from_str(answer)
+            .map_err(|e| DbError::unreadable("composite references", e.to_string()))?;
+        if rows == 0 || disagreeing > 0 {
+            continue;
+        }
+        let declared = report
+            .foreign_keys
+            .iter()
+            .position(|f| f.declared && f.from == c.from && f.to == c.to);
+        let fk = &mut report.foreign_keys[c.index];
+        fk.evidence.push(format!(
+            "composite: ({}) in {} ({}) for all {rows} rows",
+            c.from.columns.join(", "),
+            c.to.table,
+            c.to.columns.join(", ")
+        ));
+        fk.from = c.from.clone();
+        fk.to = c.to.clone();
+        if let Some(d) = declared {
+            fk.declared = true;
+            replaced.push(d);
+        }
+    }
+    replaced.sort_unstable();
+    for d in replaced.into_iter().rev() {
+        report.foreign_keys.remove(d);
+    }
+    Ok(())
+}
+
 /// The DDL that would adopt the proposals (never run by uuidforge), every
 /// statement one PostgreSQL accepts: primary keys (a unique key where the
 /// table has a primary key already; none on a partitioned table, whose

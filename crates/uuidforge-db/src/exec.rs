@@ -288,6 +288,19 @@ pub async fn discover(
     };
     let mut report = discover::score(&snapshot, &candidates, &keys, &inclusion)
         .map_err(|e| e.within("inclusion dependencies"))?;
+    let composites = discover::composite_candidates(&snapshot, &report);
+    let mut answers = Vec::new();
+    for c in &composites {
+        answers.push(
+            session
+                .rows(&c.query, "composite references")
+                .await?
+                .into_iter()
+                .next()
+                .unwrap_or_default(),
+        );
+    }
+    discover::with_composites(&mut report, &composites, &answers)?;
     if !schemas.is_empty() {
         report
             .foreign_keys

@@ -538,3 +538,73 @@ async fn a_one_to_one_link_is_proposed_one_way() {
     );
     db.drop_now().await;
 }
+
+/// A workspace-scoped schema shaped like an API gateway's (every entity
+/// keyed by `id` and unique with its `ws_id`, references by both
+/// columns): a reference found in the data keeps both columns when the
+/// parent has that unique key and every row's pair is a parent's; a
+/// declared composite reference is reported once, declared; a pair that
+/// disagrees stays a one-column reference. The adoption DDL runs.
+#[tokio::test]
+async fn composite_references_keep_both_columns_when_the_values_agree() {
+    let db = TestDb::create("discover_composite").await;
+    let admin = db.admin().await;
+    admin
+        .batch_execute(
+            "CREATE TABLE workspaces (id uuid PRIMARY KEY, name text);
+             INSERT INTO workspaces SELECT gen_random_uuid(), 'w' || g FROM generate_series(1, 3) g;
+             CREATE TABLE services (id uuid PRIMARY KEY, ws_id uuid NOT NULL REFERENCES workspaces (id), name text,
+                                    UNIQUE (id, ws_id));
+             INSERT INTO services SELECT gen_random_uuid(), (SELECT id FROM workspaces ORDER BY name OFFSET g % 3 LIMIT 1), 's' || g
+               FROM generate_series(1, 30) g;
+             CREATE TABLE routes (id uuid PRIMARY KEY, service_id uuid, ws_id uuid, name text);
+             INSERT INTO routes SELECT gen_random_uuid(), s.id, s.ws_id, 'r' || g FROM generate_series(1, 4) g, services s;
+             CREATE TABLE plugins (id uuid PRIMARY KEY, service_id uuid, ws_id uuid,
+                                   FOREIGN KEY (service_id, ws_id) REFERENCES services (id, ws_id));
+             INSERT INTO plugins SELECT gen_random_uuid(), id, ws_id FROM services;
+             CREATE TABLE crossed (id uuid PRIMARY KEY, service_id uuid, ws_id uuid);
+             INSERT INTO crossed SELECT gen_random_uuid(), s.id, (SELECT id FROM workspaces w WHERE w.id <> s.ws_id LIMIT 1) FROM services s;
+             ANALYZE;",
+        )
+        .await
+        .unwrap();
+    let (_, _, report) = discovered(&db).await;
+    let to_services = |table: &str| -> Vec<&uuidforge_db::discover::ForeignKey> {
+        report
+            .foreign_keys
+            .iter()
+            .filter(|f| f.from.table == table && f.to.table == "services")
+            .collect()
+    };
+    let routes = to_services("routes");
+    assert_eq!(routes.len(), 1, "{routes:?}");
+    assert_eq!(routes[0].from.columns, ["service_id", "ws_id"]);
+    assert_eq!(routes[0].to.columns, ["id", "ws_id"]);
+    assert!(!routes[0].declared);
+    assert!(
+        routes[0].evidence.iter().any(|e| e == "composite: (service_id, ws_id) in services (id, ws_id) for all 120 rows"),
+        "{:?}",
+        routes[0].evidence
+    );
+    let plugins = to_services("plugins");
+    assert_eq!(plugins.len(), 1, "{plugins:?}");
+    assert!(plugins[0].declared && plugins[0].from.columns == ["service_id", "ws_id"]);
+    let crossed = to_services("crossed");
+    assert_eq!(crossed.len(), 1, "{crossed:?}");
+    assert_eq!(crossed[0].from.columns, ["service_id"]);
+    let ddl = uuidforge_db::discover::adoption_ddl(&report);
+    assert!(
+        ddl.contains(r#"FOREIGN KEY ("service_id", "ws_id") REFERENCES "public"."services" ("id", "ws_id") NOT VALID"#),
+        "{ddl}"
+    );
+    assert!(
+        !ddl.lines()
+            .any(|l| l.starts_with(r#"ALTER TABLE "public"."plugins""#) && l.contains("services")),
+        "{ddl}"
+    );
+    admin.batch_execute(&ddl).await.unwrap();
+    admin
+        .batch_execute("ALTER TABLE routes VALIDATE CONSTRAINT routes_service_id_ws_id_fkey")
+        .await
+        .unwrap();
+}
