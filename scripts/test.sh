@@ -95,7 +95,7 @@ db_tools_on_18() {
   UUIDFORGE_TEST_PGPORT="$PG_PORT" PATH="$PG_BIN:$PATH" python3 scripts/test_binaries.py run "$TEST_BINARIES" \
     uuidforge-db uuidforge-change uuidforge-fleet uuidforge-cli:cli_db uuidforge-cli:cli_migrate uuidforge-cli:cli_migrate_batched uuidforge-cli:cli_migrate_dependents \
     uuidforge-cli:cli_merge uuidforge-cli:cli_rename uuidforge-cli:cli_plans uuidforge-cli:cli_changes_together \
-    uuidforge-cli:cli_application_writes uuidforge-cli:cli_musicbrainz uuidforge-cli:cli_sql_edition
+    uuidforge-cli:cli_application_writes uuidforge-cli:cli_musicbrainz uuidforge-cli:cli_migrate_kong uuidforge-cli:cli_sql_edition
   # The SQL edition where the extension's files never were (a managed
   # server's situation): install-sql, migrate-key's default, the script.
   pg_env 18bare
@@ -239,7 +239,7 @@ benches() {
   # figures mean nothing; the full runs are in docs/PERFORMANCE.md.
   local b
   for b in bench.sh bench-cli.sh bench-db.sh bench-fleet.sh bench-grep.sh bench-lab.sh bench-migrate.sh \
-    bench-migrate-versions.sh bench-pg.sh bench-python.sh bench-server.sh bench-hostile.sh bench-sql-edition.sh; do
+    bench-migrate-versions.sh bench-pg.sh bench-python.sh bench-server.sh bench-hostile.sh bench-sql-edition.sh bench-copies.sh; do
     printf -- '-- scripts/%s --short\n' "$b"
     "./scripts/$b" --short >"target/bench-short-$b.log" 2>&1 || { tail -30 "target/bench-short-$b.log"; return 1; }
     tail -3 "target/bench-short-$b.log"

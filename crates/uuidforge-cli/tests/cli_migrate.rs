@@ -896,7 +896,7 @@ fn generated_columns_over_a_reference_are_refused_by_name() {
         "2 objects on a column the migration changes",
         &format!("generated column label of table child (label text GENERATED ALWAYS AS (('p'::text || parent_id)) {kind})"),
         "generated column twice of table child (twice integer GENERATED ALWAYS AS ((parent_id * 2)) STORED)",
-        "drop the generated column before the migration",
+        "ask for it to be computed again over the new column (--regenerate TABLE.COLUMN)",
     ] {
         assert!(err.contains(named), "'{named}' not in {err}");
     }

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use uuidforge_change::ops::migrate_key::{MigrateKey, MigratePlan};
-use uuidforge_change::ops::{print, Planned};
+use uuidforge_change::ops::{print_compared, Planned};
 use uuidforge_change::runner::{self, Applied, Context};
 use uuidforge_db::catalog::Snapshot;
 use uuidforge_db::client::{DbError, ReadOnly, Reader};
@@ -74,7 +74,7 @@ pub async fn plan(
             )
             .await?;
         session.close().await?;
-        let printed = print(plan.change());
+        let printed = print_compared(plan.change());
         Ok((
             MemberPlan {
                 member,
@@ -457,7 +457,7 @@ pub async fn resume(
             None => {
                 let (plan, snapshot) = runner::plan(&session, op).await?;
                 session.close().await?;
-                let printed: Vec<String> = print(plan.change())
+                let printed: Vec<String> = print_compared(plan.change())
                     .iter()
                     .map(|l| super::plans::without_oids(l))
                     .collect();

@@ -111,7 +111,26 @@ pub struct ChangePlan {
     /// half-way (the operation's; the runner knows no command).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resume: Option<String>,
+    /// Printed after the summary: what planning measured (a search's
+    /// time), which differs from one planning to the next.
+    #[serde(default)]
+    pub measured: Measured,
 }
+
+/// Lines of what planning measured: printed with the plan, never compared
+/// when the plan is made again before it runs (the same plan may take
+/// another time to make).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Measured(pub Vec<String>);
+
+impl PartialEq for Measured {
+    fn eq(&self, _: &Measured) -> bool {
+        true
+    }
+}
+
+impl Eq for Measured {}
 
 impl Backup {
     /// Whether there is nothing to back up (a new schema's objects).

@@ -345,5 +345,6 @@ fn change(
         },
         epilogue: Vec::new(),
         resume: None,
+        measured: Default::default(),
     }
 }

@@ -265,6 +265,7 @@ impl Operation for InstallSql {
                 },
                 epilogue: Vec::new(),
                 resume: None,
+                measured: Default::default(),
             },
         })
     }

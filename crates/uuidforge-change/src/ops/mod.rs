@@ -33,9 +33,9 @@ mod step;
 pub mod unmerge;
 
 pub use crate::action::{one_line, Binding, Statement, Value};
-pub use change::{distinct, touched, Backup, ChangePlan, Run, Touched};
+pub use change::{distinct, touched, Backup, ChangePlan, Measured, Run, Touched};
 pub use lock::Lock;
-pub use print::print;
+pub use print::{print, print_compared};
 pub use reads::{Answers, Probe, Read};
 pub use step::{Backfill, BatchStep, Check, Step, Stop};
 

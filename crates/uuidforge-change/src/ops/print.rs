@@ -7,9 +7,21 @@ use crate::action::one_line;
 
 /// The printed form of `change`, line by line.
 pub fn print(change: &ChangePlan) -> Vec<String> {
+    printed(change, true)
+}
+
+/// The printed form of `change` without what planning measured: what two
+/// plans of the same change print alike (a fleet's members compare it).
+pub fn print_compared(change: &ChangePlan) -> Vec<String> {
+    printed(change, false)
+}
+
+fn printed(change: &ChangePlan, measured: bool) -> Vec<String> {
+    let measured: &[String] = if measured { &change.measured.0 } else { &[] };
     let mut out: Vec<String> = change
         .summary
         .iter()
+        .chain(measured)
         .map(|line| format!("-- {}", one_line(line)))
         .collect();
     match &change.run {

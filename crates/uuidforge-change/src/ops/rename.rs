@@ -648,6 +648,7 @@ fn change(
         },
         epilogue,
         resume: None,
+        measured: Default::default(),
     }
 }
 

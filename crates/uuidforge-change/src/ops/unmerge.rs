@@ -335,6 +335,7 @@ pub fn plan(
             },
             epilogue: Vec::new(),
             resume: None,
+            measured: Default::default(),
         };
     Ok(UnmergePlan {
         merge_id,

@@ -30,8 +30,10 @@ pub(super) struct MigrateKeyArgs {
     #[arg(long, value_name = "COLUMN")]
     column: Option<String>,
     /// A column holding the key's values without a foreign key (a view
-    /// joins them): migrated as a reference too, no foreign key made
-    /// (repeatable; TABLE.COLUMN or SCHEMA.TABLE.COLUMN).
+    /// joins them): migrated as a reference too, no foreign key made; for
+    /// a uuid key, a column holding copies of its keys (uuid, text, JSON):
+    /// rewritten to the new keys in place, other values kept (repeatable;
+    /// TABLE.COLUMN or SCHEMA.TABLE.COLUMN).
     #[arg(long, value_name = "TABLE.COLUMN")]
     also: Vec<String>,
     /// A column named for the key without a foreign key that is not a
@@ -39,6 +41,15 @@ pub(super) struct MigrateKeyArgs {
     /// (repeatable; TABLE.COLUMN or SCHEMA.TABLE.COLUMN).
     #[arg(long, value_name = "TABLE.COLUMN")]
     leave: Vec<String>,
+    /// For a uuid key: look for copies of its keys in other columns only
+    /// in this schema or table (repeatable; SCHEMA, TABLE or
+    /// SCHEMA.TABLE; default every table the role may read).
+    #[arg(long, value_name = "NAME", conflicts_with = "no_copy_search")]
+    copies_in: Vec<String>,
+    /// For a uuid key: do not look for copies of its keys in other columns
+    /// (the plan says so: copies left there stay old).
+    #[arg(long)]
+    no_copy_search: bool,
     /// A generated column computed from the key or a reference: computed
     /// again over the new column (its values change; one transaction
     /// only) instead of refused (repeatable; TABLE.COLUMN).
@@ -221,6 +232,10 @@ impl MigrateKeyArgs {
                 also: self.also.clone(),
                 leave: self.leave.clone(),
                 regenerate: self.regenerate.clone(),
+                copy_search: uuidforge_change::ops::migrate_key::CopySearch {
+                    within: self.copies_in.clone(),
+                    skip: self.no_copy_search,
+                },
                 no_default: self.no_default,
                 plan_only: !self.change.apply,
             },

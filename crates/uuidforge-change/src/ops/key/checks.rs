@@ -146,6 +146,9 @@ pub fn verify_sql(m: &Migration, phase: Phase, map: &str) -> String {
     if phase != Phase::BeforeSwap {
         checks.extend(translated_checks(m, map));
     }
+    if phase == Phase::OneTransaction {
+        checks.extend(super::copies::checks(&m.copies, map));
+    }
     uuidforge_db::plan::json_object(&checks)
 }
 
@@ -277,6 +280,7 @@ pub fn changed_columns(target: &Target, table: &Relation) -> Vec<i16> {
         .watched()
         .into_iter()
         .chain(target.regenerate.iter().copied())
+        .chain(target.copies.iter().copied())
         .filter(|(t, _)| *t == table.oid)
         .map(|(_, n)| n)
         .collect()

@@ -35,6 +35,10 @@ pub struct MigrateOptions {
     /// Give the new key no default (the application makes the keys), even
     /// where no generator is installed.
     pub no_default: bool,
+    /// Where copies of a uuid key are looked for (`--copies-in`), or not
+    /// at all (`--no-copy-search`).
+    #[serde(default)]
+    pub copy_search: super::copies::CopySearch,
     /// Generated columns (`TABLE.COLUMN`) over a changed column to compute
     /// again over the new one (their values change).
     #[serde(default)]
@@ -90,6 +94,11 @@ pub struct Target<'a> {
     pub left: Vec<(u32, i16)>,
     /// The generated columns of `--regenerate`, (table, column).
     pub regenerate: Vec<(u32, i16)>,
+    /// A uuid key's copies `--also` names (rewritten in place), (table,
+    /// column).
+    pub copies: Vec<(u32, i16)>,
+    /// Where copies of a uuid key are looked for.
+    pub copy_search: super::copies::CopySearch,
     /// What the new key's default calls (none with `--no-default`).
     pub generator: Option<Generator>,
     /// Why there is no generator when the plan alone is asked for and the
@@ -133,7 +142,16 @@ impl<'a> Target<'a> {
         }
         let (old_name, order_column) = names_of(relation, key.column, options)?;
         let mut references = references_to(snapshot, &key)?;
-        references.extend(also(snapshot, &key, &references, &options.also)?);
+        // A uuid key's `--also` columns are copies, rewritten in place
+        // (their other values stay); another key's are references.
+        let (copy_specs, also_specs): (Vec<String>, Vec<String>) = if key.column.type_name == "uuid"
+        {
+            (options.also.clone(), Vec::new())
+        } else {
+            (Vec::new(), options.also.clone())
+        };
+        references.extend(also(snapshot, &key, &references, &also_specs)?);
+        let copies = copies_of(snapshot, &key, &references, &copy_specs)?;
         let left = options
             .leave
             .iter()
@@ -165,6 +183,8 @@ impl<'a> Target<'a> {
             references,
             left,
             regenerate,
+            copies,
+            copy_search: options.copy_search.clone(),
             generator,
             missing_generator,
         };
@@ -220,7 +240,21 @@ impl<'a> Target<'a> {
                 tables.push(r.table);
             }
         }
+        for (oid, _) in &self.copies {
+            if let Some(r) = self.snapshot.relation(*oid) {
+                if !tables.iter().any(|t| t.oid == r.oid) {
+                    tables.push(r);
+                }
+            }
+        }
         tables
+    }
+
+    /// The columns named not to be references (`--leave`) or to be copies
+    /// (`--also` of a uuid key): the rule for columns named for the key
+    /// leaves them be.
+    pub fn named(&self) -> Vec<(u32, i16)> {
+        self.left.iter().chain(&self.copies).copied().collect()
     }
 
     /// Another foreign key over a changed column (one referencing another
@@ -308,6 +342,44 @@ fn refuse_foreign_partitions(snapshot: &Snapshot, table: &Relation) -> Result<()
             foreign.join(", ")
         ),
     ))
+}
+
+/// The columns `--also` names for a uuid key: copies rewritten in place
+/// (none may be the key, a declared reference, or a foreign table's).
+fn copies_of(
+    snapshot: &Snapshot,
+    key: &Key,
+    declared: &[Reference],
+    specs: &[String],
+) -> Result<Vec<(u32, i16)>, DbError> {
+    let mut out = Vec::new();
+    for spec in specs {
+        let (holder, column) = column_option(snapshot, "also", spec)?;
+        if holder.kind == RelKind::ForeignTable {
+            return Err(DbError::refused(
+                "also",
+                format!(
+                    "{} is a foreign table: its rows live on another server",
+                    holder.display_name()
+                ),
+            ));
+        }
+        let taken = declared
+            .iter()
+            .any(|r| r.table.oid == holder.oid && r.column.num == column.num);
+        if taken || (holder.oid == key.table.oid && column.num == key.column.num) {
+            return Err(DbError::invalid(
+                "also",
+                format!(
+                    "{}.{} is migrated already (a foreign key to the key, or the key)",
+                    holder.display_name(),
+                    column.name
+                ),
+            ));
+        }
+        out.push((holder.oid, column.num));
+    }
+    Ok(out)
 }
 
 fn also<'a>(
@@ -436,6 +508,8 @@ pub struct Migration<'a> {
     pub old_keys: Vec<String>,
     /// The plan's lines on generated columns computed again.
     pub regenerated: Vec<String>,
+    /// Copies of a uuid key in other columns, as the plan found them.
+    pub copies: super::copies::Copies,
 }
 
 impl<'a> std::ops::Deref for Migration<'a> {
@@ -463,7 +537,7 @@ pub fn reads(target: &Target, answers: &Answers) -> Result<Vec<Read>, DbError> {
         target.snapshot,
         &target.key,
         &target.references,
-        &target.left,
+        &target.named(),
     );
     let names: Vec<String> = written.iter().map(|r| r.sql_name()).collect();
     let mut reads = vec![
@@ -501,6 +575,11 @@ pub fn reads(target: &Target, answers: &Answers) -> Result<Vec<Read>, DbError> {
         super::publications::read(&oids),
         super::publications::read_publications(&oids),
     ];
+    reads.extend(
+        super::copies::searched(target)
+            .into_iter()
+            .map(|(table, columns)| super::copies::read(target, table, &columns)),
+    );
     if let Some(Generator::Extension { function, .. }) = &target.generator {
         // Whether the extension orders across sessions: it knows (a role
         // that is not a superuser may not read shared_preload_libraries).
@@ -656,11 +735,12 @@ impl<'a> Migration<'a> {
             target.snapshot,
             &target.key,
             &target.references,
-            &target.left,
+            &target.named(),
         );
         let counts: Vec<(i64, i64)> =
             answers.get_or_default("named_values", "values of columns named for the key")?;
         values::refuse_named_references(target.snapshot, &target.key, &named, &counts)?;
+        let copies = super::copies::found(&target, answers)?;
         Ok(Migration {
             views,
             partitions: answers.get_or_default("partitions", "partitions")?,
@@ -672,6 +752,7 @@ impl<'a> Migration<'a> {
             publications: answers.get_or_default("publication_flags", "publications")?,
             old_keys,
             regenerated,
+            copies,
             target,
         })
     }

@@ -8,6 +8,7 @@
 //! ([`values`]).
 
 pub mod checks;
+pub mod copies;
 pub mod dependents;
 pub mod literals;
 mod migration;

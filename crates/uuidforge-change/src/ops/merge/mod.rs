@@ -494,6 +494,7 @@ pub fn plan(
             },
             epilogue: Vec::new(),
             resume: None,
+            measured: Default::default(),
         };
     Ok(MergePlan {
         table: t,

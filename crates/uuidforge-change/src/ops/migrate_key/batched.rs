@@ -131,6 +131,15 @@ fn gathered(what: &str, moves: &[Move], field: fn(&Move) -> &[Action]) -> Option
 /// The change in batches.
 pub fn change(m: &Migration, batch_size: i64) -> Result<ChangePlan, DbError> {
     refuse_unsupported(m)?;
+    if let Some(c) = m.copies.found.iter().find(|c| c.rewritten) {
+        return Err(DbError::refused(
+            "also",
+            format!(
+                "{} holds copies of the keys, rewritten in place in one transaction only (writers would keep writing old keys meanwhile): migrate without --batch-size, or --leave it",
+                c.described()
+            ),
+        ));
+    }
     if let Some(g) = m
         .dependents
         .others
@@ -254,5 +263,6 @@ pub fn change(m: &Migration, batch_size: i64) -> Result<ChangePlan, DbError> {
             "uuidforge db migrate-key {} --resume",
             m.key.table.typed_name()
         )),
+        measured: super::measured(m),
     })
 }

@@ -13,6 +13,7 @@
 pub mod batched;
 pub mod one_transaction;
 
+pub use crate::ops::key::copies::CopySearch;
 pub use crate::ops::key::MigrateOptions;
 
 use crate::ops::key::{self, by_column, Migration, Target};
@@ -203,6 +204,11 @@ fn references(m: &Migration) -> Vec<ReferenceSummary> {
         .collect()
 }
 
+/// What planning measured: the search for copies of a uuid key's values.
+fn measured(m: &Migration) -> crate::ops::Measured {
+    crate::ops::Measured(crate::ops::key::copies::measured(m, &m.copies))
+}
+
 /// The first lines of a migration plan: the table, the key and what
 /// becomes of it, the references, the new default, the functions to
 /// review; `how` ends the first line (`, in batches of about N rows`).
@@ -250,6 +256,7 @@ fn summary(m: &Migration, how: &str) -> Vec<String> {
     }
     lines.extend(m.old_keys.iter().cloned());
     lines.extend(m.regenerated.iter().cloned());
+    lines.extend(crate::ops::key::copies::plan_lines(m, &m.copies));
     lines.push(format!("  new default: {}", default_note(m)));
     lines.extend(crate::ops::key::publications::plan_lines(
         &m.published,

@@ -56,6 +56,7 @@ pub fn change(m: &Migration) -> Result<ChangePlan, DbError> {
     let (quiet, restore) = Action::quiet_triggers(&a.triggers);
     rest.extend(quiet);
     rest.extend(a.fills.iter().map(|f| f.update()));
+    rest.extend(crate::ops::key::copies::rewrite(m, &m.copies, &a.map));
     rest.extend(restore);
     rest.extend(a.moves.iter().flat_map(|m| m.at_once.iter().cloned()));
     rest.extend(a.extras.iter().cloned());
@@ -101,5 +102,6 @@ pub fn change(m: &Migration) -> Result<ChangePlan, DbError> {
         },
         epilogue: Vec::new(),
         resume: None,
+        measured: super::measured(m),
     })
 }

@@ -1,0 +1,440 @@
+//! Copies of a uuid key outside its declared references: a polymorphic
+//! `tags.entity_id`, a `cache_key` text that embeds the key among other
+//! data (`plugins:basic-auth::<service id>:::<ws id>`), a jsonb document
+//! naming it, a uuid array. A uuid is unique, so every occurrence of an
+//! old key anywhere is a copy of that row's key.
+//!
+//! The plan reads them like `db find` does — one statement per table, every
+//! candidate column of it at once (uuid, uuid[], text, text[], json,
+//! jsonb) — counting per column the rows holding an old key and those
+//! whose whole value is one; each column with any is named with its
+//! counts, and refused before anything runs unless `--also` (rewrite it)
+//! or `--leave` (keep it) names it. The read costs a pass over those
+//! columns: the plan prints its time, `--copies-in` narrows it to schemas
+//! or tables, and `--no-copy-search` skips it, which the plan then says.
+//!
+//! Rewriting (one transaction): a uuid column takes the new key where it
+//! held an old one; an array, element by element; text and JSON (as
+//! text, cast back) have each token that is an old key — a whole UUID
+//! token, not a part of a longer run of hex digits — replaced by the new
+//! key spelled as the old was (case, hyphens), everything else kept byte
+//! for byte. The old and new keys are one to one and the same length, and
+//! no new key occurs in the data before, so two values that differed
+//! still differ: a unique constraint over such text stays satisfied (and
+//! PostgreSQL checks it row by row anyway). After, no copied column holds
+//! an old key.
+
+use super::Target;
+use crate::action::{Action, Object, Table};
+use crate::ops::Read;
+use serde::{Deserialize, Serialize};
+use uuidforge_db::catalog::{Column, Container, RelKind, Relation};
+use uuidforge_db::error::DbError;
+use uuidforge_db::plan::Query;
+use uuidforge_ident::{quote_ident, quote_literal};
+
+/// A UUID's text, case-insensitive, hyphens optional.
+macro_rules! uuid_pattern {
+    () => {
+        "[0-9A-Fa-f]{8}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{12}"
+    };
+}
+
+/// A UUID token, not part of a longer run of hex digits (a PostgreSQL
+/// advanced regular expression; the token is its first group).
+pub const TOKEN: &str = concat!("(?<![0-9A-Fa-f])(", uuid_pattern!(), ")(?![0-9A-Fa-f])");
+
+/// A value that is one UUID as a whole.
+const WHOLE: &str = concat!("^", uuid_pattern!(), "$");
+
+/// The function the rewrite calls, for this transaction only.
+const REKEY: &str = "pg_temp.uuidforge_new_keys_in";
+
+/// Where copies are looked for.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CopySearch {
+    /// Only these schemas or tables (`schema`, `table`, `schema.table`):
+    /// all when empty.
+    pub within: Vec<String>,
+    /// Not at all (the plan says so).
+    pub skip: bool,
+}
+
+/// How a column holds a key.
+fn holds(container: Container) -> Option<&'static str> {
+    match container {
+        Container::Uuid => Some("uuid"),
+        Container::UuidArray => Some("uuid[]"),
+        Container::Text => Some("text"),
+        Container::TextArray => Some("text[]"),
+        Container::Json => Some("json"),
+        Container::Jsonb => Some("jsonb"),
+        _ => None,
+    }
+}
+
+/// Whether `spec` (`schema`, `table` or `schema.table`) names `relation`.
+fn within(spec: &str, relation: &Relation) -> bool {
+    let Ok(parts) = uuidforge_ident::parse_name(spec) else {
+        return false;
+    };
+    match &parts[..] {
+        [one] => one.name == relation.schema || one.name == relation.name,
+        [s, t] => s.name == relation.schema && t.name == relation.name,
+        _ => false,
+    }
+}
+
+/// The columns searched, by table: every uuid, uuid[], text, text[], json
+/// and jsonb column the role may read, of tables `--copies-in` names (all
+/// without it; uuidforge's own tables left out), but the key itself and
+/// its declared references (migrated) and the columns `--leave` names.
+/// Only for a uuid key.
+pub fn searched<'a>(target: &Target<'a>) -> Vec<(&'a Relation, Vec<&'a Column>)> {
+    if target.key.column.type_name != "uuid" || target.copy_search.skip {
+        return Vec::new();
+    }
+    let snapshot = target.snapshot;
+    let mut out = Vec::new();
+    for r in snapshot.relations.iter().filter(|r| {
+        matches!(r.kind, RelKind::Table | RelKind::PartitionedTable)
+            && !r.is_partition
+            && r.can_select
+            // uuidforge's own bookkeeping (a merge log, a change's state)
+            // records keys as they were, on purpose.
+            && !r.name.starts_with("uuidforge_")
+            && (target.copy_search.within.is_empty()
+                || target.copy_search.within.iter().any(|w| within(w, r)))
+    }) {
+        let columns: Vec<&Column> = r
+            .columns
+            .iter()
+            .filter(|c| c.can_select)
+            .filter(|c| snapshot.container(c.type_oid).and_then(holds).is_some())
+            .filter(|c| !(r.oid == target.key.table.oid && c.num == target.key.column.num))
+            .filter(|c| {
+                !target
+                    .references
+                    .iter()
+                    .any(|x| x.table.oid == r.oid && x.column.num == c.num)
+            })
+            .filter(|c| !target.left.contains(&(r.oid, c.num)))
+            .collect();
+        if !columns.is_empty() {
+            out.push((r, columns));
+        }
+    }
+    out
+}
+
+/// Whether row `x`'s `column` holds an old key, the key table's keys
+/// being `keys` (a relation with column `k`).
+fn holds_key(column: &Column, container: Container, keys: &str) -> String {
+    let c = format!("x.{}", quote_ident(&column.name));
+    match container {
+        Container::Uuid => format!("{c} IN (SELECT k FROM {keys})"),
+        Container::UuidArray => {
+            format!("EXISTS (SELECT FROM unnest({c}) e(v) WHERE e.v IN (SELECT k FROM {keys}))")
+        }
+        _ => format!(
+            "EXISTS (SELECT FROM regexp_matches({c}::text, {}, 'g') m WHERE m[1]::uuid IN (SELECT k FROM {keys}))",
+            quote_literal(TOKEN)
+        ),
+    }
+}
+
+/// Whether row `x`'s `column` is, as a whole, an old key.
+fn whole_key(column: &Column, container: Container, keys: &str) -> String {
+    let c = format!("x.{}", quote_ident(&column.name));
+    match container {
+        Container::Uuid => format!("{c} IN (SELECT k FROM {keys})"),
+        // CASE: the cast is made only of a value that is a UUID.
+        Container::Text => format!(
+            "CASE WHEN {c} ~ {} THEN {c}::uuid END IN (SELECT k FROM {keys})",
+            quote_literal(WHOLE)
+        ),
+        _ => "false".into(),
+    }
+}
+
+/// The read of the copies in one table: one row of JSON text, `{"counts":
+/// [[rows holding a key, rows that are one], …] per column, "ms": its
+/// time}`.
+pub fn read(target: &Target, table: &Relation, columns: &[&Column]) -> Read {
+    let keys = format!(
+        "(SELECT {} AS k FROM {})",
+        quote_ident(&target.key.column.name),
+        target.key.table.sql_name()
+    );
+    let counts: Vec<String> = columns
+        .iter()
+        .map(|c| {
+            let container = target
+                .snapshot
+                .container(c.type_oid)
+                .unwrap_or(Container::Text);
+            format!(
+                "json_build_array(count(*) FILTER (WHERE {}), count(*) FILTER (WHERE {}))",
+                holds_key(c, container, "keys"),
+                whole_key(c, container, "keys")
+            )
+        })
+        .collect();
+    Read::new(
+        format!("copies in {}", table.oid),
+        format!("look for copies of the keys in {}", table.display_name()),
+        Query::new(format!(
+            "WITH keys AS MATERIALIZED {keys}, started AS MATERIALIZED (SELECT clock_timestamp() AS at), \
+             counted AS MATERIALIZED (SELECT json_build_array({}) AS counts FROM started, {} x) \
+             SELECT json_build_object('counts', c.counts, 'ms', round(extract(epoch FROM clock_timestamp() - s.at) * 1000))::text \
+             FROM started s, counted c",
+            counts.join(", "),
+            table.sql_name()
+        )),
+    )
+}
+
+/// What the read of one table said.
+#[derive(Debug, Clone, Default, Deserialize)]
+struct Counted {
+    counts: Vec<(i64, i64)>,
+    ms: f64,
+}
+
+/// A column holding copies of old keys.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Copy {
+    /// Its table (quoted, qualified).
+    pub table: String,
+    /// Its table's oid.
+    pub table_oid: u32,
+    /// The column.
+    pub column: String,
+    /// Its number.
+    pub num: i16,
+    /// `uuid`, `uuid[]`, `text`, `text[]`, `json` or `jsonb`.
+    pub holds: String,
+    /// Rows holding an old key.
+    pub rows: i64,
+    /// Rows whose whole value is one.
+    pub whole: i64,
+    /// Named by `--also`: rewritten.
+    pub rewritten: bool,
+}
+
+impl Copy {
+    /// How the plan names it.
+    pub fn described(&self) -> String {
+        let how = match (self.holds.as_str(), self.rows == self.whole) {
+            ("uuid", _) => format!("{} rows", self.rows),
+            ("text", true) => format!("{} rows, each a key as a whole", self.rows),
+            ("text", false) => format!(
+                "{} rows, {} of them inside longer text",
+                self.rows,
+                self.rows - self.whole
+            ),
+            (_, _) => format!("{} rows, inside the value", self.rows),
+        };
+        format!("{}.{} ({}: {how})", self.table, self.column, self.holds)
+    }
+}
+
+/// What the search found: the columns holding copies, and its time.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Copies {
+    /// The columns holding old keys (and every `--also` column).
+    pub found: Vec<Copy>,
+    /// Columns searched.
+    pub columns: usize,
+    /// Tables read.
+    pub tables: usize,
+    /// The search's time, summed over its statements.
+    pub ms: f64,
+    /// Whether it ran.
+    pub searched: bool,
+}
+
+/// The search's answers, read: refused where a column holds old keys and
+/// neither `--also` nor `--leave` names it.
+pub fn found(target: &Target, answers: &crate::ops::Answers) -> Result<Copies, DbError> {
+    let mut copies = Copies {
+        searched: target.key.column.type_name == "uuid" && !target.copy_search.skip,
+        ..Copies::default()
+    };
+    for (table, columns) in searched(target) {
+        let counted: Counted = answers
+            .get(&format!("copies in {}", table.oid), "copies of the keys")?
+            .unwrap_or_default();
+        copies.tables += 1;
+        copies.columns += columns.len();
+        copies.ms += counted.ms;
+        for (c, (rows, whole)) in columns.iter().zip(counted.counts) {
+            let rewritten = target.copies.contains(&(table.oid, c.num));
+            if rows == 0 && !rewritten {
+                continue;
+            }
+            copies.found.push(Copy {
+                table: table.sql_name(),
+                table_oid: table.oid,
+                column: c.name.clone(),
+                num: c.num,
+                holds: target
+                    .snapshot
+                    .container(c.type_oid)
+                    .and_then(holds)
+                    .unwrap_or("text")
+                    .into(),
+                rows,
+                whole,
+                rewritten,
+            });
+        }
+    }
+    let unnamed: Vec<String> = copies
+        .found
+        .iter()
+        .filter(|c| !c.rewritten)
+        .map(Copy::described)
+        .collect();
+    if !unnamed.is_empty() {
+        return Err(DbError::refused(
+            "table",
+            format!(
+                "old keys of {} are copied outside its references, in {}: name each with --also TABLE.COLUMN (rewritten to the new keys in place, other values and text kept) or --leave TABLE.COLUMN (kept as it is); --copies-in narrows the search, --no-copy-search skips it",
+                target.key.table.display_name(),
+                unnamed.join(", ")
+            ),
+        ));
+    }
+    Ok(copies)
+}
+
+/// The plan's lines on copies: whether they were searched, and each
+/// rewritten.
+pub fn plan_lines(target: &Target, copies: &Copies) -> Vec<String> {
+    if target.key.column.type_name != "uuid" {
+        return Vec::new();
+    }
+    if !copies.searched {
+        return vec!["  copies of the keys in other columns: not searched (--no-copy-search): an old key copied into text, JSON or a column without a foreign key stays old".into()];
+    }
+    let mut lines = vec![format!(
+        "  copies of the keys in other columns: searched {} columns of {} tables{}",
+        copies.columns,
+        copies.tables,
+        if target.copy_search.within.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", target.copy_search.within.join(", "))
+        },
+    )];
+    lines.extend(copies.found.iter().filter(|c| c.rewritten).map(|c| {
+        format!(
+            "  rewritten in place to the new keys, other values and text kept: {}",
+            c.described()
+        )
+    }));
+    lines
+}
+
+/// What the search for copies took, as the plan prints it (measured, so
+/// not compared when the plan is made again).
+pub fn measured(target: &Target, copies: &Copies) -> Vec<String> {
+    if target.key.column.type_name != "uuid" || !copies.searched {
+        return Vec::new();
+    }
+    vec![format!(
+        "  the search for copies read {} tables in {:.0} ms (--copies-in SCHEMA|TABLE narrows it)",
+        copies.tables, copies.ms
+    )]
+}
+
+/// The rewrite of every `--also` copy, with the new keys of `map`: the
+/// function that rewrites text (this transaction only), then one update
+/// per column.
+pub fn rewrite(target: &Target, copies: &Copies, map: &str) -> Vec<Action> {
+    let rewritten: Vec<&Copy> = copies.found.iter().filter(|c| c.rewritten).collect();
+    if rewritten.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    if rewritten
+        .iter()
+        .any(|c| !matches!(c.holds.as_str(), "uuid" | "uuid[]"))
+    {
+        out.push(Action::Object(Object::CreateSqlFunction {
+            signature: format!("{REKEY}(value text)"),
+            returns: "text LANGUAGE plpgsql STABLE".into(),
+            body: format!(
+                "DECLARE token text; new_key text; result text := value; \
+                 BEGIN FOR token IN SELECT DISTINCT m[1] FROM regexp_matches(value, {token}, 'g') m LOOP \
+                 SELECT k.new::text INTO new_key FROM {map} k WHERE k.old = token::uuid::text; \
+                 IF new_key IS NOT NULL THEN \
+                 IF position('-' IN token) = 0 THEN new_key := replace(new_key, '-', ''); END IF; \
+                 IF token <> lower(token) THEN new_key := upper(new_key); END IF; \
+                 result := regexp_replace(result, '(?<![0-9A-Fa-f])' || token || '(?![0-9A-Fa-f])', new_key, 'g'); \
+                 END IF; END LOOP; RETURN result; END",
+                token = quote_literal(TOKEN)
+            ),
+        }));
+    }
+    for c in rewritten {
+        let x = format!("x.{}", quote_ident(&c.column));
+        let (set, from, condition) = match c.holds.as_str() {
+            "uuid" => (
+                "m.new".to_string(),
+                Some(format!("{map} m")),
+                format!("m.old = {x}::text"),
+            ),
+            "uuid[]" => (
+                format!("ARRAY(SELECT coalesce(m.new, e.v) FROM unnest({x}) WITH ORDINALITY e(v, i) LEFT JOIN {map} m ON m.old = e.v::text ORDER BY e.i)"),
+                None,
+                format!("EXISTS (SELECT FROM unnest({x}) e(v) JOIN {map} m ON m.old = e.v::text)"),
+            ),
+            _ => {
+                let ty = target
+                    .snapshot
+                    .relation(c.table_oid)
+                    .and_then(|r| r.column(c.num))
+                    .map_or("text".to_string(), |col| col.type_name.clone());
+                (
+                    format!("{REKEY}({x}::text)::{ty}"),
+                    None,
+                    format!("{x}::text ~ {} AND {REKEY}({x}::text) <> {x}::text", quote_literal(TOKEN)),
+                )
+            }
+        };
+        out.push(Action::Table(Table::Update {
+            table: c.table.clone(),
+            set: format!("{} = {set}", quote_ident(&c.column)),
+            from,
+            condition,
+        }));
+    }
+    out
+}
+
+/// The checks after the rewrite: no copied column holds an old key.
+pub fn checks(copies: &Copies, map: &str) -> Vec<String> {
+    copies
+        .found
+        .iter()
+        .filter(|c| c.rewritten)
+        .map(|c| {
+            let x = format!("x.{}", quote_ident(&c.column));
+            let holds = match c.holds.as_str() {
+                "uuid" => format!("EXISTS (SELECT FROM {map} m WHERE m.old = {x}::text)"),
+                "uuid[]" => format!("EXISTS (SELECT FROM unnest({x}) e(v) JOIN {map} m ON m.old = e.v::text)"),
+                _ => format!(
+                    "EXISTS (SELECT FROM regexp_matches({x}::text, {}, 'g') t JOIN {map} m ON m.old = t[1]::uuid::text)",
+                    quote_literal(TOKEN)
+                ),
+            };
+            format!(
+                "{}, (SELECT count(*) FROM {} x WHERE {holds})",
+                quote_literal(&format!("old keys left in {}.{}", c.table, c.column)),
+                c.table
+            )
+        })
+        .collect()
+}
