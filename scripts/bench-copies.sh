@@ -44,25 +44,31 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 psql -XAt "$URL" -c "SELECT id FROM services" >"$work/keys.txt"
 ms() { python3 -c 'import sys, time; print(int(time.time() * 1000))'; }
-best_search= best_floor= best_find=
-for run in $(seq "$RUNS"); do
-  out=$(cd "$work" && "$BIN" db --db "$URL" migrate-key services --no-default --also tags.entity_id --also plugins.cache_key)
-  search=$(echo "$out" | sed -n 's/.*the search for copies read [0-9]* tables in \([0-9]*\) ms.*/\1/p')
-  start=$(ms)
-  psql -XAtq "$URL" -c "$bare" >/dev/null
-  floor=$(($(ms) - start))
-  start=$(ms)
-  (cd "$work" && "$BIN" db --db "$URL" find --from keys.txt --json >/dev/null 2>&1) || true
-  find=$(($(ms) - start))
-  echo "run $run: search ${search} ms, bare pass ${floor} ms, db find ${find} ms"
-  if [ -z "$best_search" ] || [ "$search" -lt "$best_search" ]; then best_search=$search; fi
-  if [ -z "$best_floor" ] || [ "$floor" -lt "$best_floor" ]; then best_floor=$floor; fi
-  if [ -z "$best_find" ] || [ "$find" -lt "$best_find" ]; then best_find=$find; fi
-done
-python3 - "$best_search" "$best_floor" "$best_find" <<'PY'
+measure() {
+  local label=$1 best_search= best_floor= best_find= search floor find start
+  for run in $(seq "$RUNS"); do
+    out=$(cd "$work" && "$BIN" db --db "$URL" migrate-key services --no-default --also tags.entity_id --also plugins.cache_key)
+    search=$(echo "$out" | sed -n 's/.*the search for copies read [0-9]* tables in \([0-9]*\) ms.*/\1/p')
+    start=$(ms)
+    psql -XAtq "$URL" -c "$bare" >/dev/null
+    floor=$(($(ms) - start))
+    start=$(ms)
+    (cd "$work" && "$BIN" db --db "$URL" find --from keys.txt --json >/dev/null 2>&1) || true
+    find=$(($(ms) - start))
+    echo "$label, run $run: search ${search} ms, bare pass ${floor} ms, db find ${find} ms"
+    if [ -z "$best_search" ] || [ "$search" -lt "$best_search" ]; then best_search=$search; fi
+    if [ -z "$best_floor" ] || [ "$floor" -lt "$best_floor" ]; then best_floor=$floor; fi
+    if [ -z "$best_find" ] || [ "$find" -lt "$best_find" ]; then best_find=$find; fi
+  done
+  python3 - "$label" "$best_search" "$best_floor" "$best_find" <<'PY'
 import sys
-search, floor, find = (max(1, int(x)) for x in sys.argv[1:])
-print(f"best of runs: the search {search} ms = {search / floor:.2f}x a bare pass over the tables ({floor} ms: count(*) of each in one statement, psql's start included), "
+label = sys.argv[1]
+search, floor, find = (max(1, int(x)) for x in sys.argv[2:])
+print(f"{label}, best of runs: the search {search} ms = {search / floor:.2f}x a bare pass over the tables ({floor} ms: count(*) of each in one statement, psql's start included), "
       f"{search / find:.2f}x db find of every key ({find} ms, the whole command)")
 PY
+}
+measure "without the extension (regular expressions)"
+psql -XAtq "$ADMIN/$DB" -c "CREATE EXTENSION uuidforge"
+measure "with the extension's token matcher"
 psql -XAtq "$ADMIN/postgres" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)"

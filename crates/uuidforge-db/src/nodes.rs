@@ -205,14 +205,17 @@ pub enum Operand {
 /// `relation` is the table whose columns an expression's variables name
 /// (a CHECK's, a policy's); a view's query names its own.
 pub fn comparisons(tree: &Node, relation: Option<u32>) -> Vec<(Col, Operand)> {
+    // An expression's variables name the relation as 1 (a rule's `WHERE`
+    // names it as OLD, 1, and NEW, 2).
     let own = relation.map(|oid| {
-        Node::List(vec![Node::Object(
+        let entry = Node::Object(
             "RANGETBLENTRY".into(),
             vec![
                 ("rtekind".into(), Node::Atom("0".into())),
                 ("relid".into(), Node::Atom(oid.to_string())),
             ],
-        )])
+        );
+        Node::List(vec![entry.clone(), entry])
     });
     let mut scopes: Vec<&[Node]> = own.iter().map(Node::items).collect();
     let mut out = Vec::new();

@@ -272,6 +272,13 @@ pub enum Object {
         /// Its table (quoted, qualified).
         table: String,
     },
+    /// `DROP RULE`.
+    DropRule {
+        /// The rule (quoted).
+        name: String,
+        /// Its table (quoted, qualified).
+        table: String,
+    },
     /// `DROP STATISTICS`.
     DropStatistics {
         /// The statistics object (quoted, qualified).
@@ -389,6 +396,7 @@ impl Object {
             )],
             Object::DropStatistics { name } => vec![format!("DROP STATISTICS {name}")],
             Object::DropPolicy { name, table } => vec![format!("DROP POLICY {name} ON {table}")],
+            Object::DropRule { name, table } => vec![format!("DROP RULE {name} ON {table}")],
             Object::CreateFromDefinition { definition } => vec![definition.clone()],
             Object::WithNewKeys { action, map } => action
                 .statements()

@@ -127,18 +127,37 @@ pub fn searched<'a>(target: &Target<'a>) -> Vec<(&'a Relation, Vec<&'a Column>)>
     out
 }
 
+/// `value IN (SELECT k FROM keys)`, kept a hashed subplan: the keys
+/// hashed once for the whole statement. Bare, inside a per-row `EXISTS`
+/// the planner would make it a semi-join that hashes every key again for
+/// each row (33 s instead of 0.2 s for 33 000 rows against 20 000 keys).
+fn is_key(value: &str, keys: &str) -> String {
+    format!("({value} IN (SELECT k FROM {keys})) IS TRUE")
+}
+
 /// Whether row `x`'s `column` holds an old key, the key table's keys
-/// being `keys` (a relation with column `k`).
-fn holds_key(column: &Column, container: Container, keys: &str) -> String {
+/// being `keys` (a relation with column `k`): with the extension's token
+/// matcher (`matcher`, which scans text once against a hash set of the
+/// keys, built once per statement) where it is installed, else tokens cut
+/// by a regular expression and looked up.
+fn holds_key(column: &Column, container: Container, keys: &str, matcher: Option<&str>) -> String {
     let c = format!("x.{}", quote_ident(&column.name));
+    if let (Some(m), false) = (
+        matcher,
+        matches!(container, Container::Uuid | Container::UuidArray),
+    ) {
+        return format!("{m}({c}::text, (SELECT array_agg(k) FROM {keys}))");
+    }
     match container {
-        Container::Uuid => format!("{c} IN (SELECT k FROM {keys})"),
-        Container::UuidArray => {
-            format!("EXISTS (SELECT FROM unnest({c}) e(v) WHERE e.v IN (SELECT k FROM {keys}))")
-        }
+        Container::Uuid => is_key(&c, keys),
+        Container::UuidArray => format!(
+            "EXISTS (SELECT FROM unnest({c}) e(v) WHERE {})",
+            is_key("e.v", keys)
+        ),
         _ => format!(
-            "EXISTS (SELECT FROM regexp_matches({c}::text, {}, 'g') m WHERE m[1]::uuid IN (SELECT k FROM {keys}))",
-            quote_literal(TOKEN)
+            "EXISTS (SELECT FROM regexp_matches({c}::text, {}, 'g') m WHERE {})",
+            quote_literal(TOKEN),
+            is_key("m[1]::uuid", keys)
         ),
     }
 }
@@ -147,11 +166,14 @@ fn holds_key(column: &Column, container: Container, keys: &str) -> String {
 fn whole_key(column: &Column, container: Container, keys: &str) -> String {
     let c = format!("x.{}", quote_ident(&column.name));
     match container {
-        Container::Uuid => format!("{c} IN (SELECT k FROM {keys})"),
+        Container::Uuid => is_key(&c, keys),
         // CASE: the cast is made only of a value that is a UUID.
-        Container::Text => format!(
-            "CASE WHEN {c} ~ {} THEN {c}::uuid END IN (SELECT k FROM {keys})",
-            quote_literal(WHOLE)
+        Container::Text => is_key(
+            &format!(
+                "CASE WHEN {c} ~ {} THEN {c}::uuid END",
+                quote_literal(WHOLE)
+            ),
+            keys,
         ),
         _ => "false".into(),
     }
@@ -175,7 +197,12 @@ pub fn read(target: &Target, table: &Relation, columns: &[&Column]) -> Read {
                 .unwrap_or(Container::Text);
             format!(
                 "json_build_array(count(*) FILTER (WHERE {}), count(*) FILTER (WHERE {}))",
-                holds_key(c, container, "keys"),
+                holds_key(
+                    c,
+                    container,
+                    "keys",
+                    target.snapshot.token_matcher.as_deref()
+                ),
                 whole_key(c, container, "keys")
             )
         })

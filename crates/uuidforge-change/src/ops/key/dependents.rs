@@ -9,8 +9,8 @@
 //! through `pg_depend` (a trigger's column list, a policy, statistics, a
 //! rule, a generated column, a publication's row filter) is made again
 //! from its definition where it holds over the new column (statistics on
-//! columns, a trigger's column list, a policy, a publication's column
-//! list) or refused by name ([`Dependents::refuse_others`]); the
+//! columns, a trigger's column list, a policy, a rule, a publication's
+//! column list) or refused by name ([`Dependents::refuse_others`]); the
 //! migration's own triggers for writers (`uuidforge_migrate`) are its
 //! business.
 
@@ -132,6 +132,8 @@ SELECT json_build_object(
        WHEN 'pg_attrdef'::regclass THEN (SELECT '"' || replace(ga.attname, '"', '""') || '" ON "' || replace(gn.nspname, '"', '""') || '"."' || replace(gc.relname, '"', '""') || '"'
          FROM pg_attrdef ad JOIN pg_attribute ga ON ga.attrelid = ad.adrelid AND ga.attnum = ad.adnum
          JOIN pg_class gc ON gc.oid = ad.adrelid JOIN pg_namespace gn ON gn.oid = gc.relnamespace WHERE ad.oid = d.objid)
+       WHEN 'pg_rewrite'::regclass THEN (SELECT '"' || replace(rw.rulename, '"', '""') || '" ON "' || replace(rn.nspname, '"', '""') || '"."' || replace(rc.relname, '"', '""') || '"'
+         FROM pg_rewrite rw JOIN pg_class rc ON rc.oid = rw.ev_class JOIN pg_namespace rn ON rn.oid = rc.relnamespace WHERE rw.oid = d.objid)
      END AS drop_target,
      d.objid::int8 AS oid,
      (SELECT p.polrelid::int8 FROM pg_policy p WHERE d.classid = 'pg_policy'::regclass AND p.oid = d.objid) AS policy_table,
@@ -139,12 +141,15 @@ SELECT json_build_object(
         FROM pg_policy p WHERE d.classid = 'pg_policy'::regclass AND p.oid = d.objid) AS policy_expressions,
      (SELECT jsonb_build_array(p.polqual::text, p.polwithcheck::text)
         FROM pg_policy p WHERE d.classid = 'pg_policy'::regclass AND p.oid = d.objid) AS policy_trees,
+     (SELECT jsonb_build_array(rw.ev_class::int8, rw.ev_qual::text, rw.ev_action::text)
+        FROM pg_rewrite rw WHERE d.classid = 'pg_rewrite'::regclass AND rw.oid = d.objid) AS rule_trees,
      (SELECT coalesce(p.polqual::text, '') || coalesce(p.polwithcheck::text, '') LIKE '%SUBLINK%'
         FROM pg_policy p WHERE d.classid = 'pg_policy'::regclass AND p.oid = d.objid) AS policy_reads_tables,
      CASE d.classid WHEN 'pg_statistic_ext'::regclass THEN (SELECT s.stxexprs IS NULL FROM pg_statistic_ext s WHERE s.oid = d.objid)
        WHEN 'pg_trigger'::regclass THEN (SELECT tg.tgqual IS NULL AND tg.tgconstraint = 0 FROM pg_trigger tg WHERE tg.oid = d.objid)
        WHEN 'pg_policy'::regclass THEN true
        WHEN 'pg_publication_rel'::regclass THEN (SELECT pr.prqual IS NULL FROM pg_publication_rel pr WHERE pr.oid = d.objid)
+       WHEN 'pg_rewrite'::regclass THEN true
        ELSE false END AS carried,
      (SELECT tg.tgenabled::text FROM pg_trigger tg WHERE d.classid = 'pg_trigger'::regclass AND tg.oid = d.objid) AS enabled,
      (SELECT jsonb_build_array(ad.adrelid::int8, ad.adnum) FROM pg_attrdef ad WHERE d.classid = 'pg_attrdef'::regclass AND ad.oid = d.objid) AS generated,
@@ -344,7 +349,7 @@ pub struct OtherDependent {
     /// columns (not expressions, which might not hold over uuid), a
     /// trigger whose column list names the column and which has no `WHEN`
     /// (whose comparisons might not) and belongs to no constraint, a
-    /// policy, a publication's column list without a row filter.
+    /// policy, a rule, a publication's column list without a row filter.
     #[serde(default)]
     pub carried: bool,
     /// A trigger's `tgenabled` (`O`, `D`, `R`, `A`), given back after.
@@ -362,6 +367,9 @@ pub struct OtherDependent {
     /// A policy's `USING` and `WITH CHECK` node trees.
     #[serde(default)]
     pub policy_trees: Option<Vec<Option<String>>>,
+    /// A rule's table, and its `WHERE` and actions as node trees.
+    #[serde(default)]
+    pub rule_trees: Option<(u32, Option<String>, Option<String>)>,
     /// Whether a policy's expressions read tables (a subquery): then they
     /// are typed only when made again, over every changed column at once
     /// (a failure rolls the change back), not probed alone before.
@@ -427,6 +435,16 @@ impl OtherDependent {
                     vec![Action::Object(Object::CreateFromDefinition {
                         definition: format!("ALTER TABLE {table} ADD COLUMN {definition}"),
                     })],
+                )
+            }
+            "rule" => {
+                let (name, table) = target.split_once(" ON ")?;
+                (
+                    vec![Action::Object(Object::DropRule {
+                        name: name.to_string(),
+                        table: table.to_string(),
+                    })],
+                    make,
                 )
             }
             "publication" => {

@@ -139,7 +139,7 @@ pub fn translate(
 }
 
 /// Translates the old keys compared with a changed column in `views`,
-/// CHECK constraints and policies of a migration, in place (their
+/// CHECK constraints, rules and policies of a migration, in place (their
 /// definitions then carry marked old keys); the plan's lines saying what
 /// became of each. Refused where one cannot be translated.
 pub fn translate_all(
@@ -185,6 +185,22 @@ pub fn translate_all(
         if let Some(e) = &c.expression {
             c.expression = Some(translate(&what, e, &[&tree], Some(c.table), &column)?.text);
         }
+    }
+    for o in found.others.iter_mut().filter(|o| o.kind == "rule") {
+        let (Some((table, qual, action)), Some(definition)) =
+            (o.rule_trees.clone(), o.definition.clone())
+        else {
+            continue;
+        };
+        let trees: Vec<&str> = [&qual, &action]
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+            .collect();
+        let what = o.description.clone();
+        let t = translate(&what, &definition, &trees, Some(table), &column)?;
+        note(&what, &t);
+        o.definition = Some(t.text);
     }
     for o in found.others.iter_mut().filter(|o| o.kind == "policy") {
         let (Some(table), Some(trees), Some(definition)) =

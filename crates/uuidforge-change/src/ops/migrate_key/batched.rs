@@ -140,6 +140,20 @@ pub fn change(m: &Migration, batch_size: i64) -> Result<ChangePlan, DbError> {
             ),
         ));
     }
+    if let Some(r) = m
+        .dependents
+        .others
+        .iter()
+        .find(|o| o.kind == "rule" && o.carried)
+    {
+        return Err(DbError::refused(
+            "table",
+            format!(
+                "{} rewrites the updates that fill rows in batches (it stays until the swap): migrate in one transaction (without --batch-size), which makes it again after",
+                r.description
+            ),
+        ));
+    }
     if let Some(g) = m
         .dependents
         .others
