@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{admin_sql, admin_url, fresh_database, url, uuidforge};
+use common::{admin_sql, fresh_database, url, uuidforge};
 
 /// `accounts(id bigserial)` referenced by `documents.account_id`: the
 /// shape of an application's tenant key.
@@ -103,31 +103,13 @@ fn every_object_tied_to_a_changed_column_is_refused_by_name_before_anything_runs
             &["publication of table documents in publication filtered", "WHERE ((account_id > 0))", "its row filter"],
         ),
     ];
-    for (make, drop, named) in cases {
-        admin_sql(&db, &format!("SET ROLE uuidforge; {make}"));
-        for extra in [
-            &[][..],
-            &["--apply"][..],
-            &["--apply", "--batch-size", "50"][..],
-        ] {
-            let out = migrate(&db, &dir, extra);
-            let err = String::from_utf8_lossy(&out.stderr);
-            assert_eq!(out.status.code(), Some(2), "{make} {extra:?}: {err}");
-            assert!(
-                err.contains("would stay on the old column"),
-                "{make}: {err}"
-            );
-            for n in named {
-                assert!(err.contains(n), "{make}: '{n}' not in {err}");
-            }
-            assert_eq!(
-                key_type(&db),
-                "bigint",
-                "{make} {extra:?} changed the column"
-            );
-        }
-        admin_sql(&db, &format!("SET ROLE uuidforge; {drop}"));
-    }
+    refused_one_by_one(
+        &db,
+        &dir,
+        &cases,
+        &[&[], &["--apply"], &["--apply", "--batch-size", "50"]],
+        "would stay on the old column",
+    );
     // With none of them the same migration runs, and afterwards only the
     // old values' unique index depends on an old column.
     let out = migrate(&db, &dir, &["--apply"]);
@@ -162,22 +144,34 @@ fn every_object_tied_to_a_changed_column_is_refused_by_name_before_anything_runs
     );
 }
 
-/// Runs `sql` as the superuser; the server's error message if it fails.
-fn try_sql(db: &str, sql: &str) -> Result<(), String> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let (client, conn) = tokio_postgres::connect(&admin_url(db), tokio_postgres::NoTls)
-            .await
-            .unwrap();
-        tokio::spawn(conn);
-        client.batch_execute(sql).await.map_err(|e| {
-            let d = e.as_db_error().unwrap();
-            format!("{} {}", d.code().code(), d.message())
-        })
-    })
+/// Each case alone — made by its first statement, dropped by its second —
+/// refused by the plan and by each run of `runs`, exit 2, the message
+/// saying `always` and each of the case's words, and the column unchanged.
+fn refused_one_by_one(
+    db: &str,
+    dir: &std::path::Path,
+    cases: &[(&str, &str, &[&str])],
+    runs: &[&[&str]],
+    always: &str,
+) {
+    for (make, drop, named) in cases {
+        admin_sql(db, &format!("SET ROLE uuidforge; {make}"));
+        for extra in runs {
+            let out = migrate(db, dir, extra);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{make} {extra:?}: {err}");
+            assert!(err.contains(always), "{make}: '{always}' not in {err}");
+            for n in named.iter() {
+                assert!(err.contains(n), "{make}: '{n}' not in {err}");
+            }
+            assert_eq!(
+                key_type(db),
+                "bigint",
+                "{make} {extra:?} changed the column"
+            );
+        }
+        admin_sql(db, &format!("SET ROLE uuidforge; {drop}"));
+    }
 }
 
 /// The check the change runs last, on its own against the server: it
@@ -207,14 +201,14 @@ fn the_check_inside_the_change_fails_on_anything_but_the_old_values_index() {
     };
     let t = [("\"public\".\"t\"", "id_old")];
     let p = [("\"public\".\"p\"", "id_old")];
-    try_sql(&db, &guard(&t, &["\"public\".\"t_id_old_key\""])).unwrap();
-    try_sql(&db, &guard(&p, &["\"public\".\"p_id_old_key\""])).unwrap();
-    let e = try_sql(&db, &guard(&t, &[])).unwrap_err();
+    common::try_admin_sql(&db, &guard(&t, &["\"public\".\"t_id_old_key\""])).unwrap();
+    common::try_admin_sql(&db, &guard(&p, &["\"public\".\"p_id_old_key\""])).unwrap();
+    let e = common::try_admin_sql(&db, &guard(&t, &[])).unwrap_err();
     assert!(
         e.starts_with(DEPENDENTS_LEFT) && e.contains("index t_id_old_key (on t.id_old)"),
         "{e}"
     );
-    let e = try_sql(&db, &guard(&p, &["\"public\".\"t_id_old_key\""])).unwrap_err();
+    let e = common::try_admin_sql(&db, &guard(&p, &["\"public\".\"t_id_old_key\""])).unwrap_err();
     assert!(
         e.contains("index p_id_old_key") && e.contains("index p1_id_old_at_idx"),
         "{e}"
@@ -225,7 +219,7 @@ fn the_check_inside_the_change_fails_on_anything_but_the_old_values_index() {
          CREATE POLICY own ON t USING (id_old = 1);
          CREATE STATISTICS s ON id_old, note FROM t;",
     );
-    let e = try_sql(&db, &guard(&t, &["\"public\".\"t_id_old_key\""])).unwrap_err();
+    let e = common::try_admin_sql(&db, &guard(&t, &["\"public\".\"t_id_old_key\""])).unwrap_err();
     assert!(
         e.contains("policy own on table t (on t.id_old)")
             && e.contains("statistics object s (on t.id_old)")
@@ -518,9 +512,9 @@ fn old_keys_written_in_definitions_become_the_new_keys_of_their_rows() {
             "{mode}"
         );
         // The row it singles out is still held to its name; the others are not.
-        let renamed = try_sql(&db, "UPDATE accounts SET name = 'x' WHERE id_old = 1");
+        let renamed = common::try_admin_sql(&db, "UPDATE accounts SET name = 'x' WHERE id_old = 1");
         assert!(renamed.unwrap_err().starts_with("23514"), "{mode}");
-        try_sql(&db, "UPDATE accounts SET name = 'x' WHERE id_old = 3").unwrap();
+        common::try_admin_sql(&db, "UPDATE accounts SET name = 'x' WHERE id_old = 3").unwrap();
         // The view shows the same account's documents and still checks
         // what is written through it.
         assert_eq!(
@@ -528,7 +522,7 @@ fn old_keys_written_in_definitions_become_the_new_keys_of_their_rows() {
             "10",
             "{mode}"
         );
-        let elsewhere = try_sql(
+        let elsewhere = common::try_admin_sql(
             &db,
             "INSERT INTO first_account (account_id, title) SELECT id, 'x' FROM accounts WHERE id_old = 2",
         );
@@ -580,23 +574,13 @@ fn old_type_values_computed_at_run_time_and_lists_of_old_keys_are_refused() {
             &["view public.early", "other than by = or <>"],
         ),
     ];
-    for (make, drop, named) in cases {
-        admin_sql(&db, &format!("SET ROLE uuidforge; {make}"));
-        for extra in [&[][..], &["--apply", "--batch-size", "50"][..]] {
-            let out = migrate(&db, &dir, extra);
-            let err = String::from_utf8_lossy(&out.stderr);
-            assert_eq!(out.status.code(), Some(2), "{make} {extra:?}: {err}");
-            for n in named {
-                assert!(err.contains(n), "{make}: '{n}' not in {err}");
-            }
-            assert_eq!(
-                key_type(&db),
-                "bigint",
-                "{make} {extra:?} changed the column"
-            );
-        }
-        admin_sql(&db, &format!("SET ROLE uuidforge; {drop}"));
-    }
+    refused_one_by_one(
+        &db,
+        &dir,
+        &cases,
+        &[&[], &["--apply", "--batch-size", "50"]],
+        "drop it before the migration and make it again after",
+    );
 }
 
 /// `--complete`, once the application runs on the new keys: refused while

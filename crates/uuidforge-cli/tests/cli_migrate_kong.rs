@@ -113,7 +113,9 @@ fn copies_of_service_keys_are_found_named_and_rewritten() {
 
     let duplicate = "INSERT INTO plugins (id, name, service_id, config, enabled, cache_key)
         SELECT gen_random_uuid(), name, service_id, config, enabled, cache_key FROM plugins WHERE name = 'basic-auth' LIMIT 1";
-    assert!(try_sql(&db, duplicate).unwrap_err().starts_with("23505"));
+    assert!(common::try_admin_sql(&db, duplicate)
+        .unwrap_err()
+        .starts_with("23505"));
     let tags_before = admin_sql(&db, "SELECT count(*) FROM tags");
     let out = migrate(
         &db,
@@ -157,7 +159,9 @@ fn copies_of_service_keys_are_found_named_and_rewritten() {
         "600"
     );
     // The unique cache key still refuses a duplicate plugin.
-    assert!(try_sql(&db, duplicate).unwrap_err().starts_with("23505"));
+    assert!(common::try_admin_sql(&db, duplicate)
+        .unwrap_err()
+        .starts_with("23505"));
 }
 
 #[test]
@@ -196,22 +200,4 @@ fn copies_of_consumer_keys_in_jsonb_and_text_are_rewritten() {
         ),
         "199"
     );
-}
-
-/// Runs `sql` as the superuser; the SQLSTATE and message if it fails.
-fn try_sql(db: &str, sql: &str) -> Result<(), String> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let (client, conn) = tokio_postgres::connect(&common::admin_url(db), tokio_postgres::NoTls)
-            .await
-            .unwrap();
-        tokio::spawn(conn);
-        client.batch_execute(sql).await.map_err(|e| {
-            let d = e.as_db_error().unwrap();
-            format!("{} {}", d.code().code(), d.message())
-        })
-    })
 }

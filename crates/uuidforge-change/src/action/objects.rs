@@ -293,7 +293,7 @@ pub enum Object {
     },
     /// An action whose definition compares a changed column with old
     /// keys, run with the new keys read from the key map
-    /// ([`crate::ops::key::literals`]).
+    /// (`ops::key::literals`).
     WithNewKeys {
         /// The action, its old keys marked.
         action: Box<Action>,

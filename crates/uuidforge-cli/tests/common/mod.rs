@@ -160,6 +160,25 @@ pub fn admin_sql(db: &str, sql: &str) -> String {
     sql_at_url(&admin_url(db), sql)
 }
 
+/// Runs `sql` in `db` as the superuser; the SQLSTATE and message if the
+/// server refuses it.
+pub fn try_admin_sql(db: &str, sql: &str) -> Result<(), String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let (client, conn) = tokio_postgres::connect(&admin_url(db), tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        client.batch_execute(sql).await.map_err(|e| {
+            let d = e.as_db_error().unwrap();
+            format!("{} {}", d.code().code(), d.message())
+        })
+    })
+}
+
 /// Runs `sql` over the connection `url` (a test role's, with its
 /// password); the first column of the last statement's first row as text
 /// ("" when none).

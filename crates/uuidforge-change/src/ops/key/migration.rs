@@ -344,42 +344,57 @@ fn refuse_foreign_partitions(snapshot: &Snapshot, table: &Relation) -> Result<()
     ))
 }
 
-/// The columns `--also` names for a uuid key: copies rewritten in place
-/// (none may be the key, a declared reference, or a foreign table's).
+/// The column an `--also` names, checked: not a foreign table's (its rows
+/// live on another server), not the key, not a reference migrated already
+/// (among `declared`, as (table, column) pairs).
+fn also_column<'a>(
+    snapshot: &'a Snapshot,
+    key: &Key,
+    declared: &[(u32, i16)],
+    spec: &str,
+) -> Result<(&'a Relation, &'a Column), DbError> {
+    let (holder, column) = column_option(snapshot, "also", spec)?;
+    if holder.kind == RelKind::ForeignTable {
+        return Err(DbError::refused(
+            "also",
+            format!(
+                "{} is a foreign table: its rows live on another server, which one \
+                 transaction here cannot change (migrate the table behind it there; \
+                 a fleet's members together with --fleet)",
+                holder.display_name()
+            ),
+        ));
+    }
+    if declared.contains(&(holder.oid, column.num))
+        || (holder.oid == key.table.oid && column.num == key.column.num)
+    {
+        return Err(DbError::invalid(
+            "also",
+            format!(
+                "{}.{} is migrated already (a foreign key to the key, or the key)",
+                holder.display_name(),
+                column.name
+            ),
+        ));
+    }
+    Ok((holder, column))
+}
+
+/// The columns `--also` names for a uuid key: copies rewritten in place.
 fn copies_of(
     snapshot: &Snapshot,
     key: &Key,
     declared: &[Reference],
     specs: &[String],
 ) -> Result<Vec<(u32, i16)>, DbError> {
-    let mut out = Vec::new();
-    for spec in specs {
-        let (holder, column) = column_option(snapshot, "also", spec)?;
-        if holder.kind == RelKind::ForeignTable {
-            return Err(DbError::refused(
-                "also",
-                format!(
-                    "{} is a foreign table: its rows live on another server",
-                    holder.display_name()
-                ),
-            ));
-        }
-        let taken = declared
-            .iter()
-            .any(|r| r.table.oid == holder.oid && r.column.num == column.num);
-        if taken || (holder.oid == key.table.oid && column.num == key.column.num) {
-            return Err(DbError::invalid(
-                "also",
-                format!(
-                    "{}.{} is migrated already (a foreign key to the key, or the key)",
-                    holder.display_name(),
-                    column.name
-                ),
-            ));
-        }
-        out.push((holder.oid, column.num));
-    }
-    Ok(out)
+    let declared: Vec<(u32, i16)> = declared
+        .iter()
+        .map(|r| (r.table.oid, r.column.num))
+        .collect();
+    specs
+        .iter()
+        .map(|spec| also_column(snapshot, key, &declared, spec).map(|(t, c)| (t.oid, c.num)))
+        .collect()
 }
 
 fn also<'a>(
@@ -390,36 +405,16 @@ fn also<'a>(
 ) -> Result<Vec<Reference<'a>>, DbError> {
     let mut out: Vec<Reference> = Vec::new();
     for spec in specs {
-        let (holder, column) = column_option(snapshot, "also", spec)?;
-        if holder.kind == RelKind::ForeignTable {
-            return Err(DbError::refused(
-                "also",
-                format!(
-                    "{} is a foreign table: its rows live on another server, which one \
-                     transaction here cannot change (migrate the table behind it there; \
-                     a fleet's members together with --fleet)",
-                    holder.display_name()
-                ),
-            ));
-        }
+        let taken: Vec<(u32, i16)> = declared
+            .iter()
+            .chain(&out)
+            .map(|r| (r.table.oid, r.column.num))
+            .collect();
+        let (holder, column) = also_column(snapshot, key, &taken, spec)?;
         if let Some(why) = values::cannot_refer(snapshot, key, column) {
             return Err(DbError::invalid(
                 "also",
                 format!("{}.{} is {why}", holder.display_name(), column.name),
-            ));
-        }
-        let taken = declared
-            .iter()
-            .chain(&out)
-            .any(|r| r.table.oid == holder.oid && r.column.num == column.num);
-        if taken || (holder.oid == key.table.oid && column.num == key.column.num) {
-            return Err(DbError::invalid(
-                "also",
-                format!(
-                    "{}.{} is migrated already (a foreign key to the key, or the key)",
-                    holder.display_name(),
-                    column.name
-                ),
             ));
         }
         out.push(Reference {
