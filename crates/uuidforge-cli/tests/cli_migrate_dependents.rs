@@ -83,9 +83,9 @@ fn every_object_tied_to_a_changed_column_is_refused_by_name_before_anything_runs
             &["policy tenant on table documents", "(account_id + 1) > 0", "operator does not exist: uuid + integer", "drop the policy"],
         ),
         (
-            "CREATE TRIGGER moved BEFORE UPDATE OF account_id ON documents FOR EACH ROW WHEN (new.account_id <> 0) EXECUTE FUNCTION touch()",
+            "CREATE TRIGGER moved BEFORE UPDATE OF account_id ON documents FOR EACH ROW WHEN (new.account_id + 1 > 0) EXECUTE FUNCTION touch()",
             "DROP TRIGGER moved ON documents",
-            &["trigger moved on table documents", "UPDATE OF account_id", "WHEN ((new.account_id <> 0))", "its column list"],
+            &["trigger moved on table documents", "UPDATE OF account_id", "WHEN (((new.account_id + 1) > 0))", "operator does not exist: uuid + integer", "its WHEN comparing the new column"],
         ),
         (
             "ALTER TABLE documents ADD COLUMN label text GENERATED ALWAYS AS ('acct-' || account_id::text) STORED",
@@ -484,7 +484,7 @@ fn old_keys_written_in_definitions_become_the_new_keys_of_their_rows() {
         "constraint various: id compared with the old key 1, made again with the new key of that row",
         "view public.first_account: account_id compared with the old key 1",
         "policy hide_second on table documents: account_id compared with the old key 2",
-        "CHECK (((id <> %1$L::uuid) OR (name = ''a1''::text)))', (SELECT m.new::text FROM uuidforge_keymap m WHERE m.old = '1'))",
+        "CHECK (((id <> %1$L::uuid) OR (name = ''a1''::text)))', coalesce((SELECT m.new::text FROM uuidforge_keymap m WHERE m.old = '1'), '00000000-0000-0000-0000-000000000000'))",
     ] {
         assert!(plan.contains(line), "'{line}' not in {plan}");
     }
@@ -538,6 +538,115 @@ fn old_keys_written_in_definitions_become_the_new_keys_of_their_rows() {
     }
 }
 
+/// Old keys in a partial index's `WHERE`, a trigger's `WHEN` and a
+/// reference's default become the new keys of their rows: the index in one
+/// transaction (in batches it is built before the swap, and refused by
+/// name), the trigger and the default in both modes; an old key no row has
+/// becomes the nil UUID, so `<> 999` still holds for every row.
+#[test]
+fn old_keys_in_index_predicates_trigger_whens_and_defaults_become_new_keys() {
+    let index =
+        "CREATE UNIQUE INDEX one_title_elsewhere ON documents (title) WHERE account_id <> 1;
+         CREATE INDEX not_missing ON documents (title) WHERE account_id <> 999;";
+    let trigger_and_default = "CREATE FUNCTION flag() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.title := NEW.title || '!'; RETURN NEW; END $$;
+         CREATE TRIGGER first_flagged BEFORE INSERT OR UPDATE OF account_id ON documents
+           FOR EACH ROW WHEN (new.account_id = 1) EXECUTE FUNCTION flag();
+         ALTER TABLE documents ALTER COLUMN account_id SET DEFAULT 1;";
+    // The plan says where each old key goes.
+    let db = fresh_database("old_keys_more_plan", SCHEMA);
+    admin_sql(
+        &db,
+        &format!("SET ROLE uuidforge; {index} {trigger_and_default}"),
+    );
+    let dir = common::scratch("migrate", "old_keys_more_plan");
+    let out = migrate(&db, &dir, &[]);
+    let plan = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for line in [
+        "index public.one_title_elsewhere: account_id compared with the old key 1",
+        "trigger first_flagged on table documents: account_id compared with the old key 1",
+        "the default of public.documents.account_id (1): the old key 1",
+    ] {
+        assert!(plan.contains(line), "'{line}' not in {plan}");
+    }
+    // In batches the index is refused by name, nothing changed.
+    let out = migrate(&db, &dir, &["--apply", "--batch-size", "40"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("index public.one_title_elsewhere compares a changed column with an old key in its WHERE"), "{err}");
+    assert_eq!(key_type(&db), "bigint");
+    let checks = |db: &str, mode: &str| {
+        let new_key =
+            |old: i32| admin_sql(db, &format!("SELECT id FROM accounts WHERE id_old = {old}"));
+        // The trigger flags the first account's documents only.
+        admin_sql(db, "INSERT INTO documents (account_id, title) SELECT id, 'mine' FROM accounts WHERE id_old = 1");
+        admin_sql(db, "INSERT INTO documents (account_id, title) SELECT id, 'yours' FROM accounts WHERE id_old = 2");
+        assert_eq!(
+            admin_sql(db, "SELECT string_agg(title, ',' ORDER BY title) FROM documents WHERE title LIKE 'mine%' OR title LIKE 'yours%'"),
+            "mine!,yours",
+            "{mode}"
+        );
+        assert!(
+            admin_sql(
+                db,
+                "SELECT pg_get_triggerdef(oid) FROM pg_trigger WHERE tgname = 'first_flagged'"
+            )
+            .contains(&format!("WHEN ((new.account_id = '{}'::uuid))", new_key(1))),
+            "{mode}"
+        );
+        // A row made with the default belongs to the first account.
+        admin_sql(db, "INSERT INTO documents (title) VALUES ('by default')");
+        assert_eq!(
+            admin_sql(
+                db,
+                "SELECT account_id FROM documents WHERE title = 'by default!'"
+            ),
+            new_key(1),
+            "{mode}"
+        );
+    };
+    for (mode, extra) in MODES {
+        let (db, _dir) = applied(
+            &format!("old_keys_more_{mode}"),
+            extra,
+            &format!("SET ROLE uuidforge; {trigger_and_default}"),
+        );
+        checks(&db, mode);
+    }
+    let (db, _dir) = applied(
+        "old_keys_more_index",
+        &[],
+        &format!("SET ROLE uuidforge; {index} {trigger_and_default}"),
+    );
+    checks(&db, "index");
+    assert_eq!(
+        admin_sql(&db, "SELECT pg_get_indexdef('one_title_elsewhere'::regclass)"),
+        format!(
+            "CREATE UNIQUE INDEX one_title_elsewhere ON public.documents USING btree (title) WHERE (account_id <> '{}'::uuid)",
+            admin_sql(&db, "SELECT id FROM accounts WHERE id_old = 1")
+        )
+    );
+    assert!(
+        admin_sql(&db, "SELECT pg_get_indexdef('not_missing'::regclass)")
+            .ends_with("WHERE (account_id <> '00000000-0000-0000-0000-000000000000'::uuid)")
+    );
+    // Still unique outside the first account, and not inside it.
+    common::try_admin_sql(
+        &db,
+        "INSERT INTO documents (account_id, title) SELECT id, 't5' FROM accounts WHERE id_old = 1",
+    )
+    .unwrap();
+    let twice = common::try_admin_sql(
+        &db,
+        "INSERT INTO documents (account_id, title) SELECT id, 't5' FROM accounts WHERE id_old = 3",
+    );
+    assert!(twice.unwrap_err().starts_with("23505"));
+}
+
 /// What no key map translates is refused before anything runs, naming the
 /// object, what it says and the way out: a value of the old type computed
 /// at run time (a setting cast to bigint) in a policy, a view or a CHECK;
@@ -546,7 +655,12 @@ fn old_keys_written_in_definitions_become_the_new_keys_of_their_rows() {
 fn old_type_values_computed_at_run_time_and_lists_of_old_keys_are_refused() {
     let db = fresh_database("old_keys_refused", SCHEMA);
     let dir = common::scratch("migrate", "old_keys_refused");
-    let cases: [(&str, &str, &[&str]); 5] = [
+    let cases: [(&str, &str, &[&str]); 6] = [
+        (
+            "ALTER TABLE documents ALTER COLUMN account_id SET DEFAULT current_setting('app.account_id')::bigint",
+            "ALTER TABLE documents ALTER COLUMN account_id DROP DEFAULT",
+            &["the default of public.documents.account_id", "(current_setting('app.account_id'::text))::bigint", "computed at run time", "DROP DEFAULT"],
+        ),
         (
             "ALTER TABLE documents ENABLE ROW LEVEL SECURITY;
              CREATE POLICY tenant ON documents USING (account_id = current_setting('app.account_id')::bigint)",

@@ -259,6 +259,33 @@ fn walk<'a>(node: &'a Node, scopes: &mut Vec<&'a [Node]>, out: &mut Vec<(Col, Op
     }
 }
 
+/// What a stored expression on its own is (a column's default, `adbin`):
+/// a literal (`Literal(type, None)` for NULL or a literal of another
+/// type), a value computed without any column, or an expression over
+/// columns. `None` for a NULL literal.
+///
+/// ```
+/// use uuidforge_db::nodes::{parse, value_of, Operand};
+/// let one = parse("{CONST :consttype 20 :constlen 8 :constbyval true :constisnull false :constvalue 8 [ 1 0 0 0 0 0 0 0 ]}").unwrap();
+/// assert_eq!(value_of(&one), Some(Operand::Literal(20, Some("1".into()))));
+/// let null = parse("{CONST :consttype 20 :constlen 8 :constbyval true :constisnull true :constvalue <>}").unwrap();
+/// assert_eq!(value_of(&null), None);
+/// let setting = parse("{FUNCEXPR :funcid 2077 :funcformat 0 :args ({CONST :consttype 25 :constisnull false})}").unwrap();
+/// assert_eq!(value_of(&setting), Some(Operand::Computed));
+/// ```
+pub fn value_of(tree: &Node) -> Option<Operand> {
+    let mut node = tree;
+    // `NULL::bigint` is stored as a NULL literal, possibly under a cast.
+    while let Some("RELABELTYPE" | "COERCETODOMAIN") = node.kind() {
+        node = node.field("arg")?;
+    }
+    if node.kind() == Some("CONST") && node.field("constisnull") == Some(&Node::Atom("true".into()))
+    {
+        return None;
+    }
+    Some(operand(tree, false))
+}
+
 /// What a column is compared with, when it is not a column.
 fn operand(node: &Node, list: bool) -> Operand {
     if list {

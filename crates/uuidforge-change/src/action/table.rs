@@ -94,6 +94,13 @@ pub enum Table {
         /// The default (SQL).
         expression: String,
     },
+    /// `ALTER COLUMN … DROP DEFAULT`.
+    DropDefault {
+        /// The table.
+        table: String,
+        /// The column.
+        column: String,
+    },
     /// `REPLICA IDENTITY …`: what logical replication identifies a
     /// published table's updated rows by.
     ReplicaIdentity {
@@ -198,6 +205,10 @@ impl Table {
                     "ALTER COLUMN {} SET DEFAULT {expression}",
                     quote_ident(column)
                 ),
+            )],
+            Table::DropDefault { table, column } => vec![alter_table(
+                table,
+                &format!("ALTER COLUMN {} DROP DEFAULT", quote_ident(column)),
             )],
             Table::ReplicaIdentity { table, identity } => {
                 vec![alter_table(table, &format!("REPLICA IDENTITY {identity}"))]

@@ -14,7 +14,7 @@
 use super::values::Becomes;
 use super::{by_column, new_column, old_reference, Migration, Reference, Target};
 use uuidforge_db::catalog::Relation;
-use uuidforge_ident::{quote_ident, quote_literal};
+use uuidforge_ident::{qualified, quote_ident, quote_literal};
 
 /// When the checks run, which names the old and new values have then.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -344,12 +344,18 @@ pub fn row_digest(table: &Relation, except: &[i16]) -> String {
 /// migration and after, each must be there again the same: nothing lost,
 /// nothing left on an old column (a definition names its columns).
 pub fn objects_sql(tables: &[String], skip: &[String]) -> String {
-    let skipped = if skip.is_empty() {
-        String::new()
+    let (skipped, skipped_indexes) = if skip.is_empty() {
+        (String::new(), String::new())
     } else {
-        format!(
-            " AND ('constraint ' || co.conrelid::regclass::text || ' ' || co.conname) <> ALL (ARRAY[{}])",
-            skip.join(", ")
+        (
+            format!(
+                " AND ('constraint ' || co.conrelid::regclass::text || ' ' || co.conname) <> ALL (ARRAY[{}])",
+                skip.join(", ")
+            ),
+            format!(
+                " AND ('index ' || i.indexrelid::regclass::text) <> ALL (ARRAY[{}])",
+                skip.join(", ")
+            ),
         )
     };
     let literals: Vec<String> = tables.iter().map(|t| quote_literal(t)).collect();
@@ -358,7 +364,7 @@ pub fn objects_sql(tables: &[String], skip: &[String]) -> String {
         l = literals.join(", ")
     );
     format!(
-        "SELECT (coalesce((SELECT jsonb_object_agg('index ' || i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid) || coalesce(' -- ' || obj_description(i.indexrelid, 'pg_class'), '')) FROM pg_index i WHERE i.indrelid IN {rels}), '{{}}') \
+        "SELECT (coalesce((SELECT jsonb_object_agg('index ' || i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid) || coalesce(' -- ' || obj_description(i.indexrelid, 'pg_class'), '')) FROM pg_index i WHERE i.indrelid IN {rels}{skipped_indexes}), '{{}}') \
          || coalesce((SELECT jsonb_object_agg('constraint ' || co.conrelid::regclass::text || ' ' || co.conname, pg_get_constraintdef(co.oid) || coalesce(' -- ' || obj_description(co.oid, 'pg_constraint'), '')) FROM pg_constraint co WHERE co.conrelid IN {rels} AND co.conparentid = 0{skipped}), '{{}}') \
          || coalesce((SELECT jsonb_object_agg('column ' || a.attrelid::regclass::text || '.' || quote_ident(a.attname), json_build_object('not_null', a.attnotnull, 'comment', col_description(a.attrelid, a.attnum), 'privileges', a.attacl::text)::text) FROM pg_attribute a WHERE a.attrelid IN {rels} AND a.attnum > 0 AND NOT a.attisdropped), '{{}}'))::text"
     )
@@ -392,7 +398,8 @@ pub fn with_objects_check(
 /// before, since a new key stands where an old one stood; each is checked
 /// by [`verify_sql`] against its definition with the new keys from the map.
 pub fn translated_constraints(m: &Migration) -> Vec<String> {
-    m.dependents
+    let constraints = m
+        .dependents
         .constraints
         .iter()
         .filter(|c| super::literals::has_old_keys(&c.definition))
@@ -403,17 +410,33 @@ pub fn translated_constraints(m: &Migration) -> Vec<String> {
                 quote_literal(&table.sql_name()),
                 quote_literal(&c.name)
             ))
-        })
-        .collect()
+        });
+    let indexes = m
+        .dependents
+        .indexes
+        .iter()
+        .filter(|i| super::literals::has_old_keys(&i.definition))
+        .map(|i| {
+            format!(
+                "('index ' || {}::regclass::text)",
+                quote_literal(&qualified(&i.schema, &i.name))
+            )
+        });
+    constraints.chain(indexes).collect()
 }
 
 /// Each constraint made with new keys as its definition says, the keys
 /// read from `map`: how many are not.
 fn translated_checks(m: &Migration, map: &str) -> Vec<String> {
-    m.dependents
-        .constraints
-        .iter()
-        .filter_map(|c| {
+    let indexes = m.dependents.indexes.iter().filter_map(|i| {
+        let expected = super::literals::formatted(&i.definition, map)?;
+        Some(format!(
+            "{}, (SELECT count(*) FROM (SELECT) o WHERE replace(pg_get_indexdef({}::regclass), ' ON ONLY ', ' ON ') IS DISTINCT FROM {expected})",
+            quote_literal(&format!("index {} not made with the new keys", i.name)),
+            quote_literal(&qualified(&i.schema, &i.name))
+        ))
+    });
+    let constraints = m.dependents.constraints.iter().filter_map(|c| {
             let expected = super::literals::formatted(c.definition.trim_end_matches(" NOT VALID"), map)?;
             let table = m.snapshot.relation(c.table)?;
             Some(format!(
@@ -422,6 +445,6 @@ fn translated_checks(m: &Migration, map: &str) -> Vec<String> {
                 quote_literal(&table.sql_name()),
                 quote_literal(&c.name)
             ))
-        })
-        .collect()
+        });
+    constraints.chain(indexes).collect()
 }

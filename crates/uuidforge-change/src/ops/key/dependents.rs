@@ -53,6 +53,7 @@ SELECT json_build_object(
      c.relname AS name, d.definition, am.amname AS method, i.indisunique AS "unique",
      obj_description(i.indexrelid, 'pg_class') AS comment,
      pg_get_expr(i.indexprs, i.indrelid) AS expressions, pg_get_expr(i.indpred, i.indrelid) AS predicate,
+     i.indpred::text AS predicate_tree,
      coalesce(f.keys, '[]') AS keys, coalesce(f.uuid_class, true) AS uuid_class,
      (SELECT coalesce(json_agg(json_build_object('partition', li.indrelid::int8, 'name', lc.relname) ORDER BY lc.oid), '[]')
         FROM pg_inherits lh JOIN pg_index li ON li.indexrelid = lh.inhrelid JOIN pg_class lc ON lc.oid = lh.inhrelid
@@ -88,10 +89,13 @@ SELECT json_build_object(
      (SELECT json_agg(json_build_object('grantee', CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE pg_get_userbyid(g.grantee) END,
         'privilege', g.privilege_type, 'grantable', g.is_grantable) ORDER BY g.grantee, g.privilege_type)
         FROM aclexplode(a.attacl) g) AS grants,
-     n.conname AS not_null_name
+     n.conname AS not_null_name,
+     pg_get_expr(ad.adbin, ad.adrelid) AS "default", ad.adbin::text AS default_tree
    FROM given w JOIN pg_attribute a ON a.attrelid = w.rel AND a.attnum = w.num
    LEFT JOIN pg_constraint n ON n.conrelid = a.attrelid AND n.contype = 'n' AND n.conkey = ARRAY[a.attnum]
-   WHERE col_description(a.attrelid, a.attnum) IS NOT NULL OR a.attacl IS NOT NULL OR n.conname IS NOT NULL) x),
+   LEFT JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum AND a.attgenerated = ''
+   WHERE col_description(a.attrelid, a.attnum) IS NOT NULL OR a.attacl IS NOT NULL OR n.conname IS NOT NULL
+     OR ad.oid IS NOT NULL) x),
  'others', (SELECT coalesce(json_agg(x ORDER BY x.description), '[]') FROM (
    SELECT DISTINCT CASE WHEN d.classid = 'pg_attrdef'::regclass THEN (SELECT format('generated column %I of table %s', ga.attname, ad.adrelid::regclass)
          FROM pg_attrdef ad JOIN pg_attribute ga ON ga.attrelid = ad.adrelid AND ga.attnum = ad.adnum WHERE ad.oid = d.objid)
@@ -146,12 +150,14 @@ SELECT json_build_object(
      (SELECT coalesce(p.polqual::text, '') || coalesce(p.polwithcheck::text, '') LIKE '%SUBLINK%'
         FROM pg_policy p WHERE d.classid = 'pg_policy'::regclass AND p.oid = d.objid) AS policy_reads_tables,
      CASE d.classid WHEN 'pg_statistic_ext'::regclass THEN (SELECT s.stxexprs IS NULL FROM pg_statistic_ext s WHERE s.oid = d.objid)
-       WHEN 'pg_trigger'::regclass THEN (SELECT tg.tgqual IS NULL AND tg.tgconstraint = 0 FROM pg_trigger tg WHERE tg.oid = d.objid)
+       WHEN 'pg_trigger'::regclass THEN (SELECT tg.tgconstraint = 0 FROM pg_trigger tg WHERE tg.oid = d.objid)
        WHEN 'pg_policy'::regclass THEN true
        WHEN 'pg_publication_rel'::regclass THEN (SELECT pr.prqual IS NULL FROM pg_publication_rel pr WHERE pr.oid = d.objid)
        WHEN 'pg_rewrite'::regclass THEN true
        ELSE false END AS carried,
      (SELECT tg.tgenabled::text FROM pg_trigger tg WHERE d.classid = 'pg_trigger'::regclass AND tg.oid = d.objid) AS enabled,
+     (SELECT jsonb_build_array(tg.tgrelid::int8, tg.tgqual::text) FROM pg_trigger tg
+       WHERE d.classid = 'pg_trigger'::regclass AND tg.oid = d.objid AND tg.tgqual IS NOT NULL) AS trigger_when,
      (SELECT jsonb_build_array(ad.adrelid::int8, ad.adnum) FROM pg_attrdef ad WHERE d.classid = 'pg_attrdef'::regclass AND ad.oid = d.objid) AS generated,
      (SELECT pg_get_expr(ad.adbin, ad.adrelid) FROM pg_attrdef ad WHERE d.classid = 'pg_attrdef'::regclass AND ad.oid = d.objid) AS generated_expression,
      (SELECT coalesce(jsonb_agg(DISTINCT pg_describe_object(u.classid, u.objid, u.objsubid)), '[]') FROM pg_attrdef ad
@@ -249,6 +255,9 @@ pub struct IndexDependent {
     /// What must still hold over uuid columns.
     #[serde(flatten)]
     pub shape: IndexShape,
+    /// Its predicate's node tree (`indpred`).
+    #[serde(default)]
+    pub predicate_tree: Option<String>,
     /// A partitioned table's index: the partitions' indexes attached to it.
     #[serde(default)]
     pub leaves: Vec<Leaf>,
@@ -323,6 +332,12 @@ pub struct ColumnExtras {
     /// Its NOT NULL constraint's name (PostgreSQL 18 names them).
     #[serde(default)]
     pub not_null_name: Option<String>,
+    /// Its default, as the server prints it.
+    #[serde(default)]
+    pub default: Option<String>,
+    /// Its default's node tree (`adbin`).
+    #[serde(default)]
+    pub default_tree: Option<String>,
 }
 
 /// Any other object PostgreSQL ties to a changed column (`pg_depend` at
@@ -347,14 +362,17 @@ pub struct OtherDependent {
     pub drop_target: Option<String>,
     /// Made again from its definition over the new column: statistics on
     /// columns (not expressions, which might not hold over uuid), a
-    /// trigger whose column list names the column and which has no `WHEN`
-    /// (whose comparisons might not) and belongs to no constraint, a
-    /// policy, a rule, a publication's column list without a row filter.
+    /// trigger that belongs to no constraint (its `WHEN` typed over the
+    /// new columns first, old keys in it translated), a policy, a rule, a
+    /// publication's column list without a row filter.
     #[serde(default)]
     pub carried: bool,
     /// A trigger's `tgenabled` (`O`, `D`, `R`, `A`), given back after.
     #[serde(default)]
     pub enabled: Option<String>,
+    /// A trigger's table and its `WHEN` as a node tree.
+    #[serde(default)]
+    pub trigger_when: Option<(u32, String)>,
     /// Its oid (in its catalog).
     #[serde(default)]
     pub oid: u32,
@@ -485,10 +503,20 @@ impl OtherDependent {
         })
     }
 
+    /// A trigger's `WHEN` condition as its definition writes it (between
+    /// `WHEN (` and `) EXECUTE`).
+    pub fn when_condition(&self) -> Option<&str> {
+        self.trigger_when.as_ref()?;
+        let definition = self.definition.as_deref()?;
+        let start = definition.find(" WHEN (")? + " WHEN (".len();
+        let end = definition.rfind(") EXECUTE ")?;
+        definition.get(start..end)
+    }
+
     /// What to do before the migration (and after it) instead.
     pub fn way_out(&self) -> &'static str {
         match self.kind.as_str() {
-            "trigger" => "drop the trigger before the migration and create it again after: its column list and WHEN then name the new column",
+            "trigger" => "drop the trigger before the migration and create it again after, its WHEN comparing the new column with a value of the new type",
             "policy" => "its expression does not hold over uuid: drop the policy before the migration and create it again after over the new column, comparing it with a value of the new type (a setting read as uuid, the new key)",
             "statistics" => "drop the statistics before the migration and CREATE STATISTICS again after",
             "rule" => "drop the rule before the migration and create it again after",
@@ -592,6 +620,19 @@ pub fn probe(
     to_uuid: &[i16],
     expressions: &[&str],
 ) -> Read {
+    probe_as(name, what, table, to_uuid, expressions, &["x"])
+}
+
+/// [`probe`] with the table's row named by each of `aliases` (a trigger's
+/// `WHEN` names it `new` and `old`).
+pub fn probe_as(
+    name: &str,
+    what: &str,
+    table: &Relation,
+    to_uuid: &[i16],
+    expressions: &[&str],
+    aliases: &[&str],
+) -> Read {
     let columns: Vec<String> = table
         .columns
         .iter()
@@ -605,13 +646,17 @@ pub fn probe(
         })
         .collect();
     let uses: Vec<String> = expressions.iter().map(|e| format!("ROW({e})")).collect();
+    let rows: Vec<String> = aliases
+        .iter()
+        .map(|a| format!("(SELECT {} LIMIT 0) {a}", columns.join(", ")))
+        .collect();
     Read::probe(
         name,
         what,
         Query::new(format!(
-            "SELECT {} WHERE NOT EXISTS (SELECT FROM (SELECT {} LIMIT 0) x WHERE {} IS NULL)",
+            "SELECT {} WHERE NOT EXISTS (SELECT FROM {} WHERE {} IS NULL)",
             quote_literal(&Probe::ran_answer()),
-            columns.join(", "),
+            rows.join(", "),
             uses.join(" IS NULL AND ")
         )),
     )

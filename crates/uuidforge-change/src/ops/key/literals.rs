@@ -5,8 +5,8 @@
 //! through the key map to the new key of that row instead: the definition
 //! is made again by a `DO` block that reads the new key from the map and
 //! writes it in as a uuid literal (the plan prints that block, so shows
-//! where each old key goes). A row with that old key no longer there
-//! leaves `NULL`, which compares as the missing key did: with no row.
+//! where each old key goes). An old key no row has becomes the nil UUID,
+//! which compares as the missing key did: equal to no row, unequal to all.
 //!
 //! Where a changed column is compared with something no map translates,
 //! the migration refuses before anything runs, naming the object: a list
@@ -139,7 +139,8 @@ pub fn translate(
 }
 
 /// Translates the old keys compared with a changed column in `views`,
-/// CHECK constraints, rules and policies of a migration, in place (their
+/// CHECK constraints, index predicates, triggers' `WHEN`s, rules and
+/// policies of a migration, in place (their
 /// definitions then carry marked old keys); the plan's lines saying what
 /// became of each. Refused where one cannot be translated.
 pub fn translate_all(
@@ -186,6 +187,29 @@ pub fn translate_all(
             c.expression = Some(translate(&what, e, &[&tree], Some(c.table), &column)?.text);
         }
     }
+    for i in found.indexes.iter_mut() {
+        let Some(tree) = i.predicate_tree.clone() else {
+            continue;
+        };
+        let what = format!("index {}.{}", i.schema, i.name);
+        let t = translate(&what, &i.definition, &[&tree], Some(i.table), &column)?;
+        note(&what, &t);
+        i.definition = t.text;
+        if let Some(p) = &i.shape.predicate {
+            i.shape.predicate = Some(translate(&what, p, &[&tree], Some(i.table), &column)?.text);
+        }
+    }
+    for o in found.others.iter_mut().filter(|o| o.kind == "trigger") {
+        let (Some((table, tree)), Some(definition)) =
+            (o.trigger_when.clone(), o.definition.clone())
+        else {
+            continue;
+        };
+        let what = o.description.clone();
+        let t = translate(&what, &definition, &[&tree], Some(table), &column)?;
+        note(&what, &t);
+        o.definition = Some(t.text);
+    }
     for o in found.others.iter_mut().filter(|o| o.kind == "rule") {
         let (Some((table, qual, action)), Some(definition)) =
             (o.rule_trees.clone(), o.definition.clone())
@@ -220,6 +244,83 @@ pub fn translate_all(
         }
     }
     Ok(lines)
+}
+
+/// A reference's default, given to its new column: an old key written as
+/// a literal becomes that row's new key (read from the key map when the
+/// change runs), a NULL default is none, a value computed at run time of a
+/// type that stays stays as it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReferenceDefault {
+    /// The table's oid.
+    pub table: u32,
+    /// The column's name.
+    pub column: String,
+    /// The new column's default (SQL, old keys marked), or none.
+    pub default: Option<String>,
+}
+
+/// The defaults of the references among `found`'s columns, each made for
+/// the new column, with the plan's lines; refused, naming the column and
+/// its default, where the default computes a value of the old type at run
+/// time (a setting cast to `bigint`: the application's value, which no key
+/// map translates) or is a literal of another type.
+pub fn reference_defaults(
+    target: &Target,
+    found: &Dependents,
+) -> Result<(Vec<ReferenceDefault>, Vec<String>), DbError> {
+    let mut defaults = Vec::new();
+    let mut lines = Vec::new();
+    for extras in &found.columns {
+        let (Some(text), Some(tree)) = (&extras.default, &extras.default_tree) else {
+            continue;
+        };
+        let Some(r) = target
+            .references
+            .iter()
+            .find(|r| r.table.oid == extras.table && r.column.num == extras.num)
+        else {
+            continue;
+        };
+        let what = format!(
+            "the default of {}.{} ({text})",
+            r.table.display_name(),
+            r.column.name
+        );
+        let retyped = r.column.type_name != "uuid";
+        let default = match nodes::parse(tree).map(|t| nodes::value_of(&t)) {
+            Some(None) => None,
+            Some(Some(Operand::Literal(_, Some(old)))) => {
+                lines.push(format!(
+                    "  {what}: the old key {old}, made again with the new key of that row (read from the key map)"
+                ));
+                Some(format!("{MARK}{old}{MARK}::uuid"))
+            }
+            Some(Some(Operand::Computed | Operand::Expression)) if !retyped => Some(text.clone()),
+            Some(Some(Operand::Computed | Operand::Expression)) => {
+                return Err(DbError::refused(
+                    "table",
+                    format!(
+                        "{what} is a value of the old type computed at run time (a setting, a sequence or a function's result), which the migration cannot translate and which no longer fits the new uuid column: drop it before the migration and make it again after (ALTER TABLE … ALTER COLUMN … DROP DEFAULT, then SET DEFAULT a value of the new type)"
+                    ),
+                ))
+            }
+            _ => {
+                return Err(DbError::refused(
+                    "table",
+                    format!(
+                        "{what} is a value no key map translates: drop it before the migration and make it again after (ALTER TABLE … ALTER COLUMN … DROP DEFAULT, then SET DEFAULT a value of the new type)"
+                    ),
+                ))
+            }
+        };
+        defaults.push(ReferenceDefault {
+            table: extras.table,
+            column: r.column.name.clone(),
+            default,
+        });
+    }
+    Ok((defaults, lines))
 }
 
 /// `text` with each `column = old` or `column <> old` (either way round,
@@ -320,10 +421,15 @@ pub fn has_old_keys(text: &str) -> bool {
     text.contains(MARK)
 }
 
+/// What an old key no row has becomes: the nil UUID, which no key is, so
+/// `<> old` still holds for every row and `= old` for none (NULL would
+/// make both false for all).
+const NIL: &str = "00000000-0000-0000-0000-000000000000";
+
 /// `statement` with its marked old keys replaced by their new keys from
 /// `map`, as an SQL expression: `format(…)`, each new key written as a
-/// literal (`%L`; NULL for an old key the map lacks). `None` when it has
-/// none.
+/// literal (`%L`; the nil UUID for an old key the map lacks). `None` when
+/// it has none.
 pub fn formatted(statement: &str, map: &str) -> Option<String> {
     if !has_old_keys(statement) {
         return None;
@@ -335,7 +441,7 @@ pub fn formatted(statement: &str, map: &str) -> Option<String> {
             template.push_str(&part.replace('%', "%%"));
         } else {
             keys.push(format!(
-                "(SELECT m.new::text FROM {map} m WHERE m.old = {})",
+                "coalesce((SELECT m.new::text FROM {map} m WHERE m.old = {}), '{NIL}')",
                 quote_literal(part)
             ));
             template.push_str(&format!("%{}$L", keys.len()));
@@ -393,7 +499,7 @@ mod tests {
         );
         assert_eq!(
             sql,
-            "DO $uuidforge$ BEGIN EXECUTE format('ALTER TABLE t ADD CONSTRAINT c CHECK ((id <> %1$L::uuid))', (SELECT m.new::text FROM uuidforge_keymap m WHERE m.old = '1')); END $uuidforge$"
+            "DO $uuidforge$ BEGIN EXECUTE format('ALTER TABLE t ADD CONSTRAINT c CHECK ((id <> %1$L::uuid))', coalesce((SELECT m.new::text FROM uuidforge_keymap m WHERE m.old = '1'), '00000000-0000-0000-0000-000000000000')); END $uuidforge$"
         );
     }
 

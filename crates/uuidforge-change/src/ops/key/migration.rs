@@ -505,6 +505,8 @@ pub struct Migration<'a> {
     pub regenerated: Vec<String>,
     /// Copies of a uuid key in other columns, as the plan found them.
     pub copies: super::copies::Copies,
+    /// The references' defaults, given to their new columns.
+    pub defaults: Vec<super::literals::ReferenceDefault>,
 }
 
 impl<'a> std::ops::Deref for Migration<'a> {
@@ -693,6 +695,23 @@ fn probes(target: &Target, found: &Dependents) -> Vec<Read> {
             add("policy", o.oid, table, &o.description, exprs);
         }
     }
+    // A trigger's WHEN, its row named new and old.
+    for o in &found.others {
+        if let (Some((table, _)), Some(condition)) = (&o.trigger_when, o.when_condition()) {
+            let changed = dependents::changed_in(target.snapshot, *table, &to_uuid);
+            if let (Some(relation), false) = (target.snapshot.relation(*table), changed.is_empty())
+            {
+                reads.push(dependents::probe_as(
+                    &probe_name("trigger", o.oid),
+                    &format!("check that {} still holds over uuid", o.description),
+                    relation,
+                    &changed,
+                    &[&super::literals::probed(condition)],
+                    &["new", "old"],
+                ));
+            }
+        }
+    }
     reads.extend(counts);
     reads
 }
@@ -710,15 +729,21 @@ impl<'a> Migration<'a> {
         let mut views: Vec<ViewDefinition> = answers.get_or_default("views", "dependent views")?;
         super::views::check(target.snapshot, &target.watched(), &views)?;
         let mut found: Dependents = answers.get_or_default("dependents", "dependents")?;
-        let old_keys = super::literals::translate_all(&target, &mut views, &mut found)?;
+        let mut old_keys = super::literals::translate_all(&target, &mut views, &mut found)?;
+        let (defaults, default_lines) = super::literals::reference_defaults(&target, &found)?;
+        old_keys.extend(default_lines);
         // The table's own primary key moves with the key itself.
         found
             .constraints
             .retain(|c| !(c.table == target.key.table.oid && c.name == target.key.pk.name));
         refuse_uncarried(&target, &found, answers)?;
-        for o in found.others.iter_mut().filter(|o| o.kind == "policy") {
+        for o in found
+            .others
+            .iter_mut()
+            .filter(|o| o.kind == "policy" || o.kind == "trigger")
+        {
             if let Some(Probe::Refused { message }) =
-                answers.get::<Probe>(&probe_name("policy", o.oid), "probe")?
+                answers.get::<Probe>(&probe_name(&o.kind, o.oid), "probe")?
             {
                 o.carried = false;
                 o.refused = Some(format!("over uuid the server refuses it: {message}"));
@@ -748,6 +773,7 @@ impl<'a> Migration<'a> {
             old_keys,
             regenerated,
             copies,
+            defaults,
             target,
         })
     }

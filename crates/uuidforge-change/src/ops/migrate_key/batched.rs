@@ -168,6 +168,20 @@ pub fn change(m: &Migration, batch_size: i64) -> Result<ChangePlan, DbError> {
             ),
         ));
     }
+    if let Some(i) = m
+        .dependents
+        .indexes
+        .iter()
+        .find(|i| crate::ops::key::literals::has_old_keys(&i.definition))
+    {
+        return Err(DbError::refused(
+            "batch-size",
+            format!(
+                "index {}.{} compares a changed column with an old key in its WHERE: in batches it is built concurrently before the swap, which cannot read the new key from the key map; migrate in one transaction (without --batch-size), which makes it again with the new key",
+                i.schema, i.name
+            ),
+        ));
+    }
     let a = m.actions(KeyMap::Kept)?;
     let lock = lock_all(m);
     let mut prepare = vec![a.make_map.clone()];

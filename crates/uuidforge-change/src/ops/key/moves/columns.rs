@@ -310,6 +310,26 @@ impl Migration<'_> {
             rename(c, &old_reference(c)),
             rename(&new_column(c), c),
         ]);
+        // Its default goes from the old column to the new one.
+        if let Some(d) = self
+            .defaults
+            .iter()
+            .find(|d| d.table == r.table.oid && d.column == *c)
+        {
+            let mut moved = vec![Action::Table(Table::DropDefault {
+                table: t.clone(),
+                column: old_reference(c),
+            })];
+            moved.extend(d.default.iter().map(|expression| {
+                Action::Table(Table::SetDefault {
+                    table: t.clone(),
+                    column: c.clone(),
+                    expression: expression.clone(),
+                })
+            }));
+            m.at_once.extend(moved.clone());
+            m.swap.extend(moved);
+        }
         if r.column.not_null {
             // The old one's first: its NOT NULL constraint (PostgreSQL 18
             // names them) gives its name to the new one's.
