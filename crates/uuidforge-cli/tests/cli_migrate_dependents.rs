@@ -310,7 +310,7 @@ fn tables_in_publications_migrate_and_keep_their_replica_identity() {
             if extra.is_empty() {
                 "only its owner uuidforge_admin may hold them back"
             } else {
-                "in batches the change's own writes are published"
+                "WARNING: in batches the columns the change adds are published"
             },
         ] {
             assert!(text.contains(named), "{named}: {text}");

@@ -173,3 +173,147 @@ fn a_subscriber_stops_at_the_change_and_goes_on_after_the_same_migration() {
         admin_at(subscriber, &db, &format!("DROP SUBSCRIPTION {db}"));
     }
 }
+
+/// `migrate-key` with `args` and `--apply` on `url`; its report.
+fn migrate_with(url: &str, dir: &std::path::Path, args: &[&str]) -> String {
+    let out = common::uuidforge()
+        .env_remove("UUIDFORGE_DB")
+        .current_dir(dir)
+        .args(["db", "--db", url, "migrate-key", "accounts", "--no-default"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+/// In batches the application writes while the change fills the new
+/// columns: a `FOR TABLE` publication publishes each table with its own
+/// columns only until the swap (one table had a column list of its own,
+/// made again over the new column), the swap's writes are held back, and
+/// the subscriber's migration takes the publisher's keys (`--keys-from`:
+/// rows written during the batches got theirs from the clock). Every row,
+/// before, during and after, arrives with the same keys. A publication of
+/// all tables, which takes no column list, is warned of by name.
+#[test]
+fn a_subscriber_follows_a_migration_in_batches_with_the_publishers_keys() {
+    let ports = ports();
+    let (publisher, subscriber) = (ports[1], ports[2]);
+    let dir = common::scratch("replicated", "batched");
+
+    let all = format!("uf_repl_all_batched_{}", std::process::id());
+    database_at(publisher, &all, &format!("{SCHEMA}{DATA}"));
+    admin_at(
+        publisher,
+        &all,
+        "CREATE PUBLICATION uf_everything FOR ALL TABLES",
+    );
+    let plan = migrate_with(
+        &url_at("uuidforge", publisher, &all),
+        &dir,
+        &["--batch-size", "7"],
+    );
+    assert!(
+        plan.contains("publication uf_everything publishes public.accounts")
+            && plan.contains("WARNING: in batches the columns the change adds are published"),
+        "{plan}"
+    );
+    admin_at(
+        publisher,
+        "postgres",
+        &format!("DROP DATABASE {all} WITH (FORCE)"),
+    );
+
+    let db = format!("uf_repl_batched_{}", std::process::id());
+    database_at(publisher, &db, &format!("{SCHEMA}{DATA}"));
+    admin_at(
+        publisher,
+        &db,
+        "CREATE PUBLICATION uf_feed FOR TABLE accounts, documents (id, account_id, title); ALTER PUBLICATION uf_feed OWNER TO uuidforge",
+    );
+    database_at(subscriber, &db, SCHEMA);
+    admin_at(
+        subscriber,
+        &db,
+        &format!(
+            "CREATE SUBSCRIPTION {db} CONNECTION 'host=127.0.0.1 port={publisher} dbname={db} user=uuidforge_admin password=uuidforge' PUBLICATION uf_feed"
+        ),
+    );
+    let same = || admin_at(publisher, &db, ROWS) == admin_at(subscriber, &db, ROWS);
+    let state = || {
+        format!(
+            "publisher {}, subscriber {}",
+            admin_at(publisher, &db, ROWS),
+            admin_at(subscriber, &db, ROWS)
+        )
+    };
+    wait_until("the initial copy", same, state);
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let app = writer(url_at("uuidforge", publisher, &db), stop.clone());
+    std::thread::sleep(Duration::from_millis(300));
+    let report = migrate_with(
+        &url_at("uuidforge", publisher, &db),
+        &dir,
+        &["--apply", "--batch-size", "7"],
+    );
+    assert!(report.contains("--keys-from"), "{report}");
+    std::thread::sleep(Duration::from_millis(500));
+    stop.store(true, Ordering::Relaxed);
+    let written = app.join().unwrap();
+    assert!(written > 10, "{written} documents written");
+    // The subscriber has every row up to the swap, in its old shape.
+    let applied = || {
+        admin_at(
+            subscriber,
+            &db,
+            "SELECT count(*) FROM documents WHERE title LIKE 'w%'",
+        )
+    };
+    wait_until(
+        "the rows up to the swap",
+        || {
+            admin_at(
+                subscriber,
+                &db,
+                "SELECT count(*) FROM documents d WHERE title LIKE 'w%'",
+            ) == admin_at(
+                publisher,
+                &db,
+                "SELECT count(*) FROM documents WHERE title LIKE 'w%' AND account_id_old IS NOT NULL",
+            )
+        },
+        || format!("{} applied", applied()),
+    );
+    let before: u64 = applied().parse().unwrap();
+    assert!(
+        before < written,
+        "{before} of {written} applied before the subscriber migrated"
+    );
+    // Its migration with the publisher's keys, in a read-only session there.
+    let report = migrate_with(
+        &url_at("uuidforge", subscriber, &db),
+        &dir,
+        &[
+            "--apply",
+            "--keys-from",
+            &url_at("uuidforge", publisher, &db),
+        ],
+    );
+    assert!(!report.contains("key file"), "{report}");
+    wait_until("every row on the subscriber", same, state);
+    assert_eq!(
+        admin_at(subscriber, &db, "SELECT count(*) FROM documents d JOIN accounts a ON a.id = d.account_id WHERE d.title LIKE 'w%' AND a.name = 'a3'"),
+        written.to_string()
+    );
+    common::sql_at_url(
+        &url_at("uuidforge", publisher, &db),
+        "INSERT INTO accounts (id, name) VALUES (gen_random_uuid(), 'new')",
+    );
+    wait_until("a row after", same, state);
+    admin_at(subscriber, &db, &format!("DROP SUBSCRIPTION {db}"));
+}

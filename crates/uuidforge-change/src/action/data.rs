@@ -62,7 +62,7 @@ impl Data {
 
     /// Whether it needs the run's secret.
     pub fn needs_secret(&self) -> bool {
-        matches!(self, Data::Keys(_))
+        matches!(self, Data::Keys(k) if k.given.is_none())
     }
 
     /// Runs it: the name of what it counts (as a report names it) and how
@@ -85,6 +85,19 @@ impl Data {
 /// milliseconds, so a re-run gives the same keys.
 pub const SYNTHESIZED_EPOCH_MS: u64 = 946_684_800_000;
 
+/// New keys given rather than computed: each old key's text → the new key
+/// another database gave its row (`migrate-key --keys-from`: a logical
+/// replication subscriber takes its publisher's keys, which rows written
+/// during a migration in batches took from the clock).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct GivenKeys(pub std::sync::Arc<BTreeMap<String, Uuid>>);
+
+impl std::fmt::Debug for GivenKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "GivenKeys({} keys)", self.0.len())
+    }
+}
+
 /// The step that makes the new keys: `read` gives rows of (old key as
 /// text, Unix milliseconds or NULL) in the new order; the keys are
 /// computed from the run's secret and copied into `map` (old text, new
@@ -97,25 +110,61 @@ pub struct NewKeys {
     pub map: String,
     /// Whether the times order the keys (`--order-by`).
     pub ordered: bool,
+    /// The keys to give, when another database has them: no secret, no
+    /// computation (never written into a plan's state: one transaction
+    /// only).
+    #[serde(skip)]
+    pub given: Option<GivenKeys>,
 }
 
 impl NewKeys {
     /// Its printed lines.
     pub fn printed(&self) -> Vec<String> {
+        let how = match &self.given {
+            Some(given) => format!(
+                "-- new keys as the other database (--keys-from) gave them, {} keys, for: {};",
+                given.0.len(),
+                self.read
+            ),
+            None => format!("-- new keys computed by uuidforge from: {};", self.read),
+        };
         vec![
-            format!("-- new keys computed by uuidforge from: {};", self.read),
+            how,
             format!("-- COPY {} (old, new): one row per key", self.map),
         ]
     }
 
-    /// Reads the old keys, computes the new ones from `secret` and copies
-    /// them into the map; the rows keyed.
+    /// Reads the old keys, computes the new ones from `secret` (or takes
+    /// the given ones) and copies them into the map; the rows keyed.
     pub async fn fill(&self, io: &impl DataIo, secret: &[u8]) -> Result<u64, DbError> {
         let rows = io.text_and_times(&self.read).await?;
-        let keys = new_keys(&rows, self.ordered, secret)?;
+        let keys = match &self.given {
+            Some(given) => given_keys(&rows, given)?,
+            None => new_keys(&rows, self.ordered, secret)?,
+        };
         io.copy_key_map(&self.map, &rows, &keys).await?;
         Ok(rows.len() as u64)
     }
+}
+
+/// The given key of each row; refused, naming the first, when a row has
+/// none there (the two databases do not hold the same rows).
+fn given_keys(rows: &[(String, Option<i64>)], given: &GivenKeys) -> Result<Vec<Uuid>, DbError> {
+    let missing: Vec<&str> = rows
+        .iter()
+        .filter(|(old, _)| !given.0.contains_key(old))
+        .map(|(old, _)| old.as_str())
+        .collect();
+    if let Some(first) = missing.first() {
+        return Err(DbError::refused(
+            "keys-from",
+            format!(
+                "{} row(s) have no key in the other database, the first with key '{first}' (expected every row here there too, its old key kept beside its new one): let the subscriber catch up to the migration first, or migrate with --key-file",
+                missing.len()
+            ),
+        ));
+    }
+    Ok(rows.iter().map(|(old, _)| given.0[old]).collect())
 }
 
 /// The new key of each row, in the order the read returned them:
@@ -290,6 +339,36 @@ mod tests {
         assert_eq!(a, new_keys(&rows, false, b"secret").unwrap());
         assert_ne!(a, new_keys(&rows, false, b"other").unwrap());
         assert!(a.iter().all(|u| u.get_version_num() == 7));
+    }
+
+    #[test]
+    fn given_keys_are_taken_as_given_and_a_row_without_one_is_refused() {
+        let rows: Vec<(String, Option<i64>)> = ["1", "2", "3"]
+            .iter()
+            .map(|k| (k.to_string(), None))
+            .collect();
+        let mine = new_keys(&rows, false, b"publisher").unwrap();
+        let mut map = BTreeMap::new();
+        for ((old, _), new) in rows.iter().zip(&mine).take(2) {
+            map.insert(old.clone(), *new);
+        }
+        let given = GivenKeys(std::sync::Arc::new(map));
+        assert_eq!(given_keys(&rows[..2], &given).unwrap(), mine[..2]);
+        let e = given_keys(&rows, &given).unwrap_err();
+        assert_eq!(e.context, "keys-from");
+        assert!(
+            e.to_string()
+                .contains("1 row(s) have no key in the other database, the first with key '3'"),
+            "{e}"
+        );
+        let step = Data::Keys(NewKeys {
+            read: "SELECT".into(),
+            map: "m".into(),
+            ordered: false,
+            given: Some(given),
+        });
+        assert!(!step.needs_secret());
+        assert!(step.printed()[0].contains("(--keys-from) gave them, 2 keys"));
     }
 
     #[test]

@@ -41,7 +41,8 @@ mod transaction;
 
 pub use constraint::Constraint;
 pub use data::{
-    new_keys, Data, DataIo, Implicit, ImplicitValue, NewKeys, Outputs, SYNTHESIZED_EPOCH_MS,
+    new_keys, Data, DataIo, GivenKeys, Implicit, ImplicitValue, NewKeys, Outputs,
+    SYNTHESIZED_EPOCH_MS,
 };
 pub use index::Index;
 pub use objects::{Grant, Object, UserTrigger, View};

@@ -308,6 +308,17 @@ pub enum Object {
         /// The table (quoted, qualified).
         table: String,
     },
+    /// `ALTER PUBLICATION p ADD TABLE t [(columns)] [WHERE (filter)]`.
+    AddPublicationTable {
+        /// The publication (quoted).
+        publication: String,
+        /// The table (quoted, qualified).
+        table: String,
+        /// Its column list (quoted names), or every column.
+        columns: Option<Vec<String>>,
+        /// Its row filter.
+        filter: Option<String>,
+    },
     /// `ALTER PUBLICATION p SET (publish = '…')`: what it publishes.
     SetPublish {
         /// The publication's name.
@@ -386,6 +397,20 @@ impl Object {
             Object::DropPublicationTable { publication, table } => {
                 vec![format!("ALTER PUBLICATION {publication} DROP TABLE {table}")]
             }
+            Object::AddPublicationTable {
+                publication,
+                table,
+                columns,
+                filter,
+            } => vec![format!(
+                "ALTER PUBLICATION {publication} ADD TABLE {table}{}{}",
+                columns
+                    .as_ref()
+                    .map_or_else(String::new, |c| format!(" ({})", c.join(", "))),
+                filter
+                    .as_ref()
+                    .map_or_else(String::new, |f| format!(" WHERE ({f})"))
+            )],
             Object::SetPublish {
                 publication,
                 publish,
@@ -435,7 +460,8 @@ impl Object {
             | Object::Comment { .. }
             | Object::Grant(_)
             | Object::SetPublish { .. }
-            | Object::DropPublicationTable { .. } => Locks::Nothing,
+            | Object::DropPublicationTable { .. }
+            | Object::AddPublicationTable { .. } => Locks::Nothing,
             Object::CreateRowTrigger { .. } => Locks::ShareRowExclusive,
             Object::WithNewKeys { action, .. } => action.locks(),
             _ => Locks::AccessExclusive,

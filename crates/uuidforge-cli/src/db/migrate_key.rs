@@ -60,6 +60,13 @@ pub(super) struct MigrateKeyArgs {
     /// default uuidforge-migrate-DATABASE-TABLE.key.
     #[arg(long, value_name = "FILE")]
     key_file: Option<std::path::PathBuf>,
+    /// Take the new keys from another database where this table was
+    /// migrated (a logical replication subscriber from its publisher):
+    /// every row gets the key its row has there (its old key kept beside
+    /// it); read in a read-only transaction; one transaction only, no key
+    /// file (a connection URL or libpq string, as --db takes).
+    #[arg(long, value_name = "DB", conflicts_with_all = ["batch_size", "key_file", "order_by"])]
+    keys_from: Option<String>,
     /// Give the new key no default: the application makes the keys. Without
     /// it the key gets the best UUIDv7 generator the database has (the
     /// uuidforge extension's uuidv7(), else the SQL edition's, else
@@ -75,11 +82,11 @@ pub(super) struct MigrateKeyArgs {
     /// drop the old keys (KEY_old, or --keep-old NAME) with their unique
     /// index and every reference's old column, backed up first; refused
     /// while anything still uses them.
-    #[arg(long, conflicts_with_all = ["resume", "batch_size", "order_by", "column", "also", "leave", "regenerate", "no_default", "key_file", "replicated", "sharded"])]
+    #[arg(long, conflicts_with_all = ["resume", "batch_size", "order_by", "column", "also", "leave", "regenerate", "no_default", "key_file", "keys_from", "replicated", "sharded"])]
     complete: bool,
     /// Complete a batched migration that was killed or lost its
     /// connection, from its last committed step.
-    #[arg(long, conflicts_with_all = ["apply", "batch_size", "order_by", "keep_old", "column", "also", "leave", "regenerate", "no_default", "replicated", "sharded"])]
+    #[arg(long, conflicts_with_all = ["apply", "batch_size", "order_by", "keep_old", "column", "also", "leave", "regenerate", "no_default", "keys_from", "replicated", "sharded"])]
     resume: bool,
     /// Over a fleet: the table is a reference table replicated on every
     /// member (countries, currencies): the same new key for the same row
@@ -237,6 +244,7 @@ impl MigrateKeyArgs {
                     skip: self.no_copy_search,
                 },
                 no_default: self.no_default,
+                given_keys: None,
                 plan_only: !self.change.apply,
             },
             batch_size: self.batch_size,
@@ -284,13 +292,36 @@ pub(super) async fn run(
         return change::run(session, config, &op, &args.change, lines).await;
     }
     let database = session.snapshot().await.map_err(db_error)?.database;
-    let op = args.operation();
+    let mut op = args.operation();
+    if let Some(other) = &args.keys_from {
+        op.options.given_keys = Some(keys_from(other, &args).await.map_err(db_error)?);
+    }
     let secret = || secret_of(&args, &database);
     let lines = change::Lines {
         secret: &secret,
         applied: &|_: &MigratePlan, d: &Applied| applied_lines(d),
     };
     change::run(session, config, &op, &args.change, lines).await
+}
+
+/// The keys of `--keys-from`'s database, read in a read-only transaction
+/// there.
+async fn keys_from(
+    other: &str,
+    args: &MigrateKeyArgs,
+) -> Result<uuidforge_change::action::GivenKeys, DbError> {
+    let config = uuidforge_db::client::config(Some(other)).map_err(|e| e.within("keys-from"))?;
+    let session = ReadOnly::open(&config)
+        .await
+        .map_err(|e| e.within("keys-from"))?;
+    let keys = uuidforge_change::ops::migrate_key::keys_from::read(
+        &session,
+        &args.table,
+        args.keep_old.as_deref(),
+    )
+    .await?;
+    session.close().await?;
+    Ok(keys)
 }
 
 /// `migrate-key` over a fleet: the plan of every member, printed together
@@ -305,6 +336,11 @@ pub(super) async fn run_fleet(
     if args.complete {
         return Err(UsageError::plain(
             "--complete runs on one database at a time (expected one --db): complete each member when its application runs on the new keys",
+        ));
+    }
+    if args.keys_from.is_some() {
+        return Err(UsageError::plain(
+            "--keys-from runs on one database at a time (expected one --db): a fleet's members get their keys from its key file",
         ));
     }
     let op = args.operation();

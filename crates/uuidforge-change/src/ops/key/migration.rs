@@ -43,6 +43,10 @@ pub struct MigrateOptions {
     /// again over the new one (their values change).
     #[serde(default)]
     pub regenerate: Vec<String>,
+    /// The new keys as another database gave them (`--keys-from`), in
+    /// place of computed ones.
+    #[serde(skip)]
+    pub given_keys: Option<crate::action::GivenKeys>,
     /// Only a plan is asked for (no `--apply`): a database without a
     /// generator for the new key's default is a warning in the plan, not a
     /// refusal (`--apply` still refuses it).
@@ -104,6 +108,8 @@ pub struct Target<'a> {
     /// Why there is no generator when the plan alone is asked for and the
     /// database has none: what `--apply` would refuse, and the way out.
     pub missing_generator: Option<String>,
+    /// The new keys as another database gave them (`--keys-from`).
+    pub given_keys: Option<crate::action::GivenKeys>,
 }
 
 impl<'a> Target<'a> {
@@ -187,6 +193,7 @@ impl<'a> Target<'a> {
             copy_search: options.copy_search.clone(),
             generator,
             missing_generator,
+            given_keys: options.given_keys.clone(),
         };
         target.refuse_foreign_constraints()?;
         for r in by_column(&target.references) {

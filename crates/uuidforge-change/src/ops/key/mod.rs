@@ -10,6 +10,7 @@
 pub mod checks;
 pub mod copies;
 pub mod dependents;
+pub mod keys_from;
 pub mod literals;
 mod migration;
 mod moves;

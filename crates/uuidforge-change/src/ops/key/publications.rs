@@ -17,7 +17,12 @@
 //! subscriber applies every row up to the change and stops at the first
 //! one after, retrying; the same migration on the subscriber with the
 //! change's key file (the same rows, so the same keys) lets it go on, and
-//! nothing is lost. The plan names every publication and says so.
+//! nothing is lost. In batches the application writes while the change
+//! does: each table a `FOR TABLE` publication names is published with its
+//! own columns only until the swap ([`listed_during_batches`]), whose own
+//! writes are held back, and the subscriber's migration takes the
+//! publisher's keys (`--keys-from`, [`super::keys_from`]). The plan names
+//! every publication and says so.
 
 use crate::action::{Action, Object, Table};
 use crate::ops::Read;
@@ -65,7 +70,15 @@ SELECT coalesce(json_agg(x ORDER BY x.name), '[]')::text FROM (
   SELECT p.pubname AS name,
     concat_ws(', ', CASE WHEN p.pubinsert THEN 'insert' END, CASE WHEN p.pubupdate THEN 'update' END,
       CASE WHEN p.pubdelete THEN 'delete' END, CASE WHEN p.pubtruncate THEN 'truncate' END) AS publish,
-    pg_get_userbyid(p.pubowner) AS owner, pg_has_role(p.pubowner, 'USAGE') AS may_alter
+    pg_get_userbyid(p.pubowner) AS owner, pg_has_role(p.pubowner, 'USAGE') AS may_alter,
+    p.puballtables OR EXISTS (SELECT FROM pg_publication_namespace pn WHERE pn.pnpubid = p.oid) AS all_tables,
+    (SELECT coalesce(json_agg(json_build_object('table', pr.prrelid::int8,
+        'name', quote_ident(n.nspname) || '.' || quote_ident(c.relname), 'has_columns', pr.prattrs IS NOT NULL,
+        'columns', (SELECT json_agg(quote_ident(a.attname) ORDER BY a.attnum) FROM pg_attribute a
+          WHERE a.attrelid = pr.prrelid AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''),
+        'filter', pg_get_expr(pr.prqual, pr.prrelid)) ORDER BY n.nspname, c.relname), '[]')
+      FROM pg_publication_rel pr JOIN pg_class c ON c.oid = pr.prrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE pr.prpubid = p.oid AND pr.prrelid IN (SELECT rel FROM written)) AS listed
   FROM pg_publication p
   WHERE EXISTS (SELECT FROM pg_get_publication_tables(p.pubname::text) t WHERE t.relid IN (SELECT rel FROM written))) x"#;
 
@@ -95,6 +108,60 @@ pub struct Publication {
     /// Whether the migrating role may alter it (its owner, a member, or a
     /// superuser).
     pub may_alter: bool,
+    /// `FOR ALL TABLES` or `FOR TABLES IN SCHEMA`: no column list can be
+    /// given to its tables.
+    #[serde(default)]
+    pub all_tables: bool,
+    /// The written tables it names (`FOR TABLE`).
+    #[serde(default)]
+    pub listed: Vec<ListedTable>,
+}
+
+/// A written table a publication names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListedTable {
+    /// Its oid.
+    pub table: u32,
+    /// Quoted, qualified.
+    pub name: String,
+    /// Whether it is published with a column list.
+    pub has_columns: bool,
+    /// Its columns (quoted), generated ones left out (not published).
+    #[serde(default)]
+    pub columns: Option<Vec<String>>,
+    /// Its row filter.
+    #[serde(default)]
+    pub filter: Option<String>,
+}
+
+/// In batches, the written tables that `FOR TABLE` publications name
+/// without a column list: published with their own columns only (a list)
+/// from the prepare step on, so the columns the change adds and fills
+/// never reach a subscriber, and named again without a list in the swap
+/// (whose own writes are held back). The actions of both.
+pub fn listed_during_batches(publications: &[Publication]) -> (Vec<Action>, Vec<Action>) {
+    let mut listed = Vec::new();
+    let mut unlisted = Vec::new();
+    for p in publications.iter().filter(|p| p.may_alter && !p.all_tables) {
+        let publication = uuidforge_ident::quote_ident(&p.name);
+        for t in p.listed.iter().filter(|t| !t.has_columns) {
+            let drop = Action::Object(Object::DropPublicationTable {
+                publication: publication.clone(),
+                table: t.name.clone(),
+            });
+            let add = |columns: Option<Vec<String>>| {
+                Action::Object(Object::AddPublicationTable {
+                    publication: publication.clone(),
+                    table: t.name.clone(),
+                    columns,
+                    filter: t.filter.clone(),
+                })
+            };
+            listed.extend([drop.clone(), add(t.columns.clone())]);
+            unlisted.extend([drop, add(None)]);
+        }
+    }
+    (listed, unlisted)
 }
 
 impl Publication {
@@ -193,9 +260,18 @@ pub fn plan_lines(
                 .collect();
             let flags = publications.iter().find(|p| p.name == publication);
             let what = match flags {
-                _ if batched => "WARNING: in batches the change's own writes are published (new columns \
-                     a subscriber's tables lack): a subscriber replicating these tables would stop at \
-                     them for good; migrate in one transaction (without --batch-size), which holds them back"
+                Some(p) if batched && p.all_tables && !p.publish.is_empty() => "WARNING: in batches the columns the change adds are published while it fills them \
+                     (a publication of all tables, or of a schema's, takes no column list to hide them), and so is \
+                     the key map it keeps until the end: a PostgreSQL subscriber replicating these tables would stop \
+                     at them for good (a change-data-capture consumer takes them); migrate in one transaction \
+                     (without --batch-size), which holds its own writes back"
+                    .to_string(),
+                Some(p) if batched && p.may_alter && !p.publish.is_empty() => "in batches each of its tables is published with its own columns only (a column list) until \
+                     the swap, so the columns the change adds never reach a subscriber, and the swap's own writes are \
+                     held back; a subscriber applies every row up to the swap and stops at the first row after (its tables \
+                     still have the old types): run `uuidforge db migrate-key TABLE --keys-from URL-OF-THIS-DATABASE --apply` \
+                     there, which gives each row the key it has here (rows written during the batches took theirs from \
+                     the clock), and it goes on, nothing lost"
                     .to_string(),
                 Some(p) if !p.may_alter && !p.publish.is_empty() => format!(
                     "WARNING: the change's own writes are published (new columns a subscriber's tables \
@@ -258,6 +334,14 @@ mod tests {
             publish: "insert, update".into(),
             owner: "Owner".into(),
             may_alter,
+            all_tables: false,
+            listed: vec![ListedTable {
+                table: 1,
+                name: "public.accounts".into(),
+                has_columns: false,
+                columns: Some(vec!["id".into(), "name".into()]),
+                filter: Some("(name <> ''::text)".into()),
+            }],
         };
         let lines = plan_lines(&[published("d", None, true)], &[feed(true)], false);
         assert_eq!(lines.len(), 2);
@@ -269,9 +353,28 @@ mod tests {
             "{}",
             lines[1]
         );
+        let batched = plan_lines(&[published("d", None, true)], &[feed(true)], true);
+        assert!(batched[1].contains("--keys-from"), "{}", batched[1]);
+        let all = Publication {
+            all_tables: true,
+            ..feed(true)
+        };
         assert!(
-            plan_lines(&[published("d", None, true)], &[feed(true)], true)[1]
-                .contains("in batches")
+            plan_lines(&[published("d", None, true)], &[all.clone()], true)[1]
+                .contains("WARNING: in batches")
+        );
+        let (listed, unlisted) = listed_during_batches(&[feed(true), all, feed(false)]);
+        let sql = |a: &[Action]| a.iter().flat_map(Action::statements).collect::<Vec<_>>();
+        assert_eq!(
+            sql(&listed),
+            [
+                "ALTER PUBLICATION \"feed\" DROP TABLE public.accounts",
+                "ALTER PUBLICATION \"feed\" ADD TABLE public.accounts (id, name) WHERE ((name <> ''::text))"
+            ]
+        );
+        assert_eq!(
+            sql(&unlisted)[1],
+            "ALTER PUBLICATION \"feed\" ADD TABLE public.accounts WHERE ((name <> ''::text))"
         );
         let (quiet, back) = Publication::quieted(&[feed(true), feed(false)]);
         assert_eq!(

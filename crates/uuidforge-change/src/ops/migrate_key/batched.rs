@@ -7,6 +7,9 @@
 //!
 //! 1. *prepare* (short, writers wait): the key map, the new columns and
 //!    triggers that keep them right for rows others write from now on;
+//!    each written table a `FOR TABLE` publication names without a column
+//!    list published with its own columns only, so the new ones never
+//!    reach a subscriber;
 //! 2. *keys*: the new keys computed by the library and copied into the map;
 //! 3. *backfill*: the new columns filled in batches of pages, one
 //!    transaction each;
@@ -17,8 +20,10 @@
 //! 5. *swap* (short, writers wait): the writers' triggers dropped, what
 //!    the swap needs out of the way released, each move's swap (keys on
 //!    their prebuilt indexes, columns exchanged, foreign keys and CHECK
-//!    constraints `NOT VALID`); its transaction id recorded (`swap`):
-//!    rows written after it are the application's;
+//!    constraints `NOT VALID`), those tables published without a list
+//!    again, the publications publishing nothing of the swap itself; its
+//!    transaction id recorded (`swap`): rows written after it are the
+//!    application's;
 //! 6. *validate* (writers go on), the partitions' foreign keys attached,
 //!    *check* again (the application's rows since the swap left out),
 //!    *finish* (the map dropped).
@@ -26,6 +31,7 @@
 use super::{backup, lock_all, summary, touches};
 use crate::action::{statements, Action, Data};
 use crate::ops::key::checks::{self, Phase};
+use crate::ops::key::publications::{self, Publication};
 use crate::ops::key::{Fill, KeyActions, KeyMap, Migration, Move};
 use crate::ops::{Backfill, BatchStep, ChangePlan, Run};
 use uuidforge_db::error::DbError;
@@ -168,6 +174,12 @@ pub fn change(m: &Migration, batch_size: i64) -> Result<ChangePlan, DbError> {
             ),
         ));
     }
+    if m.given_keys.is_some() {
+        return Err(DbError::invalid(
+            "keys-from",
+            "in batches (expected one transaction: a subscriber's tables are written by its replication alone)",
+        ));
+    }
     if let Some(i) = m
         .dependents
         .indexes
@@ -184,7 +196,12 @@ pub fn change(m: &Migration, batch_size: i64) -> Result<ChangePlan, DbError> {
     }
     let a = m.actions(KeyMap::Kept)?;
     let lock = lock_all(m);
-    let mut prepare = vec![a.make_map.clone()];
+    // Subscribers are to get neither the new columns while they are
+    // filled nor the swap's own writes.
+    let (listed, unlisted) = publications::listed_during_batches(&m.publications);
+    let (quiet_publishing, publishing_back) = Publication::quieted(&m.publications);
+    let mut prepare = listed;
+    prepare.push(a.make_map.clone());
     prepare.extend(a.columns.iter().cloned());
     prepare.extend(a.writers.iter().flat_map(|w| w.make.iter().cloned()));
     let mut steps = vec![BatchStep::transaction(
@@ -225,16 +242,15 @@ pub fn change(m: &Migration, batch_size: i64) -> Result<ChangePlan, DbError> {
         sql: checks::verify_sql(m, Phase::BeforeSwap, &a.map),
         binds: Vec::new(),
     });
-    let mut swap: Vec<Action> = a
-        .writers
-        .iter()
-        .flat_map(|w| w.drop.iter().cloned())
-        .collect();
+    let mut swap = quiet_publishing;
+    swap.extend(a.writers.iter().flat_map(|w| w.drop.iter().cloned()));
     swap.extend(a.release.iter().cloned());
     swap.extend(a.moves.iter().flat_map(|mv| mv.swap.iter().cloned()));
     swap.extend(a.extras.iter().cloned());
     swap.extend(a.views.iter().cloned());
     swap.extend(a.identity_back.iter().cloned());
+    swap.extend(unlisted);
+    swap.extend(publishing_back);
     swap.push(a.guard.clone());
     let mut swap_step = BatchStep::transaction(
         "swap: constraints onto the new columns, names exchanged",

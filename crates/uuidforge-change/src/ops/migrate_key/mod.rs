@@ -14,6 +14,7 @@ pub mod batched;
 pub mod one_transaction;
 
 pub use crate::ops::key::copies::CopySearch;
+pub use crate::ops::key::keys_from;
 pub use crate::ops::key::MigrateOptions;
 
 use crate::ops::key::{self, by_column, Migration, Target};

@@ -221,6 +221,7 @@ impl<'a> Migration<'a> {
                 ),
                 map: map_name.clone(),
                 ordered: self.order_column.is_some(),
+                given: self.given_keys.clone(),
             },
             release: self.release(),
             triggers: self.quieted_triggers(),
