@@ -359,10 +359,12 @@ mod tests {
             all_tables: true,
             ..feed(true)
         };
-        assert!(
-            plan_lines(&[published("d", None, true)], &[all.clone()], true)[1]
-                .contains("WARNING: in batches")
-        );
+        assert!(plan_lines(
+            &[published("d", None, true)],
+            std::slice::from_ref(&all),
+            true
+        )[1]
+        .contains("WARNING: in batches"));
         let (listed, unlisted) = listed_during_batches(&[feed(true), all, feed(false)]);
         let sql = |a: &[Action]| a.iter().flat_map(Action::statements).collect::<Vec<_>>();
         assert_eq!(
