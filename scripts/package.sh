@@ -8,12 +8,16 @@
 #       server's pg_config first on PATH (or PG_CONFIG=...), which copies
 #       the files into its pg_config --pkglibdir and --sharedir/extension
 #       (./install.sh --uninstall takes them out again)
+#   mariadb-plugin-uuidforge_VERSION_amd64.deb  the functions for Debian's
+#       MariaDB (depends on mariadb-server): the library in
+#       /usr/lib/mysql/plugin, install.sql and uninstall.sql in
+#       /usr/share/uuidforge-mariadb (mariadb < .../install.sql)
 #   uuidforge_VERSION_amd64.deb  the command line: /usr/bin/uuidforge, a
 #       man page per subcommand, bash, zsh and fish completions, and the
 #       SQL edition's script (/usr/share/uuidforge/uuidforge-sql.sql) for
 #       servers that refuse custom extensions
 # Options:
-#   --only deb15|tar18|cli  build that one only (repeatable)
+#   --only deb15|tar18|mariadb|cli  build that one only (repeatable)
 #   --release VERSION       instead: the Debian package of an earlier
 #                           release of the extension for PostgreSQL 15 (its
 #                           commit in crates/uuidforge-pg/tests/upgrade/
@@ -35,7 +39,7 @@ while [ "$#" -gt 0 ]; do
     --only) only+=("$2"); shift 2 ;;
     --release) release="$2"; shift 2 ;;
     --cli-binary) cli_binary="$2"; shift 2 ;;
-    *) echo "package.sh: unknown option '$1' (expected --only deb15|tar18|cli, --release VERSION or --cli-binary PATH)" >&2; exit 2 ;;
+    *) echo "package.sh: unknown option '$1' (expected --only deb15|tar18|mariadb|cli, --release VERSION or --cli-binary PATH)" >&2; exit 2 ;;
   esac
 done
 [ "${#only[@]}" -gt 0 ] || only=(deb15 tar18 cli)
@@ -175,6 +179,20 @@ INSTALL
       tar -C "$work" --owner=0 --group=0 -czf "$out/$name.tar.gz" "$name"
       say "$out/$name.tar.gz ($(du -h "$out/$name.tar.gz" | cut -f1))"
       ;;
+    mariadb)
+      cargo build --release --quiet -p uuidforge-mysql
+      stage="$work/mariadb"
+      mkdir -p "$stage/usr/lib/mysql/plugin" "$stage/usr/share/uuidforge-mariadb"
+      install -m 644 target/release/libuuidforge_mysql.so "$stage/usr/lib/mysql/plugin/"
+      install -m 644 crates/uuidforge-mysql/sql/install.sql crates/uuidforge-mysql/sql/uninstall.sql \
+        "$stage/usr/share/uuidforge-mariadb/"
+      deb mariadb-plugin-uuidforge "$version" "$stage" "mariadb-server" \
+        "UUIDv7 functions for MariaDB (uuidforge)
+ uuidv7() strictly increasing across every connection of the server,
+ uuidv7_bin(), uuidv7_at(), uuidv7_from(), uuid_v7_timestamp(), bounds of
+ a time and converters between text, RFC-order and swapped BINARY(16).
+ mariadb < /usr/share/uuidforge-mariadb/install.sql"
+      ;;
     cli)
       if [ -z "$cli_binary" ]; then
         cargo build --release --quiet -p uuidforge-cli
@@ -197,6 +215,6 @@ INSTALL
  Generates, inspects, converts and validates UUIDs (RFC 9562), finds them in
  documents and databases, and migrates PostgreSQL keys to UUIDv7."
       ;;
-    *) echo "package.sh: --only takes deb15, tar18 or cli (not '$what')" >&2; exit 2 ;;
+    *) echo "package.sh: --only takes deb15, tar18, mariadb or cli (not '$what')" >&2; exit 2 ;;
   esac
 done

