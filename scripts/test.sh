@@ -58,7 +58,7 @@ toolchain() {
 rustdoc() {
   RUSTDOCFLAGS="-D warnings" cargo doc --no-deps -p uuidforge -p uuidforge-server -p uuidforge-grep \
     -p uuidforge-model -p uuidforge-host -p uuidforge-ident -p uuidforge-db -p uuidforge-change \
-    -p uuidforge-fleet -p uuidforge-lab --all-features --quiet
+    -p uuidforge-fleet -p uuidforge-lab -p uuidforge-mysql -p uuidforge-mysql-db --all-features --quiet
 }
 
 conformance() {

@@ -17,10 +17,12 @@ use uuidforge_db::exec;
 use uuidforge_db::find::{FindOptions, Needles};
 
 mod change;
+mod convert_uuid;
 mod fleet;
 mod install_sql;
 mod merge;
 mod migrate_key;
+mod mysql;
 
 /// Arguments of `db`.
 #[derive(clap::Args)]
@@ -29,7 +31,11 @@ pub struct Args {
     /// a key=value string, or a database name. What it leaves out comes
     /// from PGHOST, PGPORT, PGUSER, PGDATABASE, PGPASSWORD, PGSSLMODE and
     /// ~/.pgpass (or PGPASSFILE), as for psql. Repeat it for a fleet of
-    /// servers with the same schema, each NAME=URL (eu=postgres://…).
+    /// servers with the same schema, each NAME=URL (eu=postgres://…). A
+    /// MariaDB or MySQL server: mysql://user@host:port/db (or mariadb://),
+    /// what it leaves out from the option files (~/.my.cnf) and
+    /// MYSQL_HOST, MYSQL_TCP_PORT, MYSQL_UNIX_PORT, MYSQL_PWD, as for the
+    /// mariadb client (columns, find, related, discover, convert-uuid).
     #[arg(long, global = true, env = "UUIDFORGE_DB", hide_env_values = true)]
     db: Vec<String>,
     /// A fleet of servers with the same schema: one NAME=CONNECTION per
@@ -104,6 +110,30 @@ enum Command {
         ))
     )]
     InstallSql(install_sql::InstallSqlArgs),
+    /// MariaDB and MySQL: convert a UUID column and every foreign key
+    /// referencing it to another storage form (text or swapped BINARY(16)
+    /// to RFC-order BINARY(16), or to MariaDB's UUID), the values staying
+    /// the same UUIDs. Prints the plan; changes the database only with
+    /// --apply, after a backup.
+    ConvertUuid(convert_uuid::ConvertUuidArgs),
+}
+
+impl Command {
+    /// Its name on the command line.
+    fn name(&self) -> &'static str {
+        match self {
+            Command::Columns(_) => "columns",
+            Command::Find(_) => "find",
+            Command::Discover(_) => "discover",
+            Command::Related(_) => "related",
+            Command::Rename(_) => "rename",
+            Command::MigrateKey(_) => "migrate-key",
+            Command::Merge(_) => "merge",
+            Command::Unmerge(_) => "unmerge",
+            Command::InstallSql(_) => "install-sql",
+            Command::ConvertUuid(_) => "convert-uuid",
+        }
+    }
 }
 
 #[derive(clap::Args)]
@@ -265,6 +295,16 @@ pub fn run(args: Args) -> Result<ExitCode, UsageError> {
             return install_sql::print_script(a);
         }
     }
+    if let (Some(dsn), 1, None) = (args.db.first(), args.db.len(), &args.fleet) {
+        if uuidforge_mysql_db::connect::is_mysql(dsn) {
+            return mysql::run(dsn, args.command);
+        }
+    }
+    if let Command::ConvertUuid(_) = &args.command {
+        return Err(UsageError::plain(
+            "db convert-uuid is MariaDB's and MySQL's (expected --db mysql://… or mariadb://…); on PostgreSQL a uuid column has one form",
+        ));
+    }
     if args.db.len() > 1 || args.fleet.is_some() {
         return fleet::run(args);
     }
@@ -289,6 +329,7 @@ pub fn run(args: Args) -> Result<ExitCode, UsageError> {
             Command::Merge(a) => merge::merge(session, &config, a).await,
             Command::Unmerge(a) => merge::unmerge(session, &config, a).await,
             Command::InstallSql(a) => install_sql::run(session, &config, a).await,
+            Command::ConvertUuid(_) => unreachable!("refused above"),
         }
     })
 }

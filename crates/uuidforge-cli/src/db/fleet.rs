@@ -59,7 +59,11 @@ pub(super) fn run(args: Args) -> Result<ExitCode, UsageError> {
             Command::Related(a) => related(&members, at_once, a).await,
             Command::Discover(a) => discover(&members, at_once, a).await,
             Command::MigrateKey(a) => migrate_key::run_fleet(&members, at_once, a).await,
-            Command::Rename(_) | Command::Merge(_) | Command::Unmerge(_) | Command::InstallSql(_) => {
+            Command::Rename(_)
+            | Command::Merge(_)
+            | Command::Unmerge(_)
+            | Command::InstallSql(_)
+            | Command::ConvertUuid(_) => {
                 Err(UsageError::plain(
                     "this command runs on one database at a time (expected one --db and no --fleet); over a fleet: columns, find, related, discover, migrate-key",
                 ))
