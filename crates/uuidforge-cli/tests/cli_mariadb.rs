@@ -497,3 +497,101 @@ fn convert_uuid_moves_a_key_and_its_references_to_rfc_binary_and_uuid() {
     assert_eq!(admin(&name, "SELECT COLUMN_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'odd'"), "char(36)");
     admin("mysql", &format!("DROP DATABASE {name}"));
 }
+
+/// 10^5 UUIDv7 from `uuidv7()` by 8 `mariadb` client connections at once
+/// into a table of each storage form, read back in index order: all
+/// distinct, each connection's strictly increasing, in time order in
+/// every form but MySQL's swapped BINARY(16) — and `db columns` says
+/// exactly that of each, with the primary key leading.
+#[test]
+fn eight_writers_keep_time_order_where_the_form_does_and_the_report_says_so() {
+    // (table, column type, value inserted, its canonical text, in time order)
+    let forms = [
+        ("in_uuid", "UUID", "uuidv7_bin()", "CAST(id AS CHAR)", true),
+        (
+            "in_rfc_binary",
+            "BINARY(16)",
+            "uuidv7_bin()",
+            "uuid_from_rfc_bin(id)",
+            true,
+        ),
+        (
+            "in_swapped_binary",
+            "BINARY(16)",
+            "uuid_to_swapped_bin(uuidv7())",
+            "uuid_from_swapped_bin(id)",
+            false,
+        ),
+        ("in_char", "CHAR(36)", "uuidv7()", "id", true),
+        ("in_varchar", "VARCHAR(36)", "uuidv7()", "id", true),
+    ];
+    const WRITERS: u32 = 8;
+    const ROWS: u32 = 12_500;
+    const PER_STATEMENT: u32 = 1_250;
+    let tables: Vec<String> = forms
+        .iter()
+        .map(|(t, ty, ..)| {
+            format!("CREATE TABLE {t} (id {ty} PRIMARY KEY, w INT NOT NULL, n INT NOT NULL);")
+        })
+        .collect();
+    let name = fresh("writers", &tables.join("\n"));
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|w| {
+            let mut script = String::new();
+            for start in (0..ROWS).step_by(PER_STATEMENT as usize) {
+                for (table, _, value, ..) in forms {
+                    script.push_str(&format!(
+                        "INSERT INTO {table} (id, w, n) SELECT {value}, {w}, seq + {start} FROM seq_1_to_{PER_STATEMENT};\n"
+                    ));
+                }
+            }
+            let name = name.clone();
+            std::thread::spawn(move || admin(&name, &script))
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+    let report: Vec<Value> = serde_json::from_str(&ok(db(&["columns", "--json"], &name))).unwrap();
+    for (table, _, _, canonical, time_ordered) in forms {
+        let ids: Vec<uuid::Uuid> = admin(
+            &name,
+            &format!("SELECT {canonical} FROM {table} ORDER BY id"),
+        )
+        .lines()
+        .map(|l| uuid::Uuid::parse_str(l).unwrap())
+        .collect();
+        assert_eq!(ids.len(), (WRITERS * ROWS) as usize, "{table}");
+        let mut distinct = ids.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), ids.len(), "{table}: values repeat");
+        assert!(ids.iter().all(|u| u.get_version_num() == 7), "{table}");
+        assert_eq!(
+            ids.windows(2).all(|p| p[0] < p[1]),
+            time_ordered,
+            "{table}: index order is time order"
+        );
+        for w in 0..WRITERS {
+            let mine: Vec<uuid::Uuid> = admin(
+                &name,
+                &format!("SELECT {canonical} FROM {table} WHERE w = {w} ORDER BY n"),
+            )
+            .lines()
+            .map(|l| uuid::Uuid::parse_str(l).unwrap())
+            .collect();
+            assert!(
+                mine.windows(2).all(|p| p[0] < p[1]),
+                "{table}: writer {w}'s values are not increasing"
+            );
+        }
+        let said = report
+            .iter()
+            .find(|c| c["table"] == table && c["column"] == "id")
+            .unwrap_or_else(|| panic!("{table} not in the report"));
+        assert_eq!(said["time_order"], time_ordered, "{table}: {said}");
+        assert_eq!(said["indexes"][0], "PRIMARY", "{table}");
+        assert_eq!(said["versions"]["7"], 1000, "{table}: {said}");
+    }
+    admin("mysql", &format!("DROP DATABASE {name}"));
+}

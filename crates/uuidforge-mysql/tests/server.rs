@@ -1,6 +1,8 @@
 //! The uuidforge functions inside the real MariaDB: Debian's server on
 //! 127.0.0.1:3307 with the functions from the Debian package
-//! (scripts/mariadb-setup.sh, which prints UUIDFORGE_TEST_MARIADB).
+//! (scripts/mariadb-setup.sh, which prints UUIDFORGE_TEST_MARIADB). Eight
+//! writers into every storage form, with the tools' report on them, are in
+//! crates/uuidforge-cli/tests/cli_mariadb.rs.
 
 use mysql_async::prelude::*;
 use mysql_async::{Conn, Opts, Pool, Value};
@@ -220,96 +222,6 @@ fn arbitrary_arguments_never_take_the_server_down() {
         assert!(answered > 10_000, "{answered}");
         let after: u64 = one(&mut c, uptime()).await.unwrap().parse().unwrap();
         assert!(after >= before, "the server restarted: uptime {before} s, then {after} s");
-        drop(c);
-        pool.disconnect().await.unwrap();
-    });
-}
-
-/// 10^5 UUIDv7 from `uuidv7()` by 8 connections at once into a table of
-/// each storage form, read back in index order: all distinct, each
-/// connection's strictly increasing, and in time order in every form but
-/// MySQL's swapped BINARY(16).
-#[test]
-fn eight_writers_give_distinct_increasing_keys_in_time_order_where_the_form_keeps_it() {
-    // (table, column type, value inserted, its canonical text, in time order)
-    let forms = [
-        ("in_uuid", "UUID", "uuidv7_bin()", "CAST(id AS CHAR)", true),
-        (
-            "in_rfc_binary",
-            "BINARY(16)",
-            "uuidv7_bin()",
-            "uuid_from_rfc_bin(id)",
-            true,
-        ),
-        (
-            "in_swapped_binary",
-            "BINARY(16)",
-            "uuid_to_swapped_bin(uuidv7())",
-            "uuid_from_swapped_bin(id)",
-            false,
-        ),
-        ("in_char", "CHAR(36)", "uuidv7()", "id", true),
-        ("in_varchar", "VARCHAR(36)", "uuidv7()", "id", true),
-    ];
-    const WRITERS: u32 = 8;
-    const ROWS: u32 = 12_500;
-    const PER_STATEMENT: u32 = 1_250;
-    runtime().block_on(async {
-        let pool = fresh("eight_writers").await;
-        let mut c = pool.get_conn().await.unwrap();
-        for (table, ty, ..) in forms {
-            c.query_drop(format!("CREATE TABLE {table} (id {ty} PRIMARY KEY, w INT NOT NULL, n INT NOT NULL)"))
-                .await
-                .unwrap();
-        }
-        let writers: Vec<_> = (0..WRITERS)
-            .map(|w| {
-                let pool = pool.clone();
-                tokio::spawn(async move {
-                    let mut c = pool.get_conn().await.unwrap();
-                    for start in (0..ROWS).step_by(PER_STATEMENT as usize) {
-                        for (table, _, value, ..) in forms {
-                            c.query_drop(format!(
-                                "INSERT INTO {table} (id, w, n) SELECT {value}, {w}, seq + {start} FROM seq_1_to_{PER_STATEMENT}"
-                            ))
-                            .await
-                            .unwrap();
-                        }
-                    }
-                })
-            })
-            .collect();
-        for w in writers {
-            w.await.unwrap();
-        }
-        for (table, _, _, canonical, time_ordered) in forms {
-            let all: Vec<String> = c
-                .query(format!("SELECT {canonical} FROM {table} ORDER BY id"))
-                .await
-                .unwrap();
-            let ids: Vec<Uuid> = all.iter().map(|t| uuid(t)).collect();
-            assert_eq!(ids.len(), (WRITERS * ROWS) as usize, "{table}");
-            let mut distinct = ids.clone();
-            distinct.sort();
-            distinct.dedup();
-            assert_eq!(distinct.len(), ids.len(), "{table}: values repeat");
-            assert!(ids.iter().all(|u| u.get_version_num() == 7), "{table}");
-            assert_eq!(
-                ids.windows(2).all(|p| p[0] < p[1]),
-                time_ordered,
-                "{table}: index order is time order"
-            );
-            for w in 0..WRITERS {
-                let mine: Vec<String> = c
-                    .query(format!("SELECT {canonical} FROM {table} WHERE w = {w} ORDER BY n"))
-                    .await
-                    .unwrap();
-                assert!(
-                    mine.windows(2).all(|p| uuid(&p[0]) < uuid(&p[1])),
-                    "{table}: writer {w}'s values are not increasing"
-                );
-            }
-        }
         drop(c);
         pool.disconnect().await.unwrap();
     });
