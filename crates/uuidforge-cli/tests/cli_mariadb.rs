@@ -595,3 +595,150 @@ fn eight_writers_keep_time_order_where_the_form_does_and_the_report_says_so() {
     }
     admin("mysql", &format!("DROP DATABASE {name}"));
 }
+
+/// A schema nobody here wrote: five tables of Shopware 6 from its own
+/// migrations (tests/fixtures/shopware), keyed as Shopware keys them —
+/// random version 4 UUIDs in RFC-order BINARY(16), ids written as 32 hex
+/// digits inside JSON. The tools read it as it is, and convert-uuid moves
+/// the country key and its reference (part of a composite primary key) to
+/// MariaDB's UUID.
+#[test]
+fn shopwares_own_schema_read_and_converted() {
+    let schema = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/shopware/schema.sql"
+    ))
+    .unwrap();
+    let name = fresh("shopware", &schema);
+    let hex = || uuid::Uuid::new_v4().simple().to_string();
+    let (de, en) = (hex(), hex());
+    let (lang_de, lang_en) = (hex(), hex());
+    let mut data = format!(
+        "INSERT INTO locale VALUES (UNHEX('{de}'), 'de-DE', NOW(3), NULL), (UNHEX('{en}'), 'en-GB', NOW(3), NULL);
+         INSERT INTO language VALUES (UNHEX('{lang_en}'), 'English', NULL, UNHEX('{en}'), UNHEX('{en}'), NULL, NOW(3), NULL),
+           (UNHEX('{lang_de}'), 'Deutsch', NULL, UNHEX('{de}'), UNHEX('{de}'), NULL, NOW(3), NULL);"
+    );
+    let countries: Vec<String> = (0..30).map(|_| hex()).collect();
+    for (i, c) in countries.iter().enumerate() {
+        data.push_str(&format!(
+            "INSERT INTO country (id, iso, position, created_at) VALUES (UNHEX('{c}'), 'C{i}', {i}, NOW(3));
+             INSERT INTO country_translation (country_id, language_id, name, created_at) VALUES
+               (UNHEX('{c}'), UNHEX('{lang_en}'), 'Country {i}', NOW(3)), (UNHEX('{c}'), UNHEX('{lang_de}'), 'Land {i}', NOW(3));"
+        ));
+    }
+    for i in 0..5 {
+        data.push_str(&format!(
+            "INSERT INTO tax VALUES (UNHEX('{}'), {}, 'Tax {i}', '{{\"countryIds\": [\"{}\", \"{}\"]}}', NOW(3), NULL);",
+            hex(),
+            7 + i,
+            countries[i],
+            countries[i + 10]
+        ));
+    }
+    admin(&name, &data);
+
+    let columns: Vec<Value> = serde_json::from_str(&ok(db(&["columns", "--json"], &name))).unwrap();
+    let column = |t: &str, c: &str| {
+        columns
+            .iter()
+            .find(|v| v["table"] == t && v["column"] == c)
+            .unwrap_or_else(|| panic!("{t}.{c} not in {columns:?}"))
+            .clone()
+    };
+    for (t, c, leading) in [
+        ("country", "id", "PRIMARY"),
+        ("country_translation", "country_id", "PRIMARY"),
+        ("language", "locale_id", "fk.language.locale_id"),
+        ("tax", "id", "PRIMARY"),
+    ] {
+        let v = column(t, c);
+        assert_eq!(v["form"], "binary_rfc", "{t}.{c}: {v}");
+        assert_eq!(
+            (v["time_order"].as_bool(), v["order_note"].as_str()),
+            (Some(false), Some("version 4 carries no time")),
+            "{t}.{c}"
+        );
+        assert!(
+            v["indexes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|i| i == leading),
+            "{t}.{c}: {v}"
+        );
+    }
+    assert_eq!(column("tax", "custom_fields")["form"], "json");
+
+    // A country: its key, its two translations, and the taxes' JSON.
+    let country = uuid::Uuid::parse_str(&countries[3]).unwrap().to_string();
+    let hits: Vec<String> = ok(db(&["find", &country, "--json"], &name))
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["column"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        hits,
+        [
+            format!("{name}.country.id"),
+            format!("{name}.country_translation.country_id"),
+            format!("{name}.country_translation.country_id"),
+            format!("{name}.tax.custom_fields")
+        ]
+    );
+    let related: Vec<Value> =
+        serde_json::from_str(&ok(db(&["related", "country.id", "--json"], &name))).unwrap();
+    assert_eq!(
+        related[0]["column"],
+        format!("{name}.country_translation.country_id"),
+        "{related:?}"
+    );
+    assert_eq!(related[0]["score"], 1.0);
+    // Every reference is declared: nothing to propose.
+    let found: Value = serde_json::from_str(&ok(db(&["discover", "--json"], &name))).unwrap();
+    assert!(
+        found["references"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["declared"] == true),
+        "{found}"
+    );
+    assert_eq!(ok(db(&["discover", "--ddl"], &name)), "");
+
+    // The country key to MariaDB's UUID, with its reference.
+    let dir = common::scratch("mariadb", "shopware");
+    let backup = dir.join("shopware.sql");
+    let report = ok(db(
+        &[
+            "convert-uuid",
+            "country.id",
+            "--to",
+            "uuid",
+            "--apply",
+            "--backup",
+            backup.to_str().unwrap(),
+        ],
+        &name,
+    ));
+    assert!(report.contains("checked: rows and UUIDs of"), "{report}");
+    assert_eq!(
+        admin(&name, "SELECT GROUP_CONCAT(CONCAT(TABLE_NAME, '.', COLUMN_NAME, ' ', DATA_TYPE) ORDER BY TABLE_NAME) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND COLUMN_NAME IN ('id', 'country_id') AND TABLE_NAME LIKE 'country%'"),
+        "country.id uuid,country_translation.country_id uuid"
+    );
+    assert_eq!(
+        admin(
+            &name,
+            &format!("SELECT COUNT(*) FROM country_translation WHERE country_id = '{country}'")
+        ),
+        "2"
+    );
+    assert_eq!(
+        admin(&name, "SELECT CONCAT(DELETE_RULE, ' ', UPDATE_RULE) FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = DATABASE() AND CONSTRAINT_NAME = 'fk.country_translation.country_id'"),
+        "CASCADE CASCADE"
+    );
+    admin("mysql", &format!("DROP DATABASE {name}"));
+}

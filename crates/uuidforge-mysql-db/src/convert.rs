@@ -222,7 +222,7 @@ pub async fn plan(
     };
     let digest = |c: &Candidate, form: Form| {
         format!(
-            "SELECT CONCAT(COUNT(*), ' rows, ', COUNT({k}), ' values, digest ', COALESCE(SUM(CONV(SUBSTR(MD5({canon}), 1, 15), 16, 10)), 0)) FROM {}",
+            "SELECT CONCAT(COUNT(*), ' rows, ', COUNT({k}), ' values, digest ', COALESCE(SUM(CAST(CONV(SUBSTR(MD5({canon}), 1, 15), 16, 10) AS UNSIGNED)), 0)) FROM {}",
             c.table_sql(),
             k = c.column_sql(),
             canon = form.canonical(&c.column_sql())
