@@ -115,6 +115,14 @@ enum Command {
     /// to RFC-order BINARY(16), or to MariaDB's UUID), the values staying
     /// the same UUIDs. Prints the plan; changes the database only with
     /// --apply, after a backup.
+    #[command(mut_arg("apply", |a| a.help(
+        "Run the plan after the backup, statement by statement (DDL here commits on its own), \
+         then check it; without it the plan is printed and nothing changes"
+    )))]
+    #[command(mut_arg("backup", |a| a.help(
+        "The backup file (mariadb-dump, or mysqldump, of the tables the plan changes, in one \
+         consistent snapshot; default uuidforge-backup-DATABASE-TIME.sql; never overwritten)"
+    )))]
     ConvertUuid(convert_uuid::ConvertUuidArgs),
 }
 

@@ -90,28 +90,11 @@ fn writer(url: String, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<u64> {
 }
 
 fn migrate(url: &str, dir: &std::path::Path, key_file: &std::path::Path) -> String {
-    let out = common::uuidforge()
-        .env_remove("UUIDFORGE_DB")
-        .current_dir(dir)
-        .args([
-            "db",
-            "--db",
-            url,
-            "migrate-key",
-            "accounts",
-            "--no-default",
-            "--apply",
-            "--key-file",
-        ])
-        .arg(key_file)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).to_string()
+    migrate_with(
+        url,
+        dir,
+        &["--apply", "--key-file", key_file.to_str().unwrap()],
+    )
 }
 
 /// `FOR TABLE` owned by the migrating role, and `FOR ALL TABLES` migrated

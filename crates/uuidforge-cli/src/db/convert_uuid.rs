@@ -19,17 +19,8 @@ pub(super) struct ConvertUuidArgs {
     /// time) or uuid (MariaDB's UUID type).
     #[arg(long, value_name = "FORM")]
     to: String,
-    /// Run the plan (after the backup); without it the plan is printed
-    /// and nothing changes.
-    #[arg(long)]
-    apply: bool,
-    /// The backup file (mariadb-dump of the tables the plan changes;
-    /// default uuidforge-backup-DATABASE-TIME.sql; never overwritten).
-    #[arg(long, requires = "apply")]
-    backup: Option<std::path::PathBuf>,
-    /// One JSON object instead of the text report.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    change: super::ChangeArgs,
 }
 
 pub(super) async fn run(
@@ -46,13 +37,13 @@ pub(super) async fn run(
         .map_err(db_error)?;
     session.close().await.map_err(db_error)?;
     // The PostgreSQL tools' name, a dump of SQL text.
-    let backup = args.backup.clone().unwrap_or_else(|| {
+    let backup = args.change.backup.clone().unwrap_or_else(|| {
         uuidforge_change::backup::default_file(settings.database.as_deref().unwrap_or("server"))
             .with_extension("sql")
     });
     let mut out = crate::term::stdout();
-    if !args.apply {
-        if args.json {
+    if !args.change.apply {
+        if args.change.json {
             return print_json(&mut out, &plan);
         }
         writeln!(out, "-- plan: convert-uuid {} to {}", args.column, args.to)?;
@@ -84,7 +75,7 @@ pub(super) async fn run(
     let done = convert::apply(settings, &plan, &backup)
         .await
         .map_err(db_error)?;
-    if args.json {
+    if args.change.json {
         return print_json(&mut out, &done);
     }
     writeln!(
