@@ -459,6 +459,52 @@ fn convert_uuid_moves_a_key_and_its_references_to_rfc_binary_and_uuid() {
     .map(str::to_string)
     .collect();
     assert_eq!(in_index_order, swapped, "RFC order is time order");
+    // A second operator converting in the same schema is refused while
+    // the first holds it; nothing changes, no backup is made.
+    admin(&name, "CREATE TABLE later (id CHAR(36) PRIMARY KEY); INSERT INTO later SELECT uuidv7() FROM seq_1_to_10;");
+    let holder = {
+        let name = name.clone();
+        std::thread::spawn(move || {
+            admin(
+                &name,
+                &format!("SELECT GET_LOCK('uuidforge convert-uuid {name}', 0), SLEEP(4)"),
+            )
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let busy = dir.join("busy.sql");
+    let out = db(
+        &[
+            "convert-uuid",
+            "later.id",
+            "--to",
+            "binary16",
+            "--apply",
+            "--backup",
+            busy.to_str().unwrap(),
+        ],
+        &name,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("another convert-uuid of schema"),
+        "{err}"
+    );
+    assert!(!busy.exists());
+    assert_eq!(admin(&name, "SELECT COLUMN_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'later'"), "char(36)");
+    holder.join().unwrap();
+    ok(db(
+        &[
+            "convert-uuid",
+            "later.id",
+            "--to",
+            "binary16",
+            "--apply",
+            "--backup",
+            busy.to_str().unwrap(),
+        ],
+        &name,
+    ));
     // Refused before anything runs, by name.
     admin(&name, "CREATE TABLE odd (id CHAR(36) PRIMARY KEY); INSERT INTO odd VALUES (uuidv7()), ('nope');
                  CREATE TABLE dflt (id CHAR(36) PRIMARY KEY DEFAULT '00000000-0000-0000-0000-000000000000')");

@@ -19,7 +19,10 @@
 //! an order-free digest of each converted column's UUIDs as before.
 //! Refused by name before anything runs: a value that is not a UUID, a
 //! reference of several columns, a default, a column already in the form,
-//! a column that itself references another key, `UUID` on MySQL.
+//! a column that itself references another key, `UUID` on MySQL; at
+//! `--apply`, a second conversion of the same schema (a named lock) and a
+//! column whose type changed since the plan. Each `UPDATE` touches only
+//! the values still in the length it converts from.
 
 use crate::catalog::{quote, Candidate, Catalog, Form};
 use crate::columns::UuidColumn;
@@ -63,6 +66,12 @@ impl Target {
 pub struct Converted {
     /// `schema.table.column`.
     pub column: String,
+    /// (schema, table, column), as the server names them.
+    #[serde(skip)]
+    pub names: (String, String, String),
+    /// Its `COLUMN_TYPE` when planned: `--apply` refuses to run where it
+    /// is another by then.
+    pub column_type: String,
     /// Its form before.
     pub from: &'static str,
     /// `NOT NULL`.
@@ -324,6 +333,8 @@ async fn check_column(
     }
     Ok(Converted {
         column: c.display(),
+        names: (c.schema.clone(), c.table.clone(), c.column.clone()),
+        column_type: c.column_type.clone(),
         from: c.form.name(),
         not_null: nullable == "NO",
     })
@@ -338,15 +349,15 @@ fn rewrite(c: &Candidate, not_null: bool, to: Target) -> Vec<String> {
     let mut out = match c.form {
         Form::Text | Form::Hex => vec![
             modify("VARBINARY(36)"),
-            format!("UPDATE {t} SET {k} = UNHEX(REPLACE({k}, '-', '')) WHERE {k} IS NOT NULL"),
+            format!("UPDATE {t} SET {k} = UNHEX(REPLACE({k}, '-', '')) WHERE LENGTH({k}) IN (32, 36)"),
             modify("BINARY(16)"),
         ],
         Form::BinarySwapped => vec![
             modify("VARBINARY(17)"),
             format!(
-                "UPDATE {t} SET {k} = CONCAT(X'00', SUBSTR({k}, 5, 4), SUBSTR({k}, 3, 2), SUBSTR({k}, 1, 2), SUBSTR({k}, 9, 8)) WHERE {k} IS NOT NULL"
+                "UPDATE {t} SET {k} = CONCAT(X'00', SUBSTR({k}, 5, 4), SUBSTR({k}, 3, 2), SUBSTR({k}, 1, 2), SUBSTR({k}, 9, 8)) WHERE LENGTH({k}) = 16"
             ),
-            format!("UPDATE {t} SET {k} = SUBSTR({k}, 2) WHERE {k} IS NOT NULL"),
+            format!("UPDATE {t} SET {k} = SUBSTR({k}, 2) WHERE LENGTH({k}) = 17"),
             modify("BINARY(16)"),
         ],
         _ => Vec::new(),
@@ -383,6 +394,44 @@ pub async fn apply(
     let mut conn = mysql_async::Conn::new(settings.opts())
         .await
         .map_err(|e| crate::session::error(&context, e))?;
+    // One conversion of a schema at a time (a second operator waits for
+    // nothing: it is refused), and only over the columns as planned.
+    let schema = plan
+        .dump
+        .first()
+        .map(|(s, _)| s.clone())
+        .unwrap_or_default();
+    let locked: Option<Option<i64>> = conn
+        .exec_first(
+            "SELECT GET_LOCK(CONCAT('uuidforge convert-uuid ', ?), 0)",
+            (schema.clone(),),
+        )
+        .await
+        .map_err(|e| crate::session::error("lock", e))?;
+    if locked.flatten() != Some(1) {
+        return Err(DbError::busy(
+            "convert-uuid",
+            format!("another convert-uuid of schema {schema} is running; nothing was changed (run again once it is done)"),
+        ));
+    }
+    for c in &plan.columns {
+        let (s, t, k) = c.names.clone();
+        let now: Option<String> = conn
+            .exec_first(
+                "SELECT LOWER(COLUMN_TYPE) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND COLUMN_NAME = ?",
+                (s, t, k),
+            )
+            .await
+            .map_err(|e| crate::session::error("read the columns again", e))?;
+        if now.as_deref() != Some(c.column_type.as_str()) {
+            return Err(DbError::schema_changed("convert-uuid").with_hint(format!(
+                "{} is {} now, {} when planned: nothing was changed; plan again",
+                c.column,
+                now.unwrap_or_else(|| "gone".into()),
+                c.column_type
+            )));
+        }
+    }
     let mut before = Vec::new();
     for (what, sql, _) in &plan.checks {
         let v: Option<String> = conn
