@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use uuid::Uuid;
 use uuidforge_change::ops::merge::{Merge, MergeOptions, OnConflict};
-use uuidforge_change::ops::migrate_key::{MigrateKey, MigrateOptions};
+use uuidforge_change::ops::migrate_key::{CopySearch, MigrateKey, MigrateOptions};
 use uuidforge_change::ops::rename::{Rename, RenameOptions};
 use uuidforge_change::ops::unmerge::Unmerge;
 use uuidforge_change::ops::{print, Answers, ChangePlan, Operation, Planned, Read};
@@ -84,6 +84,32 @@ pub fn migrate(table: &str, column: Option<&str>, batch_size: Option<i64>) -> Ca
         },
         batch_size,
     })
+}
+
+/// A migration with `options` (the key column, when given, among them).
+pub fn migrate_with(table: &str, options: MigrateOptions, batch_size: Option<i64>) -> Case {
+    Case::Migrate(MigrateKey {
+        table: table.into(),
+        options,
+        batch_size,
+    })
+}
+
+/// Options naming `also` and `leave` columns.
+pub fn naming(also: &[&str], leave: &[&str]) -> MigrateOptions {
+    MigrateOptions {
+        also: also.iter().map(|s| s.to_string()).collect(),
+        leave: leave.iter().map(|s| s.to_string()).collect(),
+        ..MigrateOptions::default()
+    }
+}
+
+/// Options computing `columns` again (`--regenerate`).
+pub fn regenerating(columns: &[&str]) -> MigrateOptions {
+    MigrateOptions {
+        regenerate: columns.iter().map(|s| s.to_string()).collect(),
+        ..MigrateOptions::default()
+    }
 }
 
 pub fn merge(ids: &[&str], into: &str, on_conflict: OnConflict) -> Case {
@@ -206,8 +232,168 @@ pub fn catalogs() -> Vec<Catalog> {
                 ),
             ],
         },
+        Catalog {
+            name: "dependents",
+            merged_first: None,
+            cases: vec![
+                ("migrate tenants", migrate("tenants", None, None)),
+                ("batched tenants", migrate("tenants", None, Some(20))),
+                ("migrate owners", migrate("owners", None, None)),
+                ("batched owners", migrate("owners", None, Some(20))),
+                ("migrate makers", migrate("makers", None, None)),
+                (
+                    "migrate makers regenerating the label",
+                    migrate_with("makers", regenerating(&["parts.label"]), None),
+                ),
+                (
+                    "batched makers regenerating the label",
+                    migrate_with("makers", regenerating(&["parts.label"]), Some(20)),
+                ),
+                (
+                    "regenerate a column that is not generated",
+                    migrate_with("makers", regenerating(&["parts.title"]), None),
+                ),
+                (
+                    "migrate gauges regenerating an indexed label",
+                    migrate_with("gauges", regenerating(&["readings.label"]), None),
+                ),
+                ("migrate clubs", migrate("clubs", None, None)),
+                ("migrate shelves", migrate("shelves", None, None)),
+                ("batched shelves", migrate("shelves", None, Some(20))),
+                ("migrate brands", migrate("brands", None, None)),
+                ("migrate regions", migrate("regions", None, None)),
+                ("migrate teams", migrate("teams", None, None)),
+            ],
+        },
+        Catalog {
+            name: "literals",
+            merged_first: None,
+            cases: vec![
+                ("migrate accounts", migrate("accounts", None, None)),
+                ("batched accounts", migrate("accounts", None, Some(30))),
+                ("migrate clients", migrate("clients", None, None)),
+                ("batched clients", migrate("clients", None, Some(30))),
+                ("migrate sites", migrate("sites", None, None)),
+                ("migrate banks", migrate("banks", None, None)),
+                ("migrate farms", migrate("farms", None, None)),
+                ("migrate vaults", migrate("vaults", None, None)),
+                ("migrate ports", migrate("ports", None, None)),
+                ("batched ports", migrate("ports", None, Some(30))),
+                ("migrate zones", migrate("zones", None, None)),
+            ],
+        },
+        Catalog {
+            name: "copies",
+            merged_first: None,
+            cases: vec![
+                ("migrate services", migrate("services", None, None)),
+                (
+                    "migrate services naming every copy",
+                    migrate_with("services", naming(&EVERY_COPY, &[]), None),
+                ),
+                (
+                    "migrate services leaving some",
+                    migrate_with(
+                        "services",
+                        naming(
+                            &["tags.entity_id", "plugins.cache_key", "plugins.service_ids"],
+                            &[
+                                "plugins.config",
+                                "plugins.note",
+                                "plugins.aliases",
+                                "tags.tags",
+                                "audit.events.subject",
+                            ],
+                        ),
+                        None,
+                    ),
+                ),
+                (
+                    "batched services naming every copy",
+                    migrate_with("services", naming(&EVERY_COPY, &[]), Some(30)),
+                ),
+                (
+                    "migrate services searching public only",
+                    migrate_with(
+                        "services",
+                        MigrateOptions {
+                            copy_search: CopySearch {
+                                within: vec!["public".into()],
+                                skip: false,
+                            },
+                            ..naming(&EVERY_COPY[..7], &[])
+                        },
+                        None,
+                    ),
+                ),
+                (
+                    "migrate services without the search",
+                    migrate_with(
+                        "services",
+                        MigrateOptions {
+                            copy_search: CopySearch {
+                                within: Vec::new(),
+                                skip: true,
+                            },
+                            ..MigrateOptions::default()
+                        },
+                        None,
+                    ),
+                ),
+            ],
+        },
+        Catalog {
+            name: "publications",
+            merged_first: None,
+            cases: vec![
+                ("migrate accounts", migrate("accounts", None, None)),
+                ("batched accounts", migrate("accounts", None, Some(10))),
+                ("migrate books", migrate("ledger.books", None, None)),
+                ("batched books", migrate("ledger.books", None, Some(10))),
+            ],
+        },
+        Catalog {
+            name: "all_tables",
+            merged_first: None,
+            cases: vec![
+                ("migrate accounts", migrate("accounts", None, None)),
+                ("batched accounts", migrate("accounts", None, Some(10))),
+            ],
+        },
+        Catalog {
+            name: "key_times",
+            merged_first: None,
+            cases: vec![
+                ("migrate orders", migrate("orders", None, None)),
+                (
+                    "migrate orders by their date",
+                    migrate_with(
+                        "orders",
+                        MigrateOptions {
+                            order_by: Some("order_date".into()),
+                            ..MigrateOptions::default()
+                        },
+                        None,
+                    ),
+                ),
+                ("migrate notes", migrate("notes", None, None)),
+            ],
+        },
     ]
 }
+
+/// Every column of `copies` holding copies of a service's key, the first
+/// seven in the schema public.
+pub const EVERY_COPY: [&str; 8] = [
+    "tags.entity_id",
+    "tags.tags",
+    "plugins.cache_key",
+    "plugins.config",
+    "plugins.service_ids",
+    "plugins.note",
+    "plugins.aliases",
+    "audit.events.subject",
+];
 
 /// A catalog and the answers each case read, as captured.
 #[derive(Serialize, Deserialize)]
@@ -282,8 +468,10 @@ impl Captured {
             case.plan(&self.snapshot, answers),
             "{name}: not deterministic"
         );
-        if let Ok(change) = &first {
-            self.golden(name, change);
+        match &first {
+            Ok(change) => self.golden(name, "sql", &print(change).join("\n")),
+            // A refusal's words are reviewed as a plan's are.
+            Err(e) => self.golden(name, "refused", &e.to_string()),
         }
         first
     }
@@ -320,19 +508,20 @@ impl Captured {
         out
     }
 
-    /// Compares the printed plan of case `name` with the reviewed one
-    /// (`golden/CATALOG/CASE.sql` as PostgreSQL 15 prints it, and
-    /// `CASE.pgNN.sql` where another version's differs);
+    /// Compares `text`, the printed plan of case `name` (`ext` `sql`) or
+    /// its refusal (`refused`), with the reviewed one
+    /// (`golden/CATALOG/CASE.EXT` as PostgreSQL 15 prints it, and
+    /// `CASE.pgNN.EXT` where another version's differs);
     /// `UUIDFORGE_ACCEPT_PLANS=1` writes it after a review.
-    fn golden(&self, name: &str, change: &ChangePlan) {
-        let printed = self.normalized(&print(change).join("\n")) + "\n";
+    fn golden(&self, name: &str, ext: &str, text: &str) {
+        let printed = self.normalized(text) + "\n";
         let slug: String = name
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
             .collect();
-        let base = fixture_path(&format!("golden/{}/{slug}.sql", self.catalog));
+        let base = fixture_path(&format!("golden/{}/{slug}.{ext}", self.catalog));
         let own = fixture_path(&format!(
-            "golden/{}/{slug}.pg{}.sql",
+            "golden/{}/{slug}.pg{}.{ext}",
             self.catalog, self.major
         ));
         if std::env::var_os("UUIDFORGE_ACCEPT_PLANS").is_some() {

@@ -13,7 +13,12 @@
 
 mod catalogs;
 mod composite;
+mod copies;
+mod dependents;
+mod key_times;
+mod literals;
 mod partitions;
+mod publications;
 mod shop;
 
 /// One test per case: `$body` runs with the plan (`Result<ChangePlan,

@@ -1,0 +1,115 @@
+//! The `copies` catalog: copies of a uuid key outside its references,
+//! found in every form the search reads, refused until each is named, and
+//! rewritten in place when named as copies.
+
+use crate::case;
+use crate::catalogs::sql_of;
+use uuidforge_db::error::ErrorKind;
+
+case!(
+    migrate_services,
+    "copies",
+    "migrate services",
+    |plan, _c| {
+        let e = plan.unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Refused, "{e}");
+        for named in [
+            "\"public\".\"tags\".entity_id (uuid: 2 rows)",
+            "\"public\".\"tags\".tags (text[]: 1 rows, inside the value)",
+            "\"public\".\"plugins\".cache_key (text: 1 rows, 1 of them inside longer text)",
+            "\"public\".\"plugins\".config (jsonb: 1 rows, inside the value)",
+            "\"public\".\"plugins\".service_ids (uuid[]: 1 rows, inside the value)",
+            "\"public\".\"plugins\".note (json: 1 rows, inside the value)",
+            "\"public\".\"plugins\".aliases (text[]: 1 rows, inside the value)",
+            "\"audit\".\"events\".subject (text: 1 rows, 1 of them inside longer text)",
+        ] {
+            assert!(e.message.contains(named), "'{named}' not in {e}");
+        }
+        assert!(!e.message.contains("routes"), "{e}");
+    }
+);
+
+case!(
+    migrate_services_naming_every_copy,
+    "copies",
+    "migrate services naming every copy",
+    |plan, _c| {
+        let m = plan.unwrap();
+        let sql = sql_of(&m);
+        assert!(
+            sql.contains("CREATE OR REPLACE FUNCTION pg_temp.uuidforge_new_keys_in(value text)"),
+            "{sql}"
+        );
+        for table in [
+            "\"public\".\"tags\"",
+            "\"public\".\"plugins\"",
+            "\"audit\".\"events\"",
+        ] {
+            assert!(
+                sql.contains(&format!("UPDATE {table} AS x SET")),
+                "{table}: {sql}"
+            );
+        }
+        assert!(
+            sql.contains("old keys left in \"public\".\"plugins\".cache_key"),
+            "{sql}"
+        );
+    }
+);
+
+case!(
+    migrate_services_leaving_some,
+    "copies",
+    "migrate services leaving some",
+    |plan, _c| {
+        let sql = sql_of(&plan.unwrap());
+        assert!(
+            sql.contains("UPDATE \"public\".\"tags\" AS x SET \"entity_id\" = m.new"),
+            "{sql}"
+        );
+        assert!(!sql.contains("SET \"config\""), "{sql}");
+    }
+);
+
+case!(
+    batched_services_naming_every_copy,
+    "copies",
+    "batched services naming every copy",
+    |plan, _c| {
+        let e = plan.unwrap_err();
+        assert!(
+            e.message
+                .contains("rewritten in place in one transaction only"),
+            "{e}"
+        );
+    }
+);
+
+case!(
+    migrate_services_searching_public_only,
+    "copies",
+    "migrate services searching public only",
+    |plan, _c| {
+        let m = plan.unwrap();
+        assert!(
+            m.summary.iter().any(|l| l.contains("(public)")),
+            "{:?}",
+            m.summary
+        );
+        assert!(!sql_of(&m).contains("\"audit\".\"events\" AS x"));
+    }
+);
+
+case!(
+    migrate_services_without_the_search,
+    "copies",
+    "migrate services without the search",
+    |plan, _c| {
+        let m = plan.unwrap();
+        assert!(
+            m.summary.iter().any(|l| l.contains("not searched")),
+            "{:?}",
+            m.summary
+        );
+    }
+);
