@@ -239,28 +239,18 @@ pub fn dump(
 /// only (0600) whatever the umask: a backup holds the tables' rows. pg_dump
 /// then writes into it and keeps the mode.
 fn create_private(file: &Path) -> Result<(), DbError> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let created = options.open(file).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::AlreadyExists {
-            failed(
-                "file",
-                format!("{} exists (expected a new file)", file.display()),
-            )
-        } else {
-            failed("file", format!("{}: {e}", file.display()))
-        }
-    })?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        created
-            .set_permissions(std::fs::Permissions::from_mode(0o600))
-            .map_err(|e| failed("file", format!("{}: {e}", file.display())))?;
-    }
-    Ok(())
+    uuidforge_store::private_file::create_new(file)
+        .map(drop)
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                failed(
+                    "file",
+                    format!("{} exists (expected a new file)", file.display()),
+                )
+            } else {
+                failed("file", format!("{}: {e}", file.display()))
+            }
+        })
 }
 
 fn run_dump(

@@ -184,12 +184,8 @@ pub fn read(option: &str, path: &Path, size: Size) -> Result<KeyFile, KeyFileErr
 pub fn create(option: &str, path: &Path) -> Result<KeyFile, KeyFileError> {
     let mut bytes = vec![0u8; KEY_BYTES];
     uuidforge::generator::OsCsprng::new().fill(&mut bytes);
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     let failed = |e| error(option, path, Problem::Create(e));
-    let mut f = options.open(path).map_err(failed)?;
+    let mut f = uuidforge_store::private_file::create_new(path).map_err(failed)?;
     f.write_all(&bytes)
         .and_then(|()| f.sync_all())
         .map_err(failed)?;

@@ -12,27 +12,25 @@ use tokio_postgres::{Client, Config};
 
 pub use crate::error::DbError;
 
-impl DbError {
-    /// The driver's error while doing `context`: the server's refusal with
-    /// its SQLSTATE, or a connection failure in the driver's own words.
-    pub fn new(context: impl Into<String>, e: tokio_postgres::Error) -> DbError {
-        match e.as_db_error() {
-            Some(db) => DbError::server(context, db.message(), db.code().code()),
-            // The driver's own words ("error connecting to server") and
-            // each cause under them ("Connection refused (os error 111)").
-            None => {
-                let mut message = e.to_string();
-                let mut cause = std::error::Error::source(&e);
-                while let Some(c) = cause {
-                    let text = c.to_string();
-                    if !message.contains(&text) {
-                        message.push_str(": ");
-                        message.push_str(&text);
-                    }
-                    cause = c.source();
+/// The driver's error while doing `context`: the server's refusal with
+/// its SQLSTATE, or a connection failure in the driver's own words.
+pub fn driver_error(context: impl Into<String>, e: tokio_postgres::Error) -> DbError {
+    match e.as_db_error() {
+        Some(db) => DbError::server(context, db.message(), db.code().code()),
+        // The driver's own words ("error connecting to server") and
+        // each cause under them ("Connection refused (os error 111)").
+        None => {
+            let mut message = e.to_string();
+            let mut cause = std::error::Error::source(&e);
+            while let Some(c) = cause {
+                let text = c.to_string();
+                if !message.contains(&text) {
+                    message.push_str(": ");
+                    message.push_str(&text);
                 }
-                DbError::connection(context, crate::dsn::redact(&message))
+                cause = c.source();
             }
+            DbError::connection(context, crate::dsn::redact(&message))
         }
     }
 }
@@ -162,7 +160,7 @@ impl ReadOnly {
         client
             .batch_execute("BEGIN; SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             .await
-            .map_err(|e| DbError::new("begin read-only transaction", e))?;
+            .map_err(|e| driver_error("begin read-only transaction", e))?;
         Ok(ReadOnly { client })
     }
 
@@ -173,7 +171,7 @@ impl ReadOnly {
         self.client
             .batch_execute("COMMIT")
             .await
-            .map_err(|e| DbError::new("end read-only transaction", e))
+            .map_err(|e| driver_error("end read-only transaction", e))
     }
 
     /// Connects another session that sees exactly the same data as this
@@ -183,7 +181,7 @@ impl ReadOnly {
             .client
             .query_one("SELECT pg_export_snapshot()", &[])
             .await
-            .map_err(|e| DbError::new("export snapshot", e))?;
+            .map_err(|e| driver_error("export snapshot", e))?;
         let id: String = row.get(0);
         let client = connect(config).await?;
         client
@@ -192,7 +190,7 @@ impl ReadOnly {
                 uuidforge_ident::quote_literal(&id)
             ))
             .await
-            .map_err(|e| DbError::new("import snapshot", e))?;
+            .map_err(|e| driver_error("import snapshot", e))?;
         Ok(ReadOnly { client })
     }
 
@@ -230,7 +228,7 @@ impl ReadOnly {
         self.client
             .batch_execute("SAVEPOINT uuidforge_batch")
             .await
-            .map_err(|e| DbError::new(context, e))?;
+            .map_err(|e| driver_error(context, e))?;
         let params: Vec<Vec<BoxedParam>> = queries.iter().map(|q| bind(&q.params)).collect();
         let results =
             futures_util::future::join_all(queries.iter().zip(&params).map(|(query, params)| {
@@ -251,7 +249,7 @@ impl ReadOnly {
                         .collect(),
                 ),
                 Err(e) => {
-                    failure.get_or_insert(DbError::new(context, e));
+                    failure.get_or_insert(driver_error(context, e));
                 }
             }
         }
@@ -263,7 +261,7 @@ impl ReadOnly {
         self.client
             .batch_execute(end)
             .await
-            .map_err(|e| DbError::new(context, e))?;
+            .map_err(|e| driver_error(context, e))?;
         match failure {
             Some(e) => Err(e),
             None => Ok(out),
@@ -282,7 +280,7 @@ impl ReadOnly {
         self.client
             .batch_execute("SAVEPOINT uuidforge_step")
             .await
-            .map_err(|e| DbError::new(context, e))?;
+            .map_err(|e| driver_error(context, e))?;
         let result = async {
             let params = bind(&query.params);
             let stream = self
@@ -292,12 +290,12 @@ impl ReadOnly {
                     params.iter().map(|p| p.as_ref() as &(dyn ToSql + Sync)),
                 )
                 .await
-                .map_err(|e| DbError::new(context, e))?;
+                .map_err(|e| driver_error(context, e))?;
             pin_mut!(stream);
             while let Some(row) = stream
                 .try_next()
                 .await
-                .map_err(|e| DbError::new(context, e))?
+                .map_err(|e| driver_error(context, e))?
             {
                 let text: Option<String> = row.get(0);
                 f(text.unwrap_or_default())?;
@@ -313,7 +311,7 @@ impl ReadOnly {
         self.client
             .batch_execute(end)
             .await
-            .map_err(|e| DbError::new(context, e))?;
+            .map_err(|e| driver_error(context, e))?;
         result
     }
 }
@@ -341,7 +339,7 @@ pub async fn read_snapshot(client: &Client) -> Result<Snapshot, DbError> {
     let row = client
         .query_one(SNAPSHOT_SQL.as_str(), &[])
         .await
-        .map_err(|e| DbError::new("read the catalog", e))?;
+        .map_err(|e| driver_error("read the catalog", e))?;
     let json: Option<String> = row.get(0);
     Snapshot::from_json(json.as_deref().unwrap_or_default())
         .map_err(|e| DbError::unreadable("read the catalog", e.to_string()))
@@ -354,14 +352,14 @@ pub async fn connect(config: &Config) -> Result<Client, DbError> {
         let (client, connection) = config
             .connect(tokio_postgres::NoTls)
             .await
-            .map_err(|e| DbError::new(context(), e))?;
+            .map_err(|e| driver_error(context(), e))?;
         tokio::spawn(connection);
         Ok(client)
     } else {
         let (client, connection) = config
             .connect(tls()?)
             .await
-            .map_err(|e| DbError::new(context(), e))?;
+            .map_err(|e| driver_error(context(), e))?;
         tokio::spawn(connection);
         Ok(client)
     }

@@ -17,12 +17,12 @@
 //! values in common is evidence; a complete inclusion is strong evidence.
 
 use crate::catalog::{ColumnRef, Container, RelKind, Relation, Snapshot};
-use crate::discover::{name_evidence, words};
 use crate::error::DbError;
 use crate::plan::Query;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use uuidforge_ident::quote_ident;
+use uuidforge_store::names::{name_evidence, words};
 
 /// What to relate: one column, or every column going by a name.
 #[derive(Debug, Clone, PartialEq, Eq)]

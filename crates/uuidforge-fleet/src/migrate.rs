@@ -187,26 +187,9 @@ impl FleetState {
     /// Writes it whole, by a rename (a kill leaves the old one or the new
     /// one), readable by its owner only.
     pub fn write(&self, path: &Path) -> Result<(), DbError> {
-        use std::io::Write;
-        use std::os::unix::fs::OpenOptionsExt;
-        let failed =
-            |e: std::io::Error| DbError::tool("fleet state", format!("{}: {e}", path.display()));
-        let tmp = path.with_extension("json.new");
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)
-            .map_err(failed)?;
-        f.write_all(
-            serde_json::to_string_pretty(self)
-                .expect("serializes")
-                .as_bytes(),
-        )
-        .map_err(failed)?;
-        f.sync_all().map_err(failed)?;
-        std::fs::rename(&tmp, path).map_err(failed)
+        let text = serde_json::to_string_pretty(self).expect("serializes");
+        uuidforge_store::private_file::replace(path, text.as_bytes())
+            .map_err(|e| DbError::tool("fleet state", format!("{}: {e}", path.display())))
     }
 
     fn set(&mut self, member: &str, status: Status) {

@@ -90,7 +90,7 @@ pub struct Report {
 
 fn server_error(context: impl Into<String>) -> impl FnOnce(tokio_postgres::Error) -> DbError {
     let context = context.into();
-    move |e| DbError::new(context, e)
+    move |e| uuidforge_db::client::driver_error(context, e)
 }
 
 /// The first column of `sql`'s one row, as text.

@@ -6,7 +6,7 @@
 use crate::session::Session;
 use serde::Serialize;
 use uuid::Uuid;
-use uuidforge_db::error::DbError;
+use uuidforge_store::error::DbError;
 
 /// How a column stores UUIDs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -10,7 +10,7 @@ use crate::session::Session;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use uuid::Uuid;
-use uuidforge_db::error::DbError;
+use uuidforge_store::error::DbError;
 
 /// Values sampled per column.
 pub const SAMPLE: u32 = 1000;

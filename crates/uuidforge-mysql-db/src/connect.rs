@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use uuidforge_db::error::DbError;
+use uuidforge_store::error::DbError;
 
 /// The option file groups a client reads, in order (a later one wins).
 const GROUPS: [&str; 4] = ["client", "client-server", "client-mariadb", "mysql"];

@@ -28,7 +28,7 @@ use crate::catalog::{quote, Candidate, Catalog, Form};
 use crate::columns::UuidColumn;
 use crate::session::Session;
 use serde::Serialize;
-use uuidforge_db::error::DbError;
+use uuidforge_store::error::DbError;
 
 /// The form to convert to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -488,18 +488,12 @@ fn dump(
     tables: &[(String, String)],
     path: &std::path::Path,
 ) -> Result<(), DbError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(|e| {
-            DbError::tool(
-                "backup",
-                format!("{}: {e} (the backup is never overwritten)", path.display()),
-            )
-        })?;
+    let file = uuidforge_store::private_file::create_new(path).map_err(|e| {
+        DbError::tool(
+            "backup",
+            format!("{}: {e} (the backup is never overwritten)", path.display()),
+        )
+    })?;
     let program = ["mariadb-dump", "mysqldump"]
         .into_iter()
         .find(|p| {

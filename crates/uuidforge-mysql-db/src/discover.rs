@@ -10,7 +10,7 @@ use crate::catalog::{quote, Candidate, Catalog, Form};
 use crate::columns::UuidColumn;
 use crate::session::Session;
 use serde::Serialize;
-use uuidforge_db::error::DbError;
+use uuidforge_store::error::DbError;
 
 /// A key the data supports.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

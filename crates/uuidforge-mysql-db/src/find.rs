@@ -9,7 +9,7 @@ use crate::session::Session;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use uuid::Uuid;
-use uuidforge_db::error::DbError;
+use uuidforge_store::error::DbError;
 
 /// Values compared in one statement.
 const PER_STATEMENT: usize = 500;

@@ -8,7 +8,7 @@ use crate::columns::{in_text, UuidColumn};
 use crate::session::Session;
 use serde::Serialize;
 use uuid::Uuid;
-use uuidforge_db::error::DbError;
+use uuidforge_store::error::DbError;
 
 /// Values of the column compared with the others'.
 const SAMPLED: usize = 200;
@@ -112,7 +112,7 @@ pub async fn related(
                 score = score.max(0.8 * shared as f64 / values.len() as f64);
             }
         }
-        if names_alike(&t.table, &t.column, &o.column) {
+        if uuidforge_store::names::name_evidence(&o.column, &t.table, &t.column) > 0.0 {
             why.push("named for it".into());
             score = (score + 0.2).min(1.0);
         }
@@ -177,30 +177,4 @@ async fn shared_values(
         )
         .await?;
     Ok(n.first().copied().unwrap_or(0))
-}
-
-/// Whether `other` is named for `table`'s `column`: the same name (not a
-/// bare `id`), or `table` (singular or not) with `_id`/`id`.
-///
-/// ```
-/// use uuidforge_mysql_db::related::names_alike;
-/// assert!(names_alike("countries", "id", "country_id"));
-/// assert!(names_alike("tax", "id", "taxId"));
-/// assert!(!names_alike("tax", "id", "id"));
-/// ```
-pub fn names_alike(table: &str, column: &str, other: &str) -> bool {
-    let norm = |s: &str| s.to_ascii_lowercase().replace('_', "");
-    let other = norm(other);
-    if norm(column) == other && norm(column) != "id" {
-        return true;
-    }
-    let t = norm(table);
-    let singular = t
-        .strip_suffix("ies")
-        .map(|s| format!("{s}y"))
-        .or_else(|| t.strip_suffix('s').map(str::to_string))
-        .unwrap_or_else(|| t.clone());
-    [t, singular]
-        .iter()
-        .any(|name| other == format!("{name}id"))
 }

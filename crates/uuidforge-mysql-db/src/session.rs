@@ -5,7 +5,7 @@
 use crate::connect::Settings;
 use mysql_async::prelude::*;
 use mysql_async::{Conn, Params};
-use uuidforge_db::error::DbError;
+use uuidforge_store::error::DbError;
 
 /// The server's product and version.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

@@ -199,36 +199,14 @@ async fn write_file(
 /// so when missing, whatever the umask; an existing file that others can
 /// read is narrowed, with a warning. Names are the user's data.
 fn private_file(path: &std::path::Path) -> std::io::Result<()> {
-    #[cfg(unix)]
+    if let uuidforge_store::private_file::Ensured::Narrowed(mode) =
+        uuidforge_store::private_file::ensure(path)?
     {
-        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(path)
-        {
-            Ok(file) => {
-                // The umask may have taken bits away, never added any: set
-                // the mode exactly.
-                file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                let mode = std::fs::metadata(path)?.permissions().mode();
-                if mode & 0o077 != 0 {
-                    tracing::warn!(
-                        "names file {} had mode {:o}; narrowed to 600",
-                        path.display(),
-                        mode & 0o777
-                    );
-                    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
-                }
-            }
-            Err(e) => return Err(e),
-        }
+        tracing::warn!(
+            "names file {} had mode {mode:o}; narrowed to 600",
+            path.display()
+        );
     }
-    #[cfg(not(unix))]
-    let _ = path;
     Ok(())
 }
 

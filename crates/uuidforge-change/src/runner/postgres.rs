@@ -133,7 +133,7 @@ impl PgSession<'_> {
             .client()
             .prepare(&statement.sql)
             .await
-            .map_err(|e| DbError::new(statement.sql.clone(), e))?;
+            .map_err(|e| uuidforge_db::client::driver_error(statement.sql.clone(), e))?;
         let values = values(statement, prepared.params())?;
         Ok((prepared, values))
     }
@@ -147,7 +147,7 @@ impl PgSession<'_> {
         self.client()
             .execute(sql, params)
             .await
-            .map_err(|e| DbError::new(context.to_string(), e))
+            .map_err(|e| uuidforge_db::client::driver_error(context.to_string(), e))
     }
 }
 
@@ -157,7 +157,7 @@ impl DataIo for PgSession<'_> {
             .client()
             .query(sql, &[])
             .await
-            .map_err(|e| DbError::new("read the keys", e))?;
+            .map_err(|e| uuidforge_db::client::driver_error("read the keys", e))?;
         Ok(rows
             .iter()
             .map(|r| (r.get::<_, Option<String>>(0).unwrap_or_default(), r.get(1)))
@@ -171,7 +171,7 @@ impl DataIo for PgSession<'_> {
         keys: &[Uuid],
     ) -> Result<(), DbError> {
         use tokio_postgres::binary_copy::BinaryCopyInWriter;
-        let failed = |e| DbError::new("copy the key map", e);
+        let failed = |e| uuidforge_db::client::driver_error("copy the key map", e);
         let sink = self
             .client()
             .copy_in(&format!("COPY {map} (old, new) FROM STDIN (FORMAT binary)"))
@@ -192,7 +192,7 @@ impl DataIo for PgSession<'_> {
             .client()
             .query_opt(&prepared, &refs(&values))
             .await
-            .map_err(|e| DbError::new(statement.sql.clone(), e))?;
+            .map_err(|e| uuidforge_db::client::driver_error(statement.sql.clone(), e))?;
         Ok(row.and_then(|r| r.get::<_, Option<String>>(0)))
     }
 
@@ -201,7 +201,7 @@ impl DataIo for PgSession<'_> {
         self.client()
             .execute(&prepared, &refs(&values))
             .await
-            .map_err(|e| DbError::new(statement.sql.clone(), e))
+            .map_err(|e| uuidforge_db::client::driver_error(statement.sql.clone(), e))
     }
 }
 
@@ -210,7 +210,7 @@ impl Session for PgSession<'_> {
         self.client()
             .batch_execute(sql)
             .await
-            .map_err(|e| DbError::new(sql.to_string(), e))
+            .map_err(|e| uuidforge_db::client::driver_error(sql.to_string(), e))
     }
 
     async fn snapshot(&self) -> Result<Snapshot, DbError> {
@@ -227,7 +227,7 @@ impl Session for PgSession<'_> {
             .client()
             .query_opt(query.sql.as_str(), &refs)
             .await
-            .map_err(|e| DbError::new(context, e))?;
+            .map_err(|e| uuidforge_db::client::driver_error(context, e))?;
         Ok(row
             .and_then(|r| r.get::<_, Option<String>>(0))
             .unwrap_or_default())
@@ -238,7 +238,7 @@ impl Session for PgSession<'_> {
             .client()
             .query_one("SELECT pg_backend_pid()", &[])
             .await
-            .map_err(|e| DbError::new("lock the tables", e))?
+            .map_err(|e| uuidforge_db::client::driver_error("lock the tables", e))?
             .get(0))
     }
 
@@ -250,7 +250,7 @@ impl Session for PgSession<'_> {
                 &[],
             )
             .await
-            .map_err(|e| DbError::new("read deadlock_timeout", e))?
+            .map_err(|e| uuidforge_db::client::driver_error("read deadlock_timeout", e))?
             .get(0))
     }
 
@@ -259,7 +259,7 @@ impl Session for PgSession<'_> {
             .client()
             .query_one("SELECT pg_try_advisory_lock($1)", &[&key])
             .await
-            .map_err(|e| DbError::new("lock the tables", e))?
+            .map_err(|e| uuidforge_db::client::driver_error("lock the tables", e))?
             .get(0))
     }
 
@@ -276,7 +276,7 @@ impl Session for PgSession<'_> {
                 &[&class, &oid],
             )
             .await
-            .map_err(|e| DbError::new("read the changes under way", e))?;
+            .map_err(|e| uuidforge_db::client::driver_error("read the changes under way", e))?;
         Ok(row.map(|r| Holder {
             pid: r.get(0),
             since: r.get::<_, Option<String>>(1).unwrap_or_default(),
@@ -292,7 +292,7 @@ impl Session for PgSession<'_> {
     }
 
     async fn under_way(&self, oids: &[u32]) -> Result<Vec<UnderWay>, DbError> {
-        let failed = |e| DbError::new("read the changes under way", e);
+        let failed = |e| uuidforge_db::client::driver_error("read the changes under way", e);
         let tables: Option<String> = self
             .client()
             .query_one(state::TABLES_SQL, &[&STATE_TABLE, &LEGACY_TABLE])
@@ -319,7 +319,7 @@ impl Session for PgSession<'_> {
 
     async fn record(&self, change: &ChangePlan, pid: i32) -> Result<Recorded, DbError> {
         let table = uuidforge_ident::qualified(&change.schema, STATE_TABLE);
-        let failed = |e| DbError::new("record the change's state", e);
+        let failed = |e| uuidforge_db::client::driver_error("record the change's state", e);
         self.client()
             .batch_execute(&state::create_sql(&table, &change.schema))
             .await
@@ -350,7 +350,7 @@ impl Session for PgSession<'_> {
                 &[&at.id],
             )
             .await
-            .map_err(|e| DbError::new("read the change's state", e))?;
+            .map_err(|e| uuidforge_db::client::driver_error("read the change's state", e))?;
         let Some(row) = row else { return Ok(None) };
         let step: i32 = row.get(0);
         let marks: String = row.get(3);
@@ -410,7 +410,7 @@ impl Session for PgSession<'_> {
         self.client()
             .batch_execute(&state::drop_when_empty_sql(&at.table, &at.schema))
             .await
-            .map_err(|e| DbError::new(context, e))
+            .map_err(|e| uuidforge_db::client::driver_error(context, e))
     }
 
     async fn counts(&self, sql: &str, binds: &[i64]) -> Result<String, DbError> {
@@ -420,7 +420,7 @@ impl Session for PgSession<'_> {
             .client()
             .query_one(sql, &params)
             .await
-            .map_err(|e| DbError::new(sql.to_string(), e))?
+            .map_err(|e| uuidforge_db::client::driver_error(sql.to_string(), e))?
             .get(0);
         Ok(json.unwrap_or_default())
     }
@@ -435,7 +435,7 @@ impl Session for PgSession<'_> {
                 &[&table],
             )
             .await
-            .map_err(|e| DbError::new(format!("measure {table}"), e))?;
+            .map_err(|e| uuidforge_db::client::driver_error(format!("measure {table}"), e))?;
         Ok((row.get(0), row.get(1)))
     }
 
@@ -444,7 +444,7 @@ impl Session for PgSession<'_> {
             .client()
             .query_one(sql, &[&from, &until])
             .await
-            .map_err(|e| DbError::new(sql.to_string(), e))?;
+            .map_err(|e| uuidforge_db::client::driver_error(sql.to_string(), e))?;
         Ok((row.get(0), row.get(1)))
     }
 }

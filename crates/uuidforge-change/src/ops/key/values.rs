@@ -130,7 +130,7 @@ pub fn named_for_key<'a>(
             if (r.oid == key.table.oid && column.num == key.column.num)
                 || !column.can_select
                 || cannot_refer(snapshot, key, column).is_some()
-                || uuidforge_db::discover::name_evidence(
+                || uuidforge_store::names::name_evidence(
                     &column.name,
                     &key.table.name,
                     &key.column.name,
