@@ -7,6 +7,7 @@ mod args;
 mod bounds;
 mod convert;
 mod db;
+mod flags;
 mod gen;
 mod grep;
 mod input;
@@ -179,7 +180,7 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
         Err(UsageError::Db(e)) => {
-            eprintln!("uuidforge: {}", term::message(&e.to_string()));
+            eprintln!("uuidforge: {}", term::message(&flags::said(&e)));
             ExitCode::from(e.exit_code())
         }
     }

@@ -90,7 +90,7 @@ fn every_object_tied_to_a_changed_column_is_refused_by_name_before_anything_runs
         (
             "ALTER TABLE documents ADD COLUMN label text GENERATED ALWAYS AS ('acct-' || account_id::text) STORED",
             "ALTER TABLE documents DROP COLUMN label",
-            &["label text GENERATED ALWAYS AS", "'acct-'", "--regenerate TABLE.COLUMN"],
+            &["label text GENERATED ALWAYS AS", "'acct-'", "(--regenerate public.documents.label)"],
         ),
         (
             "CREATE STATISTICS per_account ON (account_id + 1), title FROM documents",
@@ -230,7 +230,8 @@ fn the_check_inside_the_change_fails_on_anything_but_the_old_values_index() {
 
 /// The plan names the time each key will carry: made up from 2000-01-01
 /// without `--order-by`, with the table's creation-time column proposed
-/// when it has one (`order_date`, as in Northwind), or the row's own.
+/// when it has one (`order_date`, as in Northwind; `placed_at DEFAULT
+/// now()`), or the row's own.
 #[test]
 fn the_plan_names_the_time_a_key_carries_and_proposes_a_creation_time_column() {
     let db = fresh_database(
@@ -238,7 +239,10 @@ fn the_plan_names_the_time_a_key_carries_and_proposes_a_creation_time_column() {
         "CREATE TABLE orders (order_id serial PRIMARY KEY, shipped date, order_date date NOT NULL);
          INSERT INTO orders (order_date) SELECT date '1996-07-04' + g FROM generate_series(1, 30) g;
          CREATE TABLE notes (id serial PRIMARY KEY, body text);
-         INSERT INTO notes (body) VALUES ('a'), ('b');",
+         INSERT INTO notes (body) VALUES ('a'), ('b');
+         CREATE TABLE baskets (id serial PRIMARY KEY, updated_at timestamptz DEFAULT now(),
+                               placed_at timestamptz NOT NULL DEFAULT now());
+         INSERT INTO baskets DEFAULT VALUES;",
     );
     let dir = common::scratch("migrate", "key_times");
     let plan = |args: &[&str]| {
@@ -259,13 +263,19 @@ fn the_plan_names_the_time_a_key_carries_and_proposes_a_creation_time_column() {
     let text = plan(&["orders"]);
     assert!(
         text.contains("key times: made up: from 2000-01-01 on")
-            && text.contains("WARNING: public.orders.order_date (date) looks like each row's creation time: --order-by order_date"),
+            && text.contains("WARNING: public.orders.order_date (date) looks like each row's creation time: give the keys those times (--order-by order_date)"),
         "{text}"
     );
     assert!(!text.contains("shipped) looks like"), "{text}");
     let text = plan(&["orders", "--order-by", "order_date"]);
     assert!(text.contains("key times: each row's order_date"), "{text}");
     assert!(!text.contains("WARNING"), "{text}");
+    // A creation time known by its default, not by its name.
+    let text = plan(&["baskets"]);
+    assert!(
+        text.contains("WARNING: public.baskets.placed_at (timestamp with time zone) looks like each row's creation time: give the keys those times (--order-by placed_at)"),
+        "{text}"
+    );
     let text = plan(&["notes"]);
     assert!(
         text.contains("key times: made up") && !text.contains("WARNING"),
@@ -647,54 +657,91 @@ fn old_keys_in_index_predicates_trigger_whens_and_defaults_become_new_keys() {
     assert!(twice.unwrap_err().starts_with("23505"));
 }
 
-/// What no key map translates is refused before anything runs, naming the
-/// object, what it says and the way out: a value of the old type computed
-/// at run time (a setting cast to bigint) in a policy, a view or a CHECK;
-/// a list of old keys; an order of old keys.
+/// Lists of old keys — a CHECK `NOT IN`, a view `IN … WITH CHECK OPTION`,
+/// a policy `NOT IN`, a trigger's `WHEN (old.id = ANY (ARRAY[1, 2]))` (as
+/// MusicBrainz guards its special rows) and, in one transaction, a partial
+/// index `IN` — are made again with the new keys of those rows, in both
+/// modes, and each holds the same rows to the same rule after. What no key
+/// map translates (a value computed at run time, an order of old keys) is
+/// refused by name before anything runs: the planner's tests show each.
 #[test]
-fn old_type_values_computed_at_run_time_and_lists_of_old_keys_are_refused() {
-    let db = fresh_database("old_keys_refused", SCHEMA);
-    let dir = common::scratch("migrate", "old_keys_refused");
-    let cases: [(&str, &str, &[&str]); 6] = [
-        (
-            "ALTER TABLE documents ALTER COLUMN account_id SET DEFAULT current_setting('app.account_id')::bigint",
-            "ALTER TABLE documents ALTER COLUMN account_id DROP DEFAULT",
-            &["the default of public.documents.account_id", "(current_setting('app.account_id'::text))::bigint", "computed at run time", "DROP DEFAULT"],
-        ),
-        (
-            "ALTER TABLE documents ENABLE ROW LEVEL SECURITY;
-             CREATE POLICY tenant ON documents USING (account_id = current_setting('app.account_id')::bigint)",
-            "DROP POLICY tenant ON documents",
-            &["policy tenant on table documents", "current_setting('app.account_id'::text))::bigint", "computed at run time", "a setting read as uuid"],
-        ),
-        (
-            "CREATE VIEW mine AS SELECT * FROM documents WHERE account_id = current_setting('app.account_id')::bigint",
-            "DROP VIEW mine",
-            &["view public.mine", "computed at run time"],
-        ),
-        (
-            "ALTER TABLE accounts ADD CONSTRAINT not_reserved CHECK (id <> current_setting('app.reserved', true)::bigint)",
-            "ALTER TABLE accounts DROP CONSTRAINT not_reserved",
-            &["constraint not_reserved", "computed at run time"],
-        ),
-        (
-            "CREATE VIEW firsts AS SELECT * FROM documents WHERE account_id IN (1, 2)",
-            "DROP VIEW firsts",
-            &["view public.firsts", "a list of old keys"],
-        ),
-        (
-            "CREATE VIEW early AS SELECT * FROM documents WHERE account_id < 5",
-            "DROP VIEW early",
-            &["view public.early", "other than by = or <>"],
-        ),
-    ];
-    refused_one_by_one(
-        &db,
-        &dir,
-        &cases,
-        &[&[], &["--apply", "--batch-size", "50"]],
-        "drop it before the migration and make it again after",
-    );
+fn lists_of_old_keys_become_the_new_keys_of_their_rows() {
+    let setup = "ALTER TABLE accounts ADD CONSTRAINT first_two_named CHECK (id NOT IN (1, 2) OR name IN ('a1', 'a2'));
+         CREATE VIEW early_documents AS SELECT * FROM documents WHERE account_id IN (3, 4) WITH CHECK OPTION;
+         ALTER TABLE documents ENABLE ROW LEVEL SECURITY;
+         CREATE POLICY hide_first_two ON documents USING (account_id NOT IN (1, 2));
+         CREATE FUNCTION deny() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'a special account'; END $$;
+         CREATE TRIGGER special_accounts BEFORE DELETE ON accounts FOR EACH ROW WHEN (old.id = ANY (ARRAY[1, 2])) EXECUTE FUNCTION deny();";
+    let index =
+        "CREATE UNIQUE INDEX one_title_early ON documents (title) WHERE account_id IN (3, 4);";
+    for (mode, extra, more) in [
+        ("one", &[][..], index),
+        ("batched", &["--batch-size", "40"][..], ""),
+    ] {
+        let (db, _dir) = applied(
+            &format!("old_key_lists_{mode}"),
+            extra,
+            &format!("SET ROLE uuidforge; {setup} {more}"),
+        );
+        let new_key = |old: i32| {
+            admin_sql(
+                &db,
+                &format!("SELECT id FROM accounts WHERE id_old = {old}"),
+            )
+        };
+        assert_eq!(
+            admin_sql(&db, "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 'first_two_named'"),
+            format!(
+                "CHECK (((id <> ALL (ARRAY['{}'::uuid, '{}'::uuid])) OR (name = ANY (ARRAY['a1'::text, 'a2'::text]))))",
+                new_key(1),
+                new_key(2)
+            ),
+            "{mode}"
+        );
+        // The first two accounts are still held to their names, the others not.
+        let renamed = common::try_admin_sql(&db, "UPDATE accounts SET name = 'x' WHERE id_old = 2");
+        assert!(renamed.unwrap_err().starts_with("23514"), "{mode}");
+        common::try_admin_sql(&db, "UPDATE accounts SET name = 'x' WHERE id_old = 5").unwrap();
+        // The view shows the same documents and checks what goes through it.
+        assert_eq!(
+            admin_sql(&db, "SELECT count(*) FROM early_documents"),
+            "20",
+            "{mode}"
+        );
+        let elsewhere = common::try_admin_sql(
+            &db,
+            "INSERT INTO early_documents (account_id, title) SELECT id, 'x' FROM accounts WHERE id_old = 5",
+        );
+        assert!(
+            elsewhere.unwrap_err().contains("violates check option"),
+            "{mode}"
+        );
+        assert_eq!(
+            admin_sql(&db, "SELECT pg_get_expr(polqual, polrelid) FROM pg_policy WHERE polname = 'hide_first_two'"),
+            format!("(account_id <> ALL (ARRAY['{}'::uuid, '{}'::uuid]))", new_key(1), new_key(2)),
+            "{mode}"
+        );
+        // The guard of the special accounts holds them, and only them.
+        let special = common::try_admin_sql(&db, "DELETE FROM accounts WHERE id_old = 1");
+        assert!(special.unwrap_err().contains("a special account"), "{mode}");
+        let other = common::try_admin_sql(&db, "DELETE FROM accounts WHERE id_old = 7");
+        assert!(
+            other.unwrap_err().starts_with("23503"),
+            "{mode}: the foreign key, not the guard"
+        );
+        if mode == "one" {
+            assert!(
+                admin_sql(&db, "SELECT pg_get_indexdef('one_title_early'::regclass)").ends_with(
+                    &format!(
+                        "WHERE (account_id = ANY (ARRAY['{}'::uuid, '{}'::uuid]))",
+                        new_key(3),
+                        new_key(4)
+                    )
+                ),
+                "{mode}"
+            );
+        }
+    }
 }
 
 /// `--complete`, once the application runs on the new keys: refused while

@@ -85,7 +85,7 @@ fn copies_of_service_keys_are_found_named_and_rewritten() {
     let out = migrate(&db, &dir, "services", &["--no-copy-search"]);
     assert!(out.status.success(), "{}", text(&out));
     assert!(
-        text(&out).contains("not searched (--no-copy-search)"),
+        text(&out).contains("not searched, as asked"),
         "{}",
         text(&out)
     );
@@ -199,5 +199,92 @@ fn copies_of_consumer_keys_in_jsonb_and_text_are_rewritten() {
                AND cache_key = 'plugins:request-termination:::' || consumer_id || '::' || ws_id"
         ),
         "199"
+    );
+}
+
+/// Copies of a uuid key held as bytes, as a `uuid192` and as a field of a
+/// composite value (beside Kong's services, in a schema of their own): the
+/// plan finds each, refuses until each is named, and `--also` rewrites
+/// them in place — the 16 bytes to the new key's, the `uuid192` made again
+/// over the new key with its segment (payload or fields, its checksum
+/// good), the composite's field — every other value as it was; in batches
+/// refused (one transaction only).
+#[test]
+fn copies_in_bytes_uuid192_and_composite_values_are_rewritten() {
+    let db = kong("kong_binary");
+    admin_sql(&db, "CREATE EXTENSION uuidforge");
+    admin_sql(
+        &db,
+        "SET ROLE uuidforge;
+         CREATE SCHEMA billing;
+         CREATE TYPE billing.service_ref AS (service uuid, since date);
+         CREATE TABLE billing.charges (id serial PRIMARY KEY, service_bytes bytea, service_wide uuid192,
+                                       ref billing.service_ref, other bytea);
+         INSERT INTO billing.charges (service_bytes, service_wide, ref, other)
+           SELECT uuid_send(s.id), uuid192(s.id, 42), ROW(s.id, date '2026-01-01')::billing.service_ref,
+                  uuid_send(s.id) || '\\x00'::bytea
+             FROM services s;
+         INSERT INTO billing.charges (service_wide) SELECT uuid192(id, 1, 2, 3, 'insert', 4, 5) FROM services LIMIT 1;",
+    );
+    let dir = common::scratch("kong", "binary");
+    let copies_in = ["--copies-in", "billing"];
+    let plan = migrate(&db, &dir, "services", &copies_in);
+    assert_eq!(plan.status.code(), Some(2), "{}", text(&plan));
+    for named in [
+        "\"billing\".\"charges\".service_bytes (bytea:",
+        "\"billing\".\"charges\".service_wide (uuid192:",
+        "\"billing\".\"charges\".ref (composite:",
+    ] {
+        assert!(text(&plan).contains(named), "{named}: {}", text(&plan));
+    }
+    assert!(!text(&plan).contains(".other"), "{}", text(&plan));
+    let also = [
+        "--also",
+        "billing.charges.service_bytes",
+        "--also",
+        "billing.charges.service_wide",
+        "--also",
+        "billing.charges.ref",
+    ];
+    let mut batched = also.to_vec();
+    batched.extend(copies_in);
+    batched.extend(["--batch-size", "10", "--apply"]);
+    let out = migrate(&db, &dir, "services", &batched);
+    assert!(
+        text(&out).contains("rewritten in place in one transaction only"),
+        "{}",
+        text(&out)
+    );
+    let others = "SELECT md5(string_agg(concat_ws(',', id, other, (ref).since, uuid192_payload(service_wide), uuid192_shard(service_wide)), ';' ORDER BY id)) FROM billing.charges";
+    let before = admin_sql(&db, others);
+    let mut args = also.to_vec();
+    args.extend(copies_in);
+    args.push("--apply");
+    let out = migrate(&db, &dir, "services", &args);
+    assert!(out.status.success(), "{}", text(&out));
+    // Every copy names a service by its new key, none by an old one.
+    assert_eq!(
+        admin_sql(
+            &db,
+            "SELECT count(*) FILTER (WHERE NOT EXISTS (SELECT FROM services s WHERE uuid_send(s.id) = c.service_bytes))
+                  || ' ' || count(*) FILTER (WHERE NOT EXISTS (SELECT FROM services s WHERE s.id = uuid192_uuid(c.service_wide)))
+                  || ' ' || count(*) FILTER (WHERE (c.ref).service IS NOT NULL AND NOT EXISTS (SELECT FROM services s WHERE s.id = (c.ref).service))
+               FROM billing.charges c WHERE c.service_bytes IS NOT NULL"
+        ),
+        "0 0 0"
+    );
+    assert_eq!(
+        admin_sql(&db, "SELECT count(*) FROM billing.charges c JOIN services s ON uuid192_uuid(c.service_wide) = s.id AND uuid192_hub(c.service_wide) = 2"),
+        "1",
+        "the general structure's fields kept"
+    );
+    assert_eq!(
+        admin_sql(&db, others),
+        before,
+        "every other value as it was"
+    );
+    assert_eq!(
+        admin_sql(&db, "SELECT count(*) FROM billing.charges c JOIN services s ON uuid_send(s.id_old) = c.service_bytes"),
+        "0"
     );
 }

@@ -183,5 +183,21 @@ fn artist_keys_migrate_with_the_various_artists_check_on_the_new_key() {
         )
         .is_empty());
         admin_sql(&db, "UPDATE artist SET area = 1 WHERE name = 'Artist 2'");
+        // MusicBrainz's guard of its special rows (`WHEN (OLD.id IN (1,
+        // 2))`) names their new keys, and still holds them.
+        let deleted = admin_sql(&db, "SELECT id FROM artist WHERE name = 'Artist 2'");
+        assert!(
+            admin_sql(&db, "SELECT pg_get_triggerdef(oid) FROM pg_trigger WHERE tgname = 'b_del_artist_special'")
+                .contains(&format!("WHEN ((old.id = ANY (ARRAY['{various}'::uuid, '{deleted}'::uuid])))")),
+            "{how:?}"
+        );
+        let refused =
+            common::try_admin_sql(&db, "DELETE FROM artist WHERE name = 'Various Artists'");
+        assert!(
+            refused
+                .unwrap_err()
+                .contains("Attempted to delete a special purpose row"),
+            "{how:?}"
+        );
     }
 }

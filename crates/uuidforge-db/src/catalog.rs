@@ -64,7 +64,9 @@ pub static SNAPSHOT_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(
                                           JOIN pg_depend dep ON dep.classid = 'pg_attrdef'::regclass
                                                AND dep.objid = d.oid AND dep.refclassid = 'pg_proc'::regclass
                                           JOIN pg_proc p ON p.oid = dep.refobjid
-                                         WHERE d.adrelid = c.oid AND d.adnum = a.attnum))
+                                         WHERE d.adrelid = c.oid AND d.adnum = a.attnum),
+                      'default', (SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d
+                                   WHERE d.adrelid = c.oid AND d.adnum = a.attnum AND a.attgenerated = ''))
                       ORDER BY a.attnum), '[]')
                FROM pg_attribute a
               WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped) AS columns
@@ -190,6 +192,50 @@ pub struct Column {
     /// they are, unquoted).
     #[serde(default)]
     pub default_calls: Vec<String>,
+    /// Its default as the server prints it (`now()`), where it has one
+    /// (not a generated column's expression).
+    #[serde(default)]
+    pub default: Option<String>,
+}
+
+impl Column {
+    /// Whether its default stamps each row with the time it was made
+    /// (`now()`, `CURRENT_TIMESTAMP`, `clock_timestamp()`,
+    /// `statement_timestamp()`, `transaction_timestamp()`, `CURRENT_DATE`,
+    /// `LOCALTIMESTAMP`, through a cast or not).
+    ///
+    /// ```
+    /// # use uuidforge_db::catalog::Column;
+    /// let c = |d: &str| Column { num: 1, name: "placed_at".into(), type_oid: 1184,
+    ///     type_name: "timestamp with time zone".into(), not_null: true, can_select: true,
+    ///     default_calls: vec![], default: Some(d.into()) };
+    /// assert!(c("now()").defaults_to_now());
+    /// assert!(c("(CURRENT_TIMESTAMP)::timestamp without time zone").defaults_to_now());
+    /// assert!(!c("'2020-01-01 00:00:00+00'::timestamp with time zone").defaults_to_now());
+    /// ```
+    pub fn defaults_to_now(&self) -> bool {
+        let Some(default) = &self.default else {
+            return false;
+        };
+        let bare: String = default
+            .to_ascii_lowercase()
+            .split("::")
+            .next()
+            .unwrap_or_default()
+            .chars()
+            .filter(|c| !matches!(c, '(' | ')' | ' '))
+            .collect();
+        [
+            "now",
+            "current_timestamp",
+            "clock_timestamp",
+            "statement_timestamp",
+            "transaction_timestamp",
+            "current_date",
+            "localtimestamp",
+        ]
+        .contains(&bare.as_str())
+    }
 }
 
 /// A table, view, materialized view, foreign table or composite type.

@@ -6,6 +6,7 @@
 
 use crate::catalog::{Column, Snapshot};
 use crate::error::DbError;
+use crate::error::{Reason, Refusal, WayOut};
 use serde::Serialize;
 use uuidforge_ident::quote_ident;
 
@@ -181,16 +182,18 @@ pub fn for_new_key(snapshot: &Snapshot, no_default: bool) -> Result<Option<Gener
             function: "pg_catalog.uuidv7".into(),
         }));
     }
-    Err(DbError::refused(
+    Err(DbError::refusal(
         "default",
-        format!(
-            "database {} has no UUIDv7 generator for the new key's default (PostgreSQL {} has no uuidv7(), and neither the uuidforge extension nor its SQL edition is installed): the application's next INSERT that relies on the old default would fail",
-            snapshot.database,
-            snapshot.server_version_num / 10000
-        ),
-    )
-    .with_hint(
-        "install the extension (CREATE EXTENSION uuidforge), or the SQL edition where custom extensions are refused (uuidforge db install-sql --apply), or pass --no-default when the application makes the keys",
+        Refusal::new(
+            Reason::Other,
+            format!(
+                "database {} has no UUIDv7 generator for the new key's default (PostgreSQL {} has no uuidv7(), and neither the uuidforge extension nor its SQL edition is installed): the application's next INSERT that relies on the old default would fail",
+                snapshot.database,
+                snapshot.server_version_num / 10000
+            ),
+        )
+        .way_out(WayOut::InstallGenerator)
+        .way_out(WayOut::NoDefault),
     ))
 }
 
@@ -220,13 +223,12 @@ mod tests {
         let mut s = snapshot(150000);
         let e = for_new_key(&s, false).unwrap_err();
         assert!(e.message.contains("no UUIDv7 generator"), "{e}");
-        let hint = e.hint.clone().unwrap();
-        assert!(
-            hint.contains("CREATE EXTENSION uuidforge")
-                && hint.contains("install-sql")
-                && hint.contains("--no-default"),
-            "{hint}"
+        assert_eq!(
+            e.ways_out(),
+            [WayOut::InstallGenerator, WayOut::NoDefault],
+            "{e}"
         );
+        assert!(e.to_string().contains("CREATE EXTENSION uuidforge"), "{e}");
         assert_eq!(for_new_key(&s, true).unwrap(), None);
         s.server_version_num = 180000;
         let g = for_new_key(&s, false).unwrap().unwrap();

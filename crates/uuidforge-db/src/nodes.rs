@@ -191,7 +191,11 @@ pub enum Operand {
     /// A literal: its type's oid and its value as text, where it is a
     /// number, text or a uuid (`None`: another type, or NULL).
     Literal(u32, Option<String>),
-    /// A list (`= ANY (ARRAY[…])`, `IN (…)`).
+    /// A list of literals (`= ANY (ARRAY[1, 2])`, `IN (1, 2)`, `NOT IN
+    /// (…)`): each element's type oid and value as [`Operand::Literal`]
+    /// has them.
+    Literals(Vec<(u32, Option<String>)>),
+    /// Another list (a subquery's, an array computed at run time).
     List,
     /// A value computed without any column: a setting, a parameter, a
     /// function of literals.
@@ -289,7 +293,7 @@ pub fn value_of(tree: &Node) -> Option<Operand> {
 /// What a column is compared with, when it is not a column.
 fn operand(node: &Node, list: bool) -> Operand {
     if list {
-        return Operand::List;
+        return literals(node).map_or(Operand::List, Operand::Literals);
     }
     match node.kind() {
         Some("RELABELTYPE") => {
@@ -316,6 +320,22 @@ fn operand(node: &Node, list: bool) -> Operand {
     } else {
         Operand::Computed
     }
+}
+
+/// The elements of an `ARRAY[…]` of literals, each as a literal; none
+/// when an element is anything else.
+fn literals(node: &Node) -> Option<Vec<(u32, Option<String>)>> {
+    if node.kind() != Some("ARRAYEXPR") {
+        return None;
+    }
+    node.field("elements")?
+        .items()
+        .iter()
+        .map(|e| match operand(e, false) {
+            Operand::Literal(t, v) => Some((t, v)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Whether a value depends on rows: a column, a subquery, or a subquery's
@@ -453,6 +473,8 @@ mod tests {
             r#"{OPEXPR :args ({CONST :consttype 20 :constlen 8 :constbyval true :constisnull false :constvalue 8 [ -2 -1 -1 -1 -1 -1 -1 -1 ]} {VAR :varno 1 :varattno 1 :varlevelsup 0})}"#,
             r#"{OPEXPR :args ({VAR :varno 1 :varattno 1 :varlevelsup 0} {FUNCEXPR :funcformat 1 :args ({FUNCEXPR :funcformat 0 :args ({CONST :consttype 25 :constisnull false})})})}"#,
             r#"{SCALARARRAYOPEXPR :args ({VAR :varno 1 :varattno 1 :varlevelsup 0} {ARRAYEXPR :elements ({CONST :consttype 20} {CONST :consttype 20})})}"#,
+            r#"{SCALARARRAYOPEXPR :args ({VAR :varno 1 :varattno 1 :varlevelsup 0} {ARRAYEXPR :elements ({FUNCEXPR :funcformat 2 :args ({CONST :consttype 23 :constlen 4 :constbyval true :constisnull false :constvalue 4 [ 1 0 0 0 0 0 0 0 ]})} {CONST :consttype 20 :constlen 8 :constbyval true :constisnull false :constvalue 8 [ 2 0 0 0 0 0 0 0 ]})})}"#,
+            r#"{SCALARARRAYOPEXPR :args ({VAR :varno 1 :varattno 1 :varlevelsup 0} {SUBLINK :subLinkType 2})}"#,
             r#"{OPEXPR :args ({VAR :varno 1 :varattno 1 :varlevelsup 0} {CONST :consttype 2950 :constlen 16 :constbyval false :constisnull false :constvalue 16 [ 1 -115 -1 -94 -98 -89 115 -58 -115 -22 -125 -18 -36 101 -63 -109 ]})}"#,
         ];
         let found: Vec<(Col, Operand)> = checks
@@ -466,6 +488,11 @@ mod tests {
                 ((7, 2), Operand::Literal(25, Some("x".into()))),
                 ((7, 1), Operand::Literal(20, Some("-2".into()))),
                 ((7, 1), Operand::Computed),
+                ((7, 1), Operand::Literals(vec![(20, None), (20, None)])),
+                (
+                    (7, 1),
+                    Operand::Literals(vec![(23, Some("1".into())), (20, Some("2".into()))])
+                ),
                 ((7, 1), Operand::List),
                 (
                     (7, 1),

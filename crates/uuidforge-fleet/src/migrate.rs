@@ -74,7 +74,7 @@ pub async fn plan(
             )
             .await?;
         session.close().await?;
-        let printed = print_compared(plan.change());
+        let printed = print_compared(plan.change(), &uuidforge_db::error::Plain);
         Ok((
             MemberPlan {
                 member,
@@ -440,10 +440,11 @@ pub async fn resume(
             None => {
                 let (plan, snapshot) = runner::plan(&session, op).await?;
                 session.close().await?;
-                let printed: Vec<String> = print_compared(plan.change())
-                    .iter()
-                    .map(|l| super::plans::without_oids(l))
-                    .collect();
+                let printed: Vec<String> =
+                    print_compared(plan.change(), &uuidforge_db::error::Plain)
+                        .iter()
+                        .map(|l| super::plans::without_oids(l))
+                        .collect();
                 same_plans(&[
                     ("the fleet".to_string(), state.plan.clone()),
                     (member.name.clone(), printed),

@@ -400,6 +400,18 @@ pub enum Parameter {
     Complete,
     /// The change run, not only planned.
     Apply,
+    /// The new key given no default (the application makes the keys).
+    NoDefault,
+    /// The members of a fleet of servers.
+    Fleet,
+    /// A table whose rows differ on each member of a fleet.
+    Sharded,
+    /// Values outside the declared references rewritten by a merge.
+    Implicit,
+    /// The schema something is installed into.
+    Schema,
+    /// The UUID whose row a merge keeps.
+    Keep,
 }
 
 impl Parameter {
@@ -420,6 +432,12 @@ impl Parameter {
             Parameter::Resume => "resume",
             Parameter::Complete => "complete",
             Parameter::Apply => "apply",
+            Parameter::NoDefault => "no-default",
+            Parameter::Fleet => "fleet",
+            Parameter::Sharded => "sharded",
+            Parameter::Implicit => "implicit",
+            Parameter::Schema => "schema",
+            Parameter::Keep => "keep",
         }
     }
 }
@@ -477,10 +495,30 @@ pub enum WayOut {
         /// What it is about, as named again (`public.customers`).
         target: String,
     },
-    /// Complete the migration of `target` (its old values dropped).
-    Complete {
+    /// Migrate `target`'s key first.
+    MigrateFirst {
         /// The table, as named again.
         target: String,
+    },
+    /// Migrate the tables whose rows live on other servers there, the
+    /// members of a fleet together.
+    AcrossFleet {
+        /// Whether each member holds its own rows.
+        sharded: bool,
+    },
+    /// Give the new key no default: the application makes the keys.
+    NoDefault,
+    /// Install a UUIDv7 generator: the extension, or its SQL edition
+    /// where extensions are refused.
+    InstallGenerator,
+    /// Merge without rewriting values outside the declared references.
+    MergeWithoutImplicit,
+    /// Install it into another schema.
+    AnotherSchema,
+    /// Keep the merged UUID's own row, or name no survivor.
+    KeepOwnRow {
+        /// The UUID merged into.
+        uuid: String,
     },
 }
 
@@ -537,9 +575,38 @@ impl WayOut {
                 "complete it with: {}",
                 vocabulary.resume(operation, target)
             ),
-            WayOut::Complete { target } => format!(
-                "complete the migration of {target} first ({})",
-                p(Parameter::Complete)
+            WayOut::MigrateFirst { target } => format!(
+                "migrate its key first ({})",
+                vocabulary.migrate(target)
+            ),
+            WayOut::AcrossFleet { sharded } => format!(
+                "migrate the tables behind them on their servers, the members together ({} FILE{}), and this server's own tables apart",
+                p(Parameter::Fleet),
+                if *sharded {
+                    format!(" with {}", p(Parameter::Sharded))
+                } else {
+                    String::new()
+                }
+            ),
+            WayOut::NoDefault => format!(
+                "give the new key no default when the application makes the keys ({})",
+                p(Parameter::NoDefault)
+            ),
+            WayOut::InstallGenerator => format!(
+                "install a generator: the extension (CREATE EXTENSION uuidforge), or its SQL edition where custom extensions are refused ({})",
+                vocabulary.install_sql()
+            ),
+            WayOut::MergeWithoutImplicit => format!(
+                "rewrite it by hand, or merge without {}",
+                p(Parameter::Implicit)
+            ),
+            WayOut::AnotherSchema => format!(
+                "install it into another schema ({} NAME)",
+                p(Parameter::Schema)
+            ),
+            WayOut::KeepOwnRow { uuid } => format!(
+                "keep its own row ({} {uuid}), or name no survivor",
+                p(Parameter::Keep)
             ),
         }
     }
@@ -552,6 +619,14 @@ pub trait Vocabulary {
     fn parameter(&self, parameter: Parameter) -> String;
     /// What completes the change `operation` of `target` under way.
     fn resume(&self, operation: &str, target: &str) -> String;
+    /// What migrates `target`'s key.
+    fn migrate(&self, target: &str) -> String {
+        format!("migrate-key of {target}")
+    }
+    /// What installs the SQL edition of the generator.
+    fn install_sql(&self) -> String {
+        "install-sql".into()
+    }
 }
 
 /// The library's own words: each parameter by its name.

@@ -10,7 +10,7 @@ use super::{Statement, Value};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use uuid::Uuid;
-use uuidforge_db::error::DbError;
+use uuidforge_db::error::{DbError, Reason, Refusal, WayOut};
 
 /// What a data action needs of the database, in the change's transaction.
 #[allow(async_fn_in_trait)]
@@ -122,7 +122,7 @@ impl NewKeys {
     pub fn printed(&self) -> Vec<String> {
         let how = match &self.given {
             Some(given) => format!(
-                "-- new keys as the other database (--keys-from) gave them, {} keys, for: {};",
+                "-- new keys as the other database gave them, {} keys, for: {};",
                 given.0.len(),
                 self.read
             ),
@@ -156,12 +156,16 @@ fn given_keys(rows: &[(String, Option<i64>)], given: &GivenKeys) -> Result<Vec<U
         .map(|(old, _)| old.as_str())
         .collect();
     if let Some(first) = missing.first() {
-        return Err(DbError::refused(
+        return Err(DbError::refusal(
             "keys-from",
-            format!(
-                "{} row(s) have no key in the other database, the first with key '{first}' (expected every row here there too, its old key kept beside its new one): let the subscriber catch up to the migration first, or migrate with --key-file",
-                missing.len()
-            ),
+            Refusal::new(
+                Reason::Other,
+                format!(
+                    "{} row(s) have no key in the other database, the first with key '{first}' (expected every row here there too, its old key kept beside its new one): let the subscriber catch up to the migration first",
+                    missing.len()
+                ),
+            )
+            .way_out(WayOut::SameKeyFile),
         ));
     }
     Ok(rows.iter().map(|(old, _)| given.0[old]).collect())
@@ -292,15 +296,19 @@ impl Implicit {
             if after == before {
                 // find saw it, the value's text does not show it (an
                 // escape): refuse rather than leave it behind.
-                return Err(DbError::refused(
+                return Err(DbError::refusal(
                     "implicit",
-                    format!(
-                        "{} of row {} holds {}, but not as {} in its text (nothing was changed: rewrite it by hand or merge without --implicit)",
-                        value.column_name,
-                        value.key,
-                        value.old,
-                        value.spellings.iter().map(|(w, _)| w.as_str()).collect::<Vec<_>>().join(" or ")
-                    ),
+                    Refusal::new(
+                        Reason::Other,
+                        format!(
+                            "{} of row {} holds {}, but not as {} in its text (nothing was changed)",
+                            value.column_name,
+                            value.key,
+                            value.old,
+                            value.spellings.iter().map(|(w, _)| w.as_str()).collect::<Vec<_>>().join(" or ")
+                        ),
+                    )
+                    .way_out(WayOut::MergeWithoutImplicit),
                 ));
             }
             io.run(&Statement::with(
@@ -368,7 +376,7 @@ mod tests {
             given: Some(given),
         });
         assert!(!step.needs_secret());
-        assert!(step.printed()[0].contains("(--keys-from) gave them, 2 keys"));
+        assert!(step.printed()[0].contains("the other database gave them, 2 keys"));
     }
 
     #[test]

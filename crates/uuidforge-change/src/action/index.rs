@@ -25,20 +25,17 @@ pub enum Index {
         columns: String,
         /// `UNIQUE`.
         unique: bool,
-        /// `CONCURRENTLY` (outside a transaction: see
-        /// [`Index::Concurrently`]).
-        concurrently: bool,
         /// `IF NOT EXISTS`.
         if_not_exists: bool,
     },
-    /// An index built without blocking writers, outside any transaction:
-    /// `definition` says `CREATE [UNIQUE] INDEX CONCURRENTLY name …`; what
-    /// a killed earlier build left of `index` is dropped first.
+    /// An index built without blocking writers, outside any transaction
+    /// (`CREATE … INDEX CONCURRENTLY`); what a killed earlier build left of
+    /// `index` is dropped first.
     Concurrently {
         /// The index (qualified), for the cleanup.
         index: String,
-        /// The statement.
-        definition: String,
+        /// What is built.
+        build: Build,
     },
     /// `DROP INDEX`.
     Drop {
@@ -66,6 +63,59 @@ pub enum Index {
     },
 }
 
+/// An index built concurrently ([`Index::Concurrently`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Build {
+    /// Over columns (names, quoted, comma-separated).
+    Columns {
+        /// Its name.
+        name: String,
+        /// The table.
+        table: String,
+        /// The columns.
+        columns: String,
+        /// `UNIQUE`.
+        unique: bool,
+    },
+    /// As a definition PostgreSQL wrote says, under another name
+    /// ([`crate::ops`]' key migration makes it over the new columns).
+    Definition {
+        /// Its name.
+        name: String,
+        /// `UNIQUE`.
+        unique: bool,
+        /// What follows the name: ` ON table USING method (…) …`.
+        rest: String,
+    },
+}
+
+impl Build {
+    fn statement(&self) -> String {
+        let unique = |u: bool| if u { "UNIQUE " } else { "" };
+        match self {
+            Build::Columns {
+                name,
+                table,
+                columns,
+                unique: u,
+            } => format!(
+                "CREATE {}INDEX CONCURRENTLY {} ON {table} ({columns})",
+                unique(*u),
+                quote_ident(name)
+            ),
+            Build::Definition {
+                name,
+                unique: u,
+                rest,
+            } => format!(
+                "CREATE {}INDEX CONCURRENTLY {}{rest}",
+                unique(*u),
+                quote_ident(name)
+            ),
+        }
+    }
+}
+
 impl Index {
     /// Its SQL, one statement per element.
     pub fn statements(&self) -> Vec<String> {
@@ -76,18 +126,16 @@ impl Index {
                 table,
                 columns,
                 unique,
-                concurrently,
                 if_not_exists,
             } => vec![format!(
-                "CREATE {}INDEX {}{}{} ON {table} ({columns})",
+                "CREATE {}INDEX {}{} ON {table} ({columns})",
                 if *unique { "UNIQUE " } else { "" },
-                if *concurrently { "CONCURRENTLY " } else { "" },
                 if *if_not_exists { "IF NOT EXISTS " } else { "" },
                 quote_ident(name)
             )],
-            Index::Concurrently { index, definition } => vec![
+            Index::Concurrently { index, build } => vec![
                 format!("DROP INDEX CONCURRENTLY IF EXISTS {index}"),
-                definition.clone(),
+                build.statement(),
             ],
             Index::Drop { index } => vec![format!("DROP INDEX {index}")],
             Index::Rename { schema, from, to } => vec![format!(
@@ -112,10 +160,7 @@ impl Index {
     /// What it locks.
     pub fn locks(&self) -> Locks {
         match self {
-            Index::Concurrently { .. }
-            | Index::On {
-                concurrently: true, ..
-            } => Locks::ShareUpdateExclusive,
+            Index::Concurrently { .. } => Locks::ShareUpdateExclusive,
             // The table's writes wait, its reads go on.
             Index::Create { .. } | Index::On { .. } => Locks::ShareRowExclusive,
             _ => Locks::AccessExclusive,
@@ -124,14 +169,7 @@ impl Index {
 
     /// Whether it runs inside a transaction (a concurrent build does not).
     pub fn transactional(&self) -> bool {
-        !matches!(
-            self,
-            Index::Concurrently { .. }
-                | Index::On {
-                    concurrently: true,
-                    ..
-                }
-        )
+        !matches!(self, Index::Concurrently { .. })
     }
 
     /// The rename undoing an index rename.

@@ -35,6 +35,7 @@ mod constraint;
 mod data;
 mod index;
 mod objects;
+pub mod old_keys;
 mod statement;
 mod table;
 mod transaction;
@@ -44,11 +45,11 @@ pub use data::{
     new_keys, Data, DataIo, GivenKeys, Implicit, ImplicitValue, NewKeys, Outputs,
     SYNTHESIZED_EPOCH_MS,
 };
-pub use index::Index;
+pub use index::{Build, Index};
 pub use objects::{Grant, Object, UserTrigger, View};
 pub use statement::{Binding, Statement, Value};
 pub use table::Table;
-pub use transaction::{Transaction, DEPENDENTS_LEFT};
+pub use transaction::{lock_tables, Transaction, DEPENDENTS_LEFT};
 
 /// What an action's statements lock on the relation they change, weakest
 /// first: what a schedule needs to know to let the application's writers
@@ -73,6 +74,40 @@ impl Locks {
     /// Whether the application's writers wait while it is held.
     pub fn blocks_writers(self) -> bool {
         self >= Locks::Share
+    }
+
+    /// The mode as `LOCK TABLE` names it (none for [`Locks::Nothing`]).
+    pub fn keyword(self) -> Option<&'static str> {
+        match self {
+            Locks::Nothing => None,
+            Locks::ShareUpdateExclusive => Some("SHARE UPDATE EXCLUSIVE"),
+            Locks::Share => Some("SHARE"),
+            Locks::ShareRowExclusive => Some("SHARE ROW EXCLUSIVE"),
+            Locks::AccessExclusive => Some("ACCESS EXCLUSIVE"),
+        }
+    }
+}
+
+// Plans recorded in a state table name the mode as `LOCK TABLE` does.
+impl serde::Serialize for Locks {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.keyword().unwrap_or("NOTHING"))
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Locks {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Locks, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        [
+            Locks::Nothing,
+            Locks::ShareUpdateExclusive,
+            Locks::Share,
+            Locks::ShareRowExclusive,
+            Locks::AccessExclusive,
+        ]
+        .into_iter()
+        .find(|l| l.keyword().unwrap_or("NOTHING") == text)
+        .ok_or_else(|| serde::de::Error::custom(format!("'{text}' is not a lock mode")))
     }
 }
 
@@ -281,12 +316,20 @@ mod tests {
         assert!(fk.statements()[0].ends_with(" NOT VALID"));
         let build = Action::Index(Index::Concurrently {
             index: "\"s\".\"i\"".into(),
-            definition: "CREATE INDEX CONCURRENTLY \"i\" ON \"s\".\"t\" (a)".into(),
+            build: Build::Columns {
+                name: "i".into(),
+                table: "\"s\".\"t\"".into(),
+                columns: "a".into(),
+                unique: false,
+            },
         });
         assert!(!build.transactional());
         assert_eq!(
-            build.statements()[0],
-            "DROP INDEX CONCURRENTLY IF EXISTS \"s\".\"i\""
+            build.statements(),
+            [
+                "DROP INDEX CONCURRENTLY IF EXISTS \"s\".\"i\"",
+                "CREATE INDEX CONCURRENTLY \"i\" ON \"s\".\"t\" (a)"
+            ]
         );
     }
 

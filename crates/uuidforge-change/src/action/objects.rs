@@ -293,7 +293,7 @@ pub enum Object {
     },
     /// An action whose definition compares a changed column with old
     /// keys, run with the new keys read from the key map
-    /// (`ops::key::literals`).
+    /// ([`super::old_keys`]).
     WithNewKeys {
         /// The action, its old keys marked.
         action: Box<Action>,
@@ -426,7 +426,7 @@ impl Object {
             Object::WithNewKeys { action, map } => action
                 .statements()
                 .iter()
-                .map(|s| crate::ops::key::literals::run_with_new_keys(s, map))
+                .map(|s| super::old_keys::run_with_new_keys(s, map))
                 .collect(),
             Object::DropFunction { function } => vec![format!("DROP FUNCTION {function}()")],
             Object::CreateSqlFunction {

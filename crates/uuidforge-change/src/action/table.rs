@@ -34,6 +34,14 @@ pub enum Table {
         /// The column.
         column: String,
     },
+    /// `ALTER TABLE … ADD COLUMN` of a column as its definition says
+    /// (`name type GENERATED ALWAYS AS (…) STORED`).
+    AddColumnDefinition {
+        /// The table.
+        table: String,
+        /// The column's definition.
+        definition: String,
+    },
     /// Columns added to one table, in one statement.
     AddColumns {
         /// The table.
@@ -145,6 +153,9 @@ impl Table {
             Table::Drop { table } => vec![format!("DROP TABLE {table}")],
             Table::DropColumn { table, column } => {
                 vec![alter_table(table, &format!("DROP COLUMN {}", quote_ident(column)))]
+            }
+            Table::AddColumnDefinition { table, definition } => {
+                vec![alter_table(table, &format!("ADD COLUMN {definition}"))]
             }
             Table::AddColumns { table, columns } => vec![alter_table(
                 table,

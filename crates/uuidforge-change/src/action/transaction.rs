@@ -21,8 +21,8 @@ pub enum Transaction {
     LockTable {
         /// The table.
         table: String,
-        /// `SHARE ROW EXCLUSIVE`, …
-        mode: String,
+        /// The mode.
+        mode: Locks,
     },
     /// Fails the transaction, naming each, when any object depends
     /// (`pg_depend`) on one of `columns` (the same-named columns of their
@@ -35,6 +35,26 @@ pub enum Transaction {
         /// Indexes (quoted, qualified) that may depend on them.
         except: Vec<String>,
     },
+}
+
+/// `LOCK TABLE` of `tables` (quoted, qualified) in `mode`; with `nowait`,
+/// one that fails at once instead of waiting: the one spelling of every
+/// lock a change takes.
+///
+/// ```
+/// use uuidforge_change::action::{lock_tables, Locks};
+/// assert_eq!(
+///     lock_tables(&["\"s\".\"t\"".into()], Locks::AccessExclusive, true),
+///     "LOCK TABLE \"s\".\"t\" IN ACCESS EXCLUSIVE MODE NOWAIT"
+/// );
+/// ```
+pub fn lock_tables(tables: &[String], mode: Locks, nowait: bool) -> String {
+    format!(
+        "LOCK TABLE {} IN {} MODE{}",
+        tables.join(", "),
+        mode.keyword().unwrap_or("ACCESS SHARE"),
+        if nowait { " NOWAIT" } else { "" }
+    )
 }
 
 /// The SQLSTATE the check raises: `dependent_objects_still_exist`.
@@ -54,7 +74,7 @@ impl Transaction {
                 vec![format!("SET LOCAL {setting} = {}", quote_literal(value))]
             }
             Transaction::LockTable { table, mode } => {
-                vec![format!("LOCK TABLE {table} IN {mode} MODE")]
+                vec![lock_tables(std::slice::from_ref(table), *mode, false)]
             }
             Transaction::NothingDependsOn { columns, except } => {
                 vec![nothing_depends_on(columns, except)]
@@ -65,10 +85,7 @@ impl Transaction {
     /// What it locks.
     pub fn locks(&self) -> Locks {
         match self {
-            Transaction::LockTable { mode, .. } if mode == "SHARE ROW EXCLUSIVE" => {
-                Locks::ShareRowExclusive
-            }
-            Transaction::LockTable { .. } => Locks::AccessExclusive,
+            Transaction::LockTable { mode, .. } => *mode,
             _ => Locks::Nothing,
         }
     }

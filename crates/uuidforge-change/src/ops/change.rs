@@ -4,6 +4,70 @@
 use super::lock::Lock;
 use super::step::{BatchStep, Check, Step};
 use serde::{Deserialize, Serialize};
+use uuidforge_db::error::{Plain, Vocabulary, WayOut};
+
+/// A line of a plan's summary: its words, and the ways out it ends with,
+/// which each front end spells its own way. Written in JSON as the
+/// library's own words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    /// Its words.
+    pub text: String,
+    /// The ways out it names, after its words.
+    pub ways_out: Vec<WayOut>,
+}
+
+impl Line {
+    /// A line of `text` ending with `way_out`.
+    pub fn with(text: impl Into<String>, way_out: WayOut) -> Line {
+        Line {
+            text: text.into(),
+            ways_out: vec![way_out],
+        }
+    }
+
+    /// The line in the words of a front end.
+    pub fn rendered(&self, vocabulary: &dyn Vocabulary) -> String {
+        let mut out = self.text.clone();
+        for (i, w) in self.ways_out.iter().enumerate() {
+            out.push_str(if i == 0 { ": " } else { ", or " });
+            out.push_str(&w.rendered(vocabulary));
+        }
+        out
+    }
+}
+
+/// `texts` as lines without ways out.
+pub fn lines(texts: impl IntoIterator<Item = String>) -> Vec<Line> {
+    texts.into_iter().map(Line::from).collect()
+}
+
+impl From<String> for Line {
+    fn from(text: String) -> Line {
+        Line {
+            text,
+            ways_out: Vec::new(),
+        }
+    }
+}
+
+impl From<&str> for Line {
+    fn from(text: &str) -> Line {
+        Line::from(text.to_string())
+    }
+}
+
+impl Serialize for Line {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.rendered(&Plain))
+    }
+}
+
+impl<'de> Deserialize<'de> for Line {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Line, D::Error> {
+        String::deserialize(deserializer).map(Line::from)
+    }
+}
 
 /// How a change runs, with its steps.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -99,7 +163,7 @@ pub struct ChangePlan {
     /// The relations it writes, each once, by oid.
     pub touches: Vec<Touched>,
     /// The plan's comment lines, first `plan: …`.
-    pub summary: Vec<String>,
+    pub summary: Vec<Line>,
     /// What to back up first.
     pub backup: Backup,
     /// The steps, by mode.
@@ -107,10 +171,6 @@ pub struct ChangePlan {
     /// Printed after the plan: notes and scripts (an undo), each line as
     /// it is.
     pub epilogue: Vec<String>,
-    /// The command that completes it when it runs in batches and stopped
-    /// half-way (the operation's; the runner knows no command).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resume: Option<String>,
     /// Printed after the summary: what planning measured (a search's
     /// time), which differs from one planning to the next.
     #[serde(default)]
@@ -122,7 +182,7 @@ pub struct ChangePlan {
 /// another time to make).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct Measured(pub Vec<String>);
+pub struct Measured(pub Vec<Line>);
 
 impl PartialEq for Measured {
     fn eq(&self, _: &Measured) -> bool {

@@ -11,6 +11,8 @@
 //! have no `CASCADE` either).
 
 use crate::action::{Action, Index, Table, Transaction};
+use crate::ops::key::naming::{is_new_column, old_column};
+use crate::ops::Reading;
 use crate::ops::{
     one_line, touched, Answers, Backup, ChangePlan, Check, Operation, Planned, Read, Run,
     Statement, Step,
@@ -18,6 +20,7 @@ use crate::ops::{
 use serde::{Deserialize, Serialize};
 use uuidforge_db::catalog::{RelKind, Relation, Snapshot};
 use uuidforge_db::error::DbError;
+use uuidforge_db::error::{Reason, Refusal, WayOut};
 use uuidforge_db::introspect::Mention;
 use uuidforge_db::plan::{Param, Query};
 use uuidforge_ident::quote_literal;
@@ -60,6 +63,10 @@ impl Planned for CompletePlan {
         &self.change
     }
 }
+
+/// The read of what uses the old columns ([`USERS_SQL`]).
+const USERS: crate::ops::Named<Users> =
+    crate::ops::Named::new("users", "read what uses the old columns");
 
 /// What uses an old column, as the planning pass reads it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -106,40 +113,45 @@ fn old_columns<'a>(snapshot: &'a Snapshot, op: &CompleteKey) -> Result<OldColumn
         .filter_map(|n| table.column(*n))
         .find(|c| c.type_name == "uuid")
         .ok_or_else(|| {
-            DbError::refused(
+            DbError::refusal(
                 "table",
-                format!(
-                    "{}'s primary key has no uuid column: migrate it first (migrate-key {} --apply)",
-                    table.display_name(),
-                    op.table
-                ),
+                Refusal::new(
+                    Reason::StillUsed,
+                    format!("{}'s primary key has no uuid column", table.display_name()),
+                )
+                .way_out(WayOut::MigrateFirst {
+                    target: op.table.clone(),
+                }),
             )
         })?;
-    if table
-        .columns
-        .iter()
-        .any(|c| c.name.ends_with("_uuidforge_new"))
-    {
-        return Err(DbError::refused(
+    if table.columns.iter().any(|c| is_new_column(&c.name)) {
+        return Err(DbError::refusal(
             "table",
-            format!(
-                "a migration in batches of {} is under way (its new columns are there): finish it first (migrate-key {} --resume)",
-                table.display_name(),
-                op.table
-            ),
+            Refusal::new(
+                Reason::UnderWay,
+                format!(
+                    "a migration in batches of {} is under way (its new columns are there)",
+                    table.display_name(),
+                ),
+            )
+            .way_out(WayOut::Resume {
+                operation: "migrate-key".into(),
+                target: op.table.clone(),
+            }),
         ));
     }
-    let old = op
-        .keep_old
-        .clone()
-        .unwrap_or_else(|| format!("{}_old", key.name));
+    let old = op.keep_old.clone().unwrap_or_else(|| old_column(&key.name));
     if table.column_named(&old).is_none() {
-        return Err(DbError::refused(
+        return Err(DbError::refusal(
             "table",
-            format!(
-                "{} has no column {old} (expected the old keys a migration kept: completed already, or kept under another name: --keep-old NAME)",
-                table.display_name()
-            ),
+            Refusal::new(
+                Reason::StillUsed,
+                format!(
+                    "{} has no column {old} (expected the old keys a migration kept: completed already, or kept under another name)",
+                    table.display_name()
+                ),
+            )
+            .way_out(WayOut::KeepOldAs),
         ));
     }
     let mut columns = vec![(table, old)];
@@ -151,7 +163,7 @@ fn old_columns<'a>(snapshot: &'a Snapshot, op: &CompleteKey) -> Result<OldColumn
             let Some(c) = referencing.column(*n) else {
                 continue;
             };
-            let name = format!("{}_old", c.name);
+            let name = old_column(&c.name);
             if referencing.column_named(&name).is_some()
                 && !columns
                     .iter()
@@ -187,37 +199,29 @@ impl Operation for CompleteKey {
     type Plan = CompletePlan;
 
     fn name(&self) -> &'static str {
-        "migrate-key --complete"
+        "complete-key"
     }
 
     fn reads(&self, snapshot: &Snapshot, _answers: &Answers) -> Result<Vec<Read>, DbError> {
         let (table, columns) = old_columns(snapshot, self)?;
         let names: Vec<String> = columns.iter().map(|(_, c)| c.clone()).collect();
         Ok(vec![
-            Read::new(
-                "users",
-                "read what uses the old columns",
-                Query {
-                    sql: USERS_SQL.to_string(),
-                    params: vec![
-                        Param::TextArray(columns.iter().map(|(t, _)| t.sql_name()).collect()),
-                        Param::TextArray(names.clone()),
-                        Param::Text(table.sql_name()),
-                    ],
-                },
-            ),
-            Read::new(
-                "mentions",
-                "list the function bodies mentioning the old columns",
-                crate::ops::rename::mentions_query(&names),
-            ),
+            USERS.read(Query {
+                sql: USERS_SQL.to_string(),
+                params: vec![
+                    Param::TextArray(columns.iter().map(|(t, _)| t.sql_name()).collect()),
+                    Param::TextArray(names.clone()),
+                    Param::Text(table.sql_name()),
+                ],
+            }),
+            crate::ops::rename::MENTIONS.read(crate::ops::rename::mentions_query(&names)),
         ])
     }
 
     fn plan(&self, snapshot: &Snapshot, answers: &Answers) -> Result<CompletePlan, DbError> {
         let (table, columns) = old_columns(snapshot, self)?;
-        let users: Users = answers.get_or_default("users", "what uses the old columns")?;
-        let mentions: Vec<Mention> = answers.get_or_default("mentions", "mentions")?;
+        let users = answers.required(&USERS)?;
+        let mentions = answers.required(&crate::ops::rename::MENTIONS)?;
         refuse_used(&users, &mentions)?;
         let dropped: Vec<OldColumn> = columns
             .iter()
@@ -321,7 +325,7 @@ fn change(
         })
         .collect();
     ChangePlan {
-        operation: "migrate-key --complete".into(),
+        operation: "complete-key".into(),
         target: table.typed_name(),
         schema: table.schema.clone(),
         touches: touched(
@@ -329,7 +333,7 @@ fn change(
                 .iter()
                 .filter_map(|d| snapshot.relations.iter().find(|r| r.sql_name() == d.table)),
         ),
-        summary,
+        summary: crate::ops::lines(summary),
         backup: Backup {
             relations: tables,
             schema_only: false,
@@ -344,7 +348,6 @@ fn change(
             }],
         },
         epilogue: Vec::new(),
-        resume: None,
         measured: Default::default(),
     }
 }

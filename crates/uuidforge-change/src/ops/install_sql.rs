@@ -9,6 +9,7 @@
 use super::{
     Answers, Backup, ChangePlan, Check, Operation, Planned, Read, Run, Statement, Step, Value,
 };
+use crate::ops::Reading;
 use serde::Serialize;
 use uuidforge_db::catalog::Snapshot;
 use uuidforge_db::error::DbError;
@@ -154,6 +155,17 @@ impl InstallSql {
     }
 }
 
+/// The schema an edition goes into, as read.
+#[derive(serde::Deserialize)]
+struct Schema {
+    exists: bool,
+    extension_functions: Vec<String>,
+}
+
+/// The read of the schema and the extensions' functions in it.
+const SCHEMA: crate::ops::Named<Schema> =
+    crate::ops::Named::new("schema", "the schema and the extensions' functions in it");
+
 impl Operation for InstallSql {
     type Plan = InstallSqlPlan;
 
@@ -164,10 +176,7 @@ impl Operation for InstallSql {
     /// Whether the schema exists, and the functions in it of the edition's
     /// names that belong to an extension (which the edition would replace).
     fn reads(&self, _snapshot: &Snapshot, _answers: &Answers) -> Result<Vec<Read>, DbError> {
-        Ok(vec![Read::new(
-            "schema",
-            "the schema and the extensions' functions in it",
-            uuidforge_db::plan::Query {
+        Ok(vec![SCHEMA.read(uuidforge_db::plan::Query {
                 sql: "SELECT json_build_object('exists', EXISTS (SELECT FROM pg_namespace WHERE nspname = $1), \
                  'extension_functions', (SELECT coalesce(json_agg(DISTINCT e.extname || ': ' || p.proname), '[]') \
                     FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace \
@@ -178,27 +187,23 @@ impl Operation for InstallSql {
                         'uuidv7_is_plausible', 'uuidv7_implausibility', 'uuid_extract_timestamp', 'uuid_extract_version')))::text"
                     .into(),
                 params: vec![uuidforge_db::plan::Param::Text(self.schema.clone())],
-            },
-        )])
+        })])
     }
 
     fn plan(&self, snapshot: &Snapshot, answers: &Answers) -> Result<InstallSqlPlan, DbError> {
-        #[derive(serde::Deserialize)]
-        struct Schema {
-            exists: bool,
-            extension_functions: Vec<String>,
-        }
-        let found: Schema = answers
-            .get("schema", "the schema")?
-            .ok_or_else(|| DbError::unreadable("schema", "not read"))?;
+        let found = answers.required(&SCHEMA)?;
         if !found.extension_functions.is_empty() {
-            return Err(DbError::refused(
+            return Err(DbError::refusal(
                 "schema",
-                format!(
-                    "schema {} holds functions of an extension under the edition's names ({}): the edition would replace them; install it into another schema (--schema)",
-                    self.schema,
-                    found.extension_functions.join(", ")
-                ),
+                uuidforge_db::error::Refusal::new(
+                    uuidforge_db::error::Reason::NameTaken,
+                    format!(
+                        "schema {} holds functions of an extension under the edition's names ({}): the edition would replace them",
+                        self.schema,
+                        found.extension_functions.join(", ")
+                    ),
+                )
+                .way_out(uuidforge_db::error::WayOut::AnotherSchema),
             ));
         }
         let installed = snapshot
@@ -246,7 +251,7 @@ impl Operation for InstallSql {
                 target: self.schema.clone(),
                 schema: self.schema.clone(),
                 touches: Vec::new(),
-                summary,
+                summary: crate::ops::lines(summary),
                 backup: Backup {
                     // Its definitions, where there is a schema to replace
                     // functions in.
@@ -264,7 +269,6 @@ impl Operation for InstallSql {
                     checks: self.checks(),
                 },
                 epilogue: Vec::new(),
-                resume: None,
                 measured: Default::default(),
             },
         })

@@ -3,6 +3,7 @@
 //! tables one by one without ever waiting while it holds any of them
 //! (`runner::locks`).
 
+use crate::action::{lock_tables, Locks};
 use serde::{Deserialize, Serialize};
 
 /// Tables to lock, in one mode.
@@ -11,8 +12,8 @@ pub struct Lock {
     /// The tables, quoted and qualified, in the order the plan prefers
     /// (the runner learns a better one from who holds what).
     pub tables: Vec<String>,
-    /// The lock mode, e.g. `ACCESS EXCLUSIVE`.
-    pub mode: String,
+    /// The lock mode.
+    pub mode: Locks,
 }
 
 impl Lock {
@@ -20,27 +21,19 @@ impl Lock {
     pub fn access_exclusive(tables: Vec<String>) -> Lock {
         Lock {
             tables,
-            mode: "ACCESS EXCLUSIVE".into(),
+            mode: Locks::AccessExclusive,
         }
     }
 
     /// The one statement that takes them all, as printed.
     pub fn statement(&self) -> String {
-        format!(
-            "LOCK TABLE {} IN {} MODE",
-            self.tables.join(", "),
-            self.mode
-        )
+        lock_tables(&self.tables, self.mode, false)
     }
 
     /// The statement that takes `table` alone; with `nowait`, one that
     /// fails at once instead of waiting.
     pub fn one(&self, table: &str, nowait: bool) -> String {
-        format!(
-            "LOCK TABLE {table} IN {} MODE{}",
-            self.mode,
-            if nowait { " NOWAIT" } else { "" }
-        )
+        lock_tables(&[table.to_string()], self.mode, nowait)
     }
 }
 

@@ -33,10 +33,11 @@ mod step;
 pub mod unmerge;
 
 pub use crate::action::{one_line, Binding, Statement, Value};
-pub use change::{distinct, touched, Backup, ChangePlan, Measured, Run, Touched};
+pub use change::{distinct, lines, touched, Backup, ChangePlan, Line, Measured, Run, Touched};
+pub use key::naming as key_names;
 pub use lock::Lock;
 pub use print::{print, print_compared};
-pub use reads::{Answers, Probe, Read};
+pub use reads::{Answers, Named, NamedText, Probe, Read, Reading};
 pub use step::{Backfill, BatchStep, Check, Step, Stop};
 
 use serde::Serialize;

@@ -1,28 +1,30 @@
 //! The printed form of a change: its summary as comments, the exact SQL of
 //! its steps in order, its checks, then its epilogue.
 
-use super::change::{ChangePlan, Run};
+use super::change::{ChangePlan, Line, Run};
 use super::step::{BatchStep, Check, Step};
 use crate::action::one_line;
+use uuidforge_db::error::Vocabulary;
 
-/// The printed form of `change`, line by line.
-pub fn print(change: &ChangePlan) -> Vec<String> {
-    printed(change, true)
+/// The printed form of `change`, line by line, its summary's ways out in
+/// the words of `vocabulary` (a front end's).
+pub fn print(change: &ChangePlan, vocabulary: &dyn Vocabulary) -> Vec<String> {
+    printed(change, true, vocabulary)
 }
 
 /// The printed form of `change` without what planning measured: what two
 /// plans of the same change print alike (a fleet's members compare it).
-pub fn print_compared(change: &ChangePlan) -> Vec<String> {
-    printed(change, false)
+pub fn print_compared(change: &ChangePlan, vocabulary: &dyn Vocabulary) -> Vec<String> {
+    printed(change, false, vocabulary)
 }
 
-fn printed(change: &ChangePlan, measured: bool) -> Vec<String> {
-    let measured: &[String] = if measured { &change.measured.0 } else { &[] };
+fn printed(change: &ChangePlan, measured: bool, vocabulary: &dyn Vocabulary) -> Vec<String> {
+    let measured: &[Line] = if measured { &change.measured.0 } else { &[] };
     let mut out: Vec<String> = change
         .summary
         .iter()
         .chain(measured)
-        .map(|line| format!("-- {}", one_line(line)))
+        .map(|line| format!("-- {}", one_line(&line.rendered(vocabulary))))
         .collect();
     match &change.run {
         Run::OneTransaction {

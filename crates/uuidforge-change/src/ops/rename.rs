@@ -10,6 +10,7 @@
 //! columns by number and follow a rename on their own.
 
 use crate::action::{Action, Constraint, Index, RelationKind, Table};
+use crate::ops::Reading;
 use crate::ops::{
     distinct, one_line, touched, Answers, Backup, ChangePlan, Check, Operation, Planned, Read, Run,
     Statement, Step, Value,
@@ -551,16 +552,14 @@ impl Operation for Rename {
             .filter(|r| r.kind == "column" || r.kind == "view column")
             .map(|r| r.from.clone())
             .collect();
-        Ok(vec![Read::new(
-            "mentions",
-            "list what mentions the old names",
-            mentions_query(&old_names.into_iter().collect::<Vec<_>>()),
-        )])
+        Ok(vec![MENTIONS.read(mentions_query(
+            &old_names.into_iter().collect::<Vec<_>>(),
+        ))])
     }
 
     fn plan(&self, snapshot: &Snapshot, answers: &Answers) -> Result<RenamePlan, DbError> {
         let (script, kept) = script(snapshot, &self.column, &self.new_name, &self.options)?;
-        let mentions: Vec<Mention> = answers.get_or_default("mentions", "mentions")?;
+        let mentions = answers.required(&MENTIONS)?;
         let change = change(snapshot, &self.column, &script, &kept, &mentions);
         Ok(RenamePlan {
             statements: script.statements(),
@@ -632,7 +631,7 @@ fn change(
                 .iter()
                 .filter_map(|r| snapshot.relation_named(&r.schema, &r.table)),
         ),
-        summary,
+        summary: crate::ops::lines(summary),
         backup: Backup {
             relations,
             schema_only: true,
@@ -647,10 +646,13 @@ fn change(
             }],
         },
         epilogue,
-        resume: None,
         measured: Default::default(),
     }
 }
+
+/// The read of the function bodies mentioning names ([`mentions_query`]).
+pub(crate) const MENTIONS: crate::ops::Named<Vec<Mention>> =
+    crate::ops::Named::new("mentions", "list the function bodies mentioning the names");
 
 /// The statement listing function bodies (and the triggers running them)
 /// that mention one of `old_names` as a word: one row, a JSON array.

@@ -12,6 +12,7 @@
 use super::merge::{key_predicate, LOG_TABLE};
 use crate::action::{Action, Timing, Transaction};
 use crate::ops::key::{by_column, deferrable, references_to, Key, Reference};
+use crate::ops::Reading;
 use crate::ops::{
     distinct, touched, Answers, Backup, ChangePlan, Check, Operation, Planned, Read, Run,
     Statement, Step, Stop, Value,
@@ -125,9 +126,17 @@ fn conflict(message: String) -> DbError {
 }
 
 /// The name of the read of the latest merge into the key in log `oid`.
-fn latest_read(oid: u32) -> String {
-    format!("latest merge in {oid}")
+fn latest_read(oid: u32) -> crate::ops::reads::NumberOf {
+    crate::ops::reads::NumberOf {
+        prefix: "latest merge in",
+        oid,
+        what: "read the merge log",
+    }
 }
+
+/// The read of the latest merge's log rows.
+const ENTRIES: crate::ops::Named<Vec<Entry>> =
+    crate::ops::Named::new("entries", "read the merge log");
 
 impl Operation for Unmerge {
     type Plan = UnmergePlan;
@@ -143,37 +152,30 @@ impl Operation for Unmerge {
         let mut reads: Vec<Read> = logs
             .iter()
             .map(|log| {
-                Read::new(
-                    latest_read(log.oid),
-                    "read the merge log",
-                    Query {
-                        sql: format!(
-                            "SELECT max(merge_id)::text FROM {} WHERE direct = ANY ($1::uuid[])",
-                            log.sql_name()
-                        ),
-                        params: vec![Param::UuidArray(vec![self.new])],
-                    },
-                )
+                latest_read(log.oid).read(Query {
+                    sql: format!(
+                        "SELECT max(merge_id)::text FROM {} WHERE direct = ANY ($1::uuid[])",
+                        log.sql_name()
+                    ),
+                    params: vec![Param::UuidArray(vec![self.new])],
+                })
             })
             .collect();
-        if logs.iter().any(|l| !answers.has(&latest_read(l.oid))) {
+        if logs
+            .iter()
+            .any(|l| !answers.has(&latest_read(l.oid).name()))
+        {
             return Ok(reads);
         }
         let (log, merge_id) = self.latest(&logs, answers)?;
-        reads.push(Read::new(
-            "entries",
-            "read the merge log",
-            Query {
-                sql: format!(
-                    "SELECT coalesce(json_agg(json_build_object('old', old, 'table_name', table_name, 'row_images', row_images) ORDER BY old), '[]')::text FROM {log} WHERE merge_id = $1::text::int8"
-                ),
-                params: vec![Param::Text(merge_id.to_string())],
-            },
-        ));
-        if let Some(entries) = answers.get::<Vec<Entry>>("entries", "read the merge log")? {
-            reads.push(Read::new(
-                "triggers",
-                "read the triggers of the tables written",
+        reads.push(ENTRIES.read(Query {
+            sql: format!(
+                "SELECT coalesce(json_agg(json_build_object('old', old, 'table_name', table_name, 'row_images', row_images) ORDER BY old), '[]')::text FROM {log} WHERE merge_id = $1::text::int8"
+            ),
+            params: vec![Param::Text(merge_id.to_string())],
+        }));
+        if let Some(entries) = answers.answer(&ENTRIES)? {
+            reads.push(crate::ops::reads::USER_TRIGGERS.read(
                 uuidforge_db::introspect::user_triggers_query(&written_tables(snapshot, &entries)?),
             ));
         }
@@ -183,9 +185,8 @@ impl Operation for Unmerge {
     fn plan(&self, snapshot: &Snapshot, answers: &Answers) -> Result<UnmergePlan, DbError> {
         let logs = logs(snapshot);
         let (log, merge_id) = self.latest(&logs, answers)?;
-        let entries: Vec<Entry> = answers.get_or_default("entries", "read the merge log")?;
-        let triggers: Vec<uuidforge_db::introspect::UserTrigger> =
-            answers.get_or_default("triggers", "triggers")?;
+        let entries = answers.required(&ENTRIES)?;
+        let triggers = answers.required(&crate::ops::reads::USER_TRIGGERS)?;
         plan(snapshot, self.new, (&log, merge_id), &entries, &triggers)
     }
 }
@@ -219,10 +220,7 @@ impl Unmerge {
     fn latest(&self, logs: &[&Relation], answers: &Answers) -> Result<(String, i64), DbError> {
         let mut found = None;
         for log in logs {
-            if let Some(id) = answers
-                .text(&latest_read(log.oid))
-                .and_then(|t| t.parse::<i64>().ok())
-            {
+            if let Some(id) = answers.answer(&latest_read(log.oid))?.flatten() {
                 found = Some((log.sql_name(), id));
             }
         }
@@ -256,7 +254,7 @@ pub fn plan(
         .map(|e| e.old);
     let mut steps = Step::actions(&[Action::Transaction(Transaction::LockTable {
         table: log.to_string(),
-        mode: "SHARE ROW EXCLUSIVE".into(),
+        mode: crate::action::Locks::ShareRowExclusive,
     })]);
     if survivor.is_some() {
         steps.extend(nothing_newer(new, entries, &columns));
@@ -322,7 +320,8 @@ pub fn plan(
                     .map(Uuid::to_string)
                     .collect::<Vec<_>>()
                     .join(",")
-            )],
+            )
+            .into()],
             backup: Backup {
                 relations: backup,
                 schema_only: false,
@@ -334,7 +333,6 @@ pub fn plan(
                 checks: vec![back_as_they_were(relation, entries)],
             },
             epilogue: Vec::new(),
-            resume: None,
             measured: Default::default(),
         };
     Ok(UnmergePlan {

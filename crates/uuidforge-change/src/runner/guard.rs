@@ -13,6 +13,7 @@ use super::io::{Database, Session};
 use super::state::{Recorded, UnderWay};
 use crate::ops::{ChangePlan, Touched};
 use uuidforge_db::error::DbError;
+use uuidforge_db::error::{Reason, Refusal};
 
 /// The advisory lock class of uuidforge's changes (`'uuid'` in ASCII): the
 /// lock of relation `oid` is `CLASS << 32 | oid`.
@@ -128,14 +129,16 @@ pub fn under_way_error(change: &ChangePlan, u: &UnderWay) -> DbError {
         .filter(|t| u.tables.contains(&i64::from(t.oid)))
         .map(|t| t.name.as_str())
         .collect();
-    DbError::refused(
+    u.resumed(DbError::refusal(
         change.operation.clone(),
-        format!(
-            "{} would be changed while a {} is under way ({}); nothing was changed",
-            shared.join(", "),
-            u.what(),
-            u.progress()
+        Refusal::new(
+            Reason::UnderWay,
+            format!(
+                "{} would be changed while a {} is under way ({}); nothing was changed",
+                shared.join(", "),
+                u.what(),
+                u.progress()
+            ),
         ),
-    )
-    .with_hint(u.resume_command())
+    ))
 }

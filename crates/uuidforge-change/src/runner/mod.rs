@@ -47,6 +47,7 @@ use tokio_postgres::Config;
 use uuidforge_db::catalog::Snapshot;
 use uuidforge_db::client::{ReadOnly, Reader};
 use uuidforge_db::error::DbError;
+use uuidforge_db::error::{Reason, Refusal, WayOut};
 
 /// What a run reports as it goes.
 #[derive(Debug, Clone)]
@@ -242,15 +243,17 @@ fn needs_secret(run: &Run) -> bool {
     }
 }
 
-/// The hint of an error once a change in batches is under way: the
-/// command its operation gave to complete it.
-fn resumable(e: DbError, resume: Option<&str>) -> DbError {
-    match (&e.hint, resume) {
-        (None, Some(command)) => e.with_hint(format!(
-            "the change is under way and the database consistent: complete it with {command}"
-        )),
-        _ => e,
+/// An error once a change in batches is under way, with its way out: its
+/// operation taken up again on its target.
+fn resumable(e: DbError, change: &crate::ops::ChangePlan) -> DbError {
+    if e.hint.is_some() || !e.ways_out().is_empty() {
+        return e;
     }
+    e.with_hint("the change is under way and the database consistent")
+        .with_way_out(WayOut::Resume {
+            operation: change.operation.clone(),
+            target: change.target.clone(),
+        })
 }
 
 /// Applies `expected` (the plan printed, made from `planned_from`) on the
@@ -320,7 +323,7 @@ async fn apply_on<O: Operation, D: Database>(
             let (at, prepare) = steps::start(db, op, expected, guard.pid).await?;
             let mut applied = steps::run(db, change, &at, &secret, ctx.progress)
                 .await
-                .map_err(|e| resumable(e, change.resume.as_deref()))?;
+                .map_err(|e| resumable(e, change))?;
             let what = change.run.what(0).unwrap_or_default().to_string();
             applied.exclusive.insert(0, (what, prepare));
             applied.longest_exclusive_seconds = applied.longest_exclusive_seconds.max(prepare);
@@ -380,11 +383,13 @@ async fn resume_on<D: Database>(
     progress: &mut (dyn FnMut(Progress) + Send),
 ) -> Result<Applied, DbError> {
     if u.legacy {
-        return Err(DbError::refused(
+        return Err(u.resumed(DbError::refusal(
             "resume",
-            format!("a {} is under way ({})", u.what(), u.progress()),
-        )
-        .with_hint(u.resume_command()));
+            Refusal::new(
+                Reason::UnderWay,
+                format!("a {} is under way ({})", u.what(), u.progress()),
+            ),
+        )));
     }
     let change = u.change()?;
     let at = Recorded {
@@ -399,7 +404,7 @@ async fn resume_on<D: Database>(
         .await?;
     let mut applied = steps::run(db, &change, &at, secret, progress)
         .await
-        .map_err(|e| resumable(e, change.resume.as_deref()))?;
+        .map_err(|e| resumable(e, &change))?;
     guard.release().await;
     applied.resumed_at_step = usize::try_from(u.step + 1).ok();
     applied.batch_checks();

@@ -14,6 +14,7 @@
 use crate::ops::ChangePlan;
 use serde::Deserialize;
 use uuidforge_db::client::DbError;
+use uuidforge_db::error::WayOut;
 use uuidforge_ident::quote_literal;
 
 /// The state table's name.
@@ -100,20 +101,27 @@ impl UnderWay {
         format!("step {} of {}: {what}", self.step + 1, steps.len())
     }
 
-    /// What to run to complete it: the command its operation recorded.
-    pub fn resume_command(&self) -> String {
-        if self.legacy {
-            return format!(
-                "it was begun by an earlier version of uuidforge: complete it with that version's migrate-key {} --resume",
-                self.target
-            );
-        }
-        match self.plan.get("resume").and_then(|r| r.as_str()) {
-            Some(command) => format!("complete it with: {command}"),
-            None => format!(
-                "complete it with the {} of {} and --resume",
-                self.operation, self.target
+    /// What completes it: its operation taken up again on its target (one
+    /// begun by an earlier version of uuidforge, by that version).
+    pub fn resume(&self) -> (WayOut, Option<&'static str>) {
+        (
+            WayOut::Resume {
+                operation: self.operation.clone(),
+                target: self.target.clone(),
+            },
+            self.legacy.then_some(
+                "it was begun by an earlier version of uuidforge: complete it with that version",
             ),
+        )
+    }
+
+    /// `e` with the way out of this change under way.
+    pub fn resumed(&self, e: DbError) -> DbError {
+        let (way_out, note) = self.resume();
+        let e = e.with_way_out(way_out);
+        match note {
+            Some(note) => e.with_hint(note),
+            None => e,
         }
     }
 

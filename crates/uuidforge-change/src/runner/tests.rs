@@ -6,12 +6,14 @@
 
 use super::fake::{Cue, Fake};
 use super::{apply_on, resume_on, Applied, Context};
+use crate::ops::Reading;
 use crate::ops::{
     Answers, Backup, BatchStep, ChangePlan, Check, Lock, Operation, Planned, Read, Run, Statement,
     Step, Touched,
 };
 use serde::Serialize;
 use uuidforge_db::catalog::Snapshot;
+use uuidforge_db::error::WayOut;
 use uuidforge_db::error::{DbError, ErrorKind};
 use uuidforge_db::plan::Query;
 
@@ -37,6 +39,10 @@ impl Planned for TestPlan {
     }
 }
 
+/// The read the test operation asks.
+const VERSION_READ: crate::ops::NamedText =
+    crate::ops::NamedText::new("version", "read the version");
+
 impl Operation for TestOp {
     type Plan = TestPlan;
 
@@ -45,16 +51,12 @@ impl Operation for TestOp {
     }
 
     fn reads(&self, _: &Snapshot, _: &Answers) -> Result<Vec<Read>, DbError> {
-        Ok(vec![Read::new(
-            "version",
-            "read the version",
-            Query::new(VERSION),
-        )])
+        Ok(vec![VERSION_READ.read(Query::new(VERSION))])
     }
 
     fn plan(&self, _: &Snapshot, answers: &Answers) -> Result<TestPlan, DbError> {
         Ok(TestPlan {
-            version: answers.text("version").unwrap_or_default().to_string(),
+            version: answers.answer(&VERSION_READ)?.unwrap_or_default(),
             change: self.change.clone(),
         })
     }
@@ -128,7 +130,6 @@ fn batched() -> TestOp {
                     },
                 ],
             },
-            resume: Some("uuidforge test public.t --resume".into()),
             ..ChangePlan::default()
         },
     }
@@ -282,12 +283,13 @@ fn a_kill_between_a_commit_and_the_state_update_resumes_that_step_again() {
         db.cue("CREATE INDEX CONCURRENTLY", Cue::KillAfter);
         let e = apply(&db, &op, &expected, &from).await.unwrap_err();
         assert_eq!(e.kind, ErrorKind::Connection, "{e}");
-        assert!(
-            e.hint
-                .as_deref()
-                .unwrap_or_default()
-                .contains("uuidforge test public.t --resume"),
-            "the operation's resume command: {e}"
+        assert_eq!(
+            e.ways_out(),
+            [WayOut::Resume {
+                operation: "test".into(),
+                target: "public.t".into()
+            }],
+            "the operation taken up again: {e}"
         );
         assert_eq!(db.under_way(), [("public.t".to_string(), 1)]);
         assert_eq!(db.advisory_locks(), 0, "a killed run's locks are gone");
@@ -332,8 +334,11 @@ fn a_second_resume_is_busy_and_another_change_of_the_tables_is_refused() {
             "{e}"
         );
         assert_eq!(
-            e.hint.as_deref(),
-            Some("complete it with: uuidforge test public.t --resume")
+            e.ways_out(),
+            [WayOut::Resume {
+                operation: "test".into(),
+                target: "public.t".into()
+            }]
         );
         // A second operator's --resume while a first one runs it: busy.
         let running = db.held_by_another((0x7575_6964_i64 << 32) | 16384);

@@ -16,7 +16,7 @@ use uuidforge_change::ops::rename::{Rename, RenameOptions};
 use uuidforge_change::ops::unmerge::Unmerge;
 use uuidforge_change::ops::{print, Answers, ChangePlan, Operation, Planned, Read};
 use uuidforge_db::catalog::Snapshot;
-use uuidforge_db::error::DbError;
+use uuidforge_db::error::{DbError, Parameter, Reason, Vocabulary};
 
 pub const ANN: &str = "01890a5d-ac96-774b-bcce-b302099a8057";
 pub const ANN_B: &str = "01900a5d-ac96-774b-bcce-b302099a8058";
@@ -280,6 +280,8 @@ pub fn catalogs() -> Vec<Catalog> {
                 ("migrate ports", migrate("ports", None, None)),
                 ("batched ports", migrate("ports", None, Some(30))),
                 ("migrate zones", migrate("zones", None, None)),
+                ("migrate harbors", migrate("harbors", None, None)),
+                ("batched harbors", migrate("harbors", None, Some(10))),
             ],
         },
         Catalog {
@@ -303,10 +305,17 @@ pub fn catalogs() -> Vec<Catalog> {
                                 "plugins.aliases",
                                 "tags.tags",
                                 "audit.events.subject",
+                                "billing.charges.service_bytes",
+                                "billing.charges.service_wide",
+                                "billing.charges.ref",
                             ],
                         ),
                         None,
                     ),
+                ),
+                (
+                    "migrate services naming the copies in text only",
+                    migrate_with("services", naming(&EVERY_COPY[..8], &[]), None),
                 ),
                 (
                     "batched services naming every copy",
@@ -377,14 +386,16 @@ pub fn catalogs() -> Vec<Catalog> {
                     ),
                 ),
                 ("migrate notes", migrate("notes", None, None)),
+                ("migrate baskets", migrate("baskets", None, None)),
             ],
         },
     ]
 }
 
-/// Every column of `copies` holding copies of a service's key, the first
-/// seven in the schema public.
-pub const EVERY_COPY: [&str; 8] = [
+/// Every column of `copies` holding copies of a service's key: the first
+/// seven in the schema public, the first eight in text, arrays or JSON,
+/// the last three in bytes, uuid192 and composite values.
+pub const EVERY_COPY: [&str; 11] = [
     "tags.entity_id",
     "tags.tags",
     "plugins.cache_key",
@@ -393,6 +404,9 @@ pub const EVERY_COPY: [&str; 8] = [
     "plugins.note",
     "plugins.aliases",
     "audit.events.subject",
+    "billing.charges.service_bytes",
+    "billing.charges.service_wide",
+    "billing.charges.ref",
 ];
 
 /// A catalog and the answers each case read, as captured.
@@ -469,9 +483,9 @@ impl Captured {
             "{name}: not deterministic"
         );
         match &first {
-            Ok(change) => self.golden(name, "sql", &print(change).join("\n")),
+            Ok(change) => self.golden(name, "sql", &print(change, &Flags).join("\n")),
             // A refusal's words are reviewed as a plan's are.
-            Err(e) => self.golden(name, "refused", &e.to_string()),
+            Err(e) => self.golden(name, "refused", &e.rendered(&Flags)),
         }
         first
     }
@@ -561,7 +575,46 @@ impl Captured {
     }
 }
 
-/// The printed plan, as one text.
+/// The printed plan, as one text, in the command line's words.
 pub fn sql_of(change: &ChangePlan) -> String {
-    print(change).join("\n")
+    print(change, &Flags).join("\n")
+}
+
+/// The refusal of a case, for `reason`, saying each of `words` in the
+/// command line's words.
+pub fn refused(plan: Result<ChangePlan, DbError>, reason: Reason, words: &[&str]) -> DbError {
+    let e = plan.unwrap_err();
+    assert_eq!(e.reason(), Some(reason), "{e}");
+    let said = e.rendered(&Flags);
+    for w in words {
+        assert!(said.contains(w), "'{w}' not in {said}");
+    }
+    e
+}
+
+/// The summary's lines, in the command line's words.
+pub fn summary_of(change: &ChangePlan) -> Vec<String> {
+    change.summary.iter().map(|l| l.rendered(&Flags)).collect()
+}
+
+/// The words of the command line (`uuidforge db`), which the reviewed
+/// plans and refusals are written in.
+pub struct Flags;
+
+impl Vocabulary for Flags {
+    fn parameter(&self, parameter: Parameter) -> String {
+        format!("--{}", parameter.name())
+    }
+
+    fn resume(&self, operation: &str, target: &str) -> String {
+        format!("uuidforge db {operation} {target} --resume")
+    }
+
+    fn migrate(&self, target: &str) -> String {
+        format!("uuidforge db migrate-key {target} --apply")
+    }
+
+    fn install_sql(&self) -> String {
+        "uuidforge db install-sql --apply".into()
+    }
 }

@@ -5,7 +5,7 @@
 use crate::case;
 use crate::catalogs::sql_of;
 use uuidforge_change::ops::{BatchStep, Run, Step};
-use uuidforge_db::error::ErrorKind;
+use uuidforge_db::error::{ErrorKind, Reason, WayOut};
 
 case!(
     migrate_accounts,
@@ -38,9 +38,9 @@ case!(
     "composite",
     "migrate accounts without a column",
     |plan, _c| {
-        let e = plan.unwrap_err();
+        let e = crate::catalogs::refused(plan, Reason::NoKey, &["(--column COLUMN)"]);
         assert_eq!(e.kind, ErrorKind::Refused);
-        assert!(e.message.contains("name the key with --column"), "{e}");
+        assert_eq!(e.ways_out(), [WayOut::NameKeyColumn]);
     }
 );
 

@@ -3,8 +3,8 @@
 //! rewritten in place when named as copies.
 
 use crate::case;
-use crate::catalogs::sql_of;
-use uuidforge_db::error::ErrorKind;
+use crate::catalogs::{sql_of, summary_of};
+use uuidforge_db::error::{ErrorKind, Reason};
 
 case!(
     migrate_services,
@@ -54,6 +54,15 @@ case!(
             sql.contains("old keys left in \"public\".\"plugins\".cache_key"),
             "{sql}"
         );
+        // Bytes, a uuid192 over the key with its segment, a composite's field.
+        for expected in [
+            "SET \"service_bytes\" = uuid_send(m.new) FROM uuidforge_keymap m WHERE length(x.\"service_bytes\") = 16",
+            "WHEN 0 THEN \"public\".uuid192(m.new, \"public\".uuid192_payload(x.\"service_wide\"))",
+            "SET \"ref\".\"service\" = m.new FROM uuidforge_keymap m WHERE m.old = (x.\"ref\").\"service\"::text",
+            "old keys left in \"billing\".\"charges\".service_wide",
+        ] {
+            assert!(sql.contains(expected), "lacks {expected}:\n{sql}");
+        }
     }
 );
 
@@ -68,6 +77,27 @@ case!(
             "{sql}"
         );
         assert!(!sql.contains("SET \"config\""), "{sql}");
+    }
+);
+
+case!(
+    migrate_services_naming_the_copies_in_text_only,
+    "copies",
+    "migrate services naming the copies in text only",
+    |plan, _c| {
+        let e = crate::catalogs::refused(
+            plan,
+            Reason::CopiesNotNamed,
+            &["as bytes, uuid192 or composite values"],
+        );
+        for named in [
+            "\"billing\".\"charges\".service_bytes (bytea: 1 rows, the key in its 16 bytes)",
+            "\"billing\".\"charges\".service_wide (uuid192: 2 rows, the key in its 16 bytes)",
+            "\"billing\".\"charges\".ref (composite: 1 rows, inside the value)",
+        ] {
+            assert!(e.message.contains(named), "'{named}' not in {e}");
+        }
+        assert!(!e.message.contains("other"), "{e}");
     }
 );
 
@@ -92,9 +122,9 @@ case!(
     |plan, _c| {
         let m = plan.unwrap();
         assert!(
-            m.summary.iter().any(|l| l.contains("(public)")),
+            summary_of(&m).iter().any(|l| l.contains("(public)")),
             "{:?}",
-            m.summary
+            summary_of(&m)
         );
         assert!(!sql_of(&m).contains("\"audit\".\"events\" AS x"));
     }
@@ -107,9 +137,9 @@ case!(
     |plan, _c| {
         let m = plan.unwrap();
         assert!(
-            m.summary.iter().any(|l| l.contains("not searched")),
+            summary_of(&m).iter().any(|l| l.contains("not searched")),
             "{:?}",
-            m.summary
+            summary_of(&m)
         );
     }
 );

@@ -19,6 +19,7 @@ mod key_times;
 mod literals;
 mod partitions;
 mod publications;
+mod schedules;
 mod shop;
 
 /// One test per case: `$body` runs with the plan (`Result<ChangePlan,

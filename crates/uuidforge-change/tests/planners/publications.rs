@@ -2,7 +2,7 @@
 //! that publications publish, in each mode.
 
 use crate::case;
-use crate::catalogs::sql_of;
+use crate::catalogs::{sql_of, summary_of};
 
 case!(
     migrate_accounts,
@@ -19,7 +19,7 @@ case!(
         ] {
             assert!(sql.contains(expected), "lacks {expected}:\n{sql}");
         }
-        assert!(m.summary.iter().any(|l| l.contains("publication feed publishes public.accounts, public.documents")), "{:?}", m.summary);
+        assert!(summary_of(&m).iter().any(|l| l.contains("publication feed publishes public.accounts, public.documents")), "{:?}", summary_of(&m));
     }
 );
 
@@ -44,11 +44,11 @@ case!(
     |plan, _c| {
         let m = plan.unwrap();
         assert!(
-            m.summary
+            summary_of(&m)
                 .iter()
                 .any(|l| l.contains("publication ledgers publishes")),
             "{:?}",
-            m.summary
+            summary_of(&m)
         );
     }
 );
@@ -60,11 +60,11 @@ case!(
     |plan, _c| {
         let m = plan.unwrap();
         assert!(
-            m.summary.iter().any(
+            summary_of(&m).iter().any(
                 |l| l.contains("WARNING: in batches the columns the change adds are published")
             ),
             "{:?}",
-            m.summary
+            summary_of(&m)
         );
     }
 );
@@ -89,11 +89,11 @@ case!(
     |plan, _c| {
         let m = plan.unwrap();
         assert!(
-            m.summary
+            summary_of(&m)
                 .iter()
                 .any(|l| l.contains("publication everything publishes") && l.contains("WARNING")),
             "{:?}",
-            m.summary
+            summary_of(&m)
         );
     }
 );

@@ -2,7 +2,7 @@
 //! a partitioned referencing table, a composite key, duplicates to merge.
 
 use crate::case;
-use crate::catalogs::sql_of;
+use crate::catalogs::{sql_of, summary_of};
 use uuidforge_change::action::Data;
 use uuidforge_change::ops::{BatchStep, ChangePlan, Check, Run, Step, Stop};
 use uuidforge_db::error::ErrorKind;
@@ -132,12 +132,20 @@ case!(migrate_bigint, "shop", "migrate bigint", |plan, _c| {
 
 case!(migrate_text, "shop", "migrate text", |plan, _c| {
     let p = plan.unwrap();
-    assert!(p.summary[0].contains("(text)"), "{}", p.summary[0]);
+    assert!(
+        summary_of(&p)[0].contains("(text)"),
+        "{}",
+        summary_of(&p)[0]
+    );
 });
 
 case!(migrate_smallint, "shop", "migrate smallint", |plan, _c| {
     let p = plan.unwrap();
-    assert!(p.summary[0].contains("(smallint)"), "{}", p.summary[0]);
+    assert!(
+        summary_of(&p)[0].contains("(smallint)"),
+        "{}",
+        summary_of(&p)[0]
+    );
 });
 
 case!(

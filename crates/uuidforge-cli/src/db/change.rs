@@ -43,7 +43,7 @@ pub(super) async fn run<O: Operation>(
     session.close().await.map_err(db_error)?;
     let mut out = crate::term::stdout();
     if !args.json {
-        for line in print(plan.change()) {
+        for line in print(plan.change(), &crate::flags::Flags) {
             writeln!(out, "{line}")?;
         }
         out.flush()?;

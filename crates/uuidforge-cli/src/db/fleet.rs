@@ -98,7 +98,7 @@ fn partial<T>(answers: &[Answer<T>], ok: ExitCode) -> ExitCode {
     let mut failed = 0;
     for a in answers {
         if let Err(e) = &a.result {
-            eprintln!("uuidforge: member {}: {e}", a.member);
+            eprintln!("uuidforge: member {}: {}", a.member, crate::flags::said(e));
             failed += 1;
         }
     }
@@ -143,7 +143,7 @@ async fn columns(
             .iter()
             .map(|a| match &a.result {
                 Ok(c) => serde_json::json!({"member": a.member, "columns": c}),
-                Err(e) => serde_json::json!({"member": a.member, "error": e.to_string()}),
+                Err(e) => serde_json::json!({"member": a.member, "error": crate::flags::said(e)}),
             })
             .collect();
         print_json(
@@ -342,7 +342,7 @@ fn print_each<T: serde::Serialize>(
             .iter()
             .map(|a| match &a.result {
                 Ok(r) => serde_json::json!({"member": a.member, field: r}),
-                Err(e) => serde_json::json!({"member": a.member, "error": e.to_string()}),
+                Err(e) => serde_json::json!({"member": a.member, "error": crate::flags::said(e)}),
             })
             .collect();
         print_json(&mut out, &serde_json::json!({ "members": members }))?;

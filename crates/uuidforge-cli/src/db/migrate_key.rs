@@ -396,7 +396,10 @@ pub(super) async fn run_fleet(
             writeln!(out, "-- the plans are the same on every member (table oids aside)")?;
             for m in &plan.members {
                 writeln!(out, "\n-- == member {} ==", m.member.name)?;
-                for line in &m.printed {
+                for line in uuidforge_change::ops::print_compared(
+                    uuidforge_change::ops::Planned::change(&m.plan),
+                    &crate::flags::Flags,
+                ) {
                     writeln!(out, "{line}")?;
                 }
             }

@@ -12,13 +12,13 @@
 //! references name a row.
 
 use super::values::Becomes;
-use super::{by_column, new_column, old_reference, Migration, Reference, Target};
+use super::{by_column, new_column, old_column, Migration, Reference, Target};
 use uuidforge_db::catalog::Relation;
 use uuidforge_ident::{qualified, quote_ident, quote_literal};
 
 /// When the checks run, which names the old and new values have then.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
+pub enum When {
     /// In the one transaction, after the swap: old values in `*_old`.
     OneTransaction,
     /// In batches, before the swap: the new values in `*_uuidforge_new`;
@@ -29,12 +29,12 @@ pub enum Phase {
     AfterSwap,
 }
 
-impl Phase {
+impl When {
     /// The (old, new) names of `column` (the key or a reference) in this
     /// phase; `old_name` where the key's old values are kept.
     fn names(self, column: &str, old_name: &str) -> (String, String) {
         match self {
-            Phase::BeforeSwap => (column.to_string(), new_column(column)),
+            When::BeforeSwap => (column.to_string(), new_column(column)),
             _ => (old_name.to_string(), column.to_string()),
         }
     }
@@ -99,13 +99,13 @@ fn old_join(target: &Target, r: &Reference, p_old: &str, x_old: &str) -> String 
 
 /// The checks of `phase` against the key map `map`: a JSON object of
 /// counts that must all be zero.
-pub fn verify_sql(m: &Migration, phase: Phase, map: &str) -> String {
+pub fn verify_sql(m: &Migration, phase: When, map: &str) -> String {
     let t = m.key.table.sql_name();
     let (old, new) = phase.names(&m.key.column.name, &m.old_name);
     let (old, new) = (quote_ident(&old), quote_ident(&new));
-    let concurrent = phase != Phase::OneTransaction;
+    let concurrent = phase != When::OneTransaction;
     let since = |x: &str| {
-        if phase == Phase::AfterSwap {
+        if phase == When::AfterSwap {
             format!(" AND {}", unchanged(x))
         } else {
             String::new()
@@ -131,9 +131,9 @@ pub fn verify_sql(m: &Migration, phase: Phase, map: &str) -> String {
         ));
     }
     let mapped = match phase {
-        Phase::OneTransaction => String::new(),
-        Phase::BeforeSwap => format!(" JOIN {map} m ON m.old = x.{old}::text"),
-        Phase::AfterSwap => format!(
+        When::OneTransaction => String::new(),
+        When::BeforeSwap => format!(" JOIN {map} m ON m.old = x.{old}::text"),
+        When::AfterSwap => format!(
             " JOIN {map} m ON m.old = x.{old}::text AND {}",
             unchanged("x")
         ),
@@ -143,11 +143,14 @@ pub fn verify_sql(m: &Migration, phase: Phase, map: &str) -> String {
         checks.extend(reference_checks(m, r, phase));
     }
     checks.extend(foreign_keys_valid(m));
-    if phase != Phase::BeforeSwap {
+    if phase != When::BeforeSwap {
         checks.extend(translated_checks(m, map));
     }
-    if phase == Phase::OneTransaction {
-        checks.extend(super::copies::checks(&m.copies, map));
+    if phase == When::OneTransaction {
+        checks.extend(super::kinds::copies::checks(&m.copies, map));
+        for kind in super::kinds::KINDS {
+            checks.extend(kind.verify(m, map));
+        }
     }
     uuidforge_db::plan::json_object(&checks)
 }
@@ -179,13 +182,13 @@ fn order_checks(m: &Migration, new: &str, old: &str, mapped: &str) -> Vec<String
 
 /// Reference `r` holds the new key of the row its old value named (rows
 /// the application changed since the swap left out), and names a row.
-fn reference_checks(m: &Migration, r: &Reference, phase: Phase) -> Vec<String> {
+fn reference_checks(m: &Migration, r: &Reference, phase: When) -> Vec<String> {
     let t = m.key.table.sql_name();
     let ct = r.table.sql_name();
     let (k_old, k_new) = phase.names(&m.key.column.name, &m.old_name);
     let (c_old, c_new) = match phase {
-        Phase::BeforeSwap => (r.column.name.clone(), new_column(&r.column.name)),
-        _ => (old_reference(&r.column.name), r.column.name.clone()),
+        When::BeforeSwap => (r.column.name.clone(), new_column(&r.column.name)),
+        _ => (old_column(&r.column.name), r.column.name.clone()),
     };
     let (k_old, k_new, c_old, c_new) = (
         quote_ident(&k_old),
@@ -204,22 +207,22 @@ fn reference_checks(m: &Migration, r: &Reference, phase: Phase) -> Vec<String> {
         ))
     };
     let mut checks = vec![match phase {
-        Phase::AfterSwap => format!(
+        When::AfterSwap => format!(
             "{}, (SELECT count(*) FROM {ct} x JOIN {t} p ON {join}{others} WHERE x.{c_old} IS NOT NULL AND {} AND {} AND {want} IS DISTINCT FROM x.{c_new})",
             label("not rewritten"),
             unchanged("x"),
             unchanged("p")
         ),
-        Phase::BeforeSwap => format!(
+        When::BeforeSwap => format!(
             "{}, (SELECT count(*) FROM {ct} x LEFT JOIN {t} p ON {join}{others} WHERE x.{c_old} IS NOT NULL AND {want} IS DISTINCT FROM x.{c_new})",
             label("not rewritten")
         ),
-        Phase::OneTransaction => format!(
+        When::OneTransaction => format!(
             "{}, (SELECT count(*) FROM {ct} x LEFT JOIN {t} p ON {join}{others} WHERE {want} IS DISTINCT FROM x.{c_new})",
             label("not rewritten")
         ),
     }];
-    if phase != Phase::BeforeSwap && m.becomes(r) == Becomes::Uuid {
+    if phase != When::BeforeSwap && m.becomes(r) == Becomes::Uuid {
         let others_new = r.other_join(&m.key, "x", "p");
         checks.push(format!(
             "{}, (SELECT count(*) FROM {ct} x WHERE x.{c_new} IS NOT NULL AND NOT EXISTS (SELECT FROM {t} p WHERE p.{k_new} = x.{c_new}{others_new}))",
@@ -402,7 +405,7 @@ pub fn translated_constraints(m: &Migration) -> Vec<String> {
         .dependents
         .constraints
         .iter()
-        .filter(|c| super::literals::has_old_keys(&c.definition))
+        .filter(|c| crate::action::old_keys::has_old_keys(&c.definition))
         .filter_map(|c| {
             let table = m.snapshot.relation(c.table)?;
             Some(format!(
@@ -415,7 +418,7 @@ pub fn translated_constraints(m: &Migration) -> Vec<String> {
         .dependents
         .indexes
         .iter()
-        .filter(|i| super::literals::has_old_keys(&i.definition))
+        .filter(|i| crate::action::old_keys::has_old_keys(&i.definition))
         .map(|i| {
             format!(
                 "('index ' || {}::regclass::text)",
@@ -429,7 +432,7 @@ pub fn translated_constraints(m: &Migration) -> Vec<String> {
 /// read from `map`: how many are not.
 fn translated_checks(m: &Migration, map: &str) -> Vec<String> {
     let indexes = m.dependents.indexes.iter().filter_map(|i| {
-        let expected = super::literals::formatted(&i.definition, map)?;
+        let expected = crate::action::old_keys::formatted(&i.definition, map)?;
         Some(format!(
             "{}, (SELECT count(*) FROM (SELECT) o WHERE replace(pg_get_indexdef({}::regclass), ' ON ONLY ', ' ON ') IS DISTINCT FROM {expected})",
             quote_literal(&format!("index {} not made with the new keys", i.name)),
@@ -437,7 +440,7 @@ fn translated_checks(m: &Migration, map: &str) -> Vec<String> {
         ))
     });
     let constraints = m.dependents.constraints.iter().filter_map(|c| {
-            let expected = super::literals::formatted(c.definition.trim_end_matches(" NOT VALID"), map)?;
+            let expected = crate::action::old_keys::formatted(c.definition.trim_end_matches(" NOT VALID"), map)?;
             let table = m.snapshot.relation(c.table)?;
             Some(format!(
                 "{}, (SELECT count(*) FROM (SELECT) o WHERE (SELECT regexp_replace(pg_get_constraintdef(co.oid), ' NOT VALID$', '') FROM pg_constraint co WHERE co.conrelid = {}::regclass AND co.conname = {} AND co.conparentid = 0) IS DISTINCT FROM {expected})",

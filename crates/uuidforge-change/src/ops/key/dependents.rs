@@ -1,21 +1,19 @@
-//! What sits on the columns a key migration changes and must move with
-//! them, exactly: constraints (primary and unique keys, exclusion, CHECK)
-//! and indexes over a key or reference column, read with their full
-//! definitions (`NULLS NOT DISTINCT`, deferrability, method, operator
-//! classes, `INCLUDE`, predicates, expressions), their comments, and the
-//! columns' own comments and privileges. Each is made again from its
-//! definition over the new column, or the change refuses before anything
-//! runs, naming it and why. Every other object tied to a changed column
-//! through `pg_depend` (a trigger's column list, a policy, statistics, a
-//! rule, a generated column, a publication's row filter) is made again
-//! from its definition where it holds over the new column (statistics on
-//! columns, a trigger's column list, a policy, a rule, a publication's
-//! column list) or refused by name ([`Dependents::refuse_others`]); the
-//! migration's own triggers for writers (`uuidforge_migrate`) are its
-//! business.
+//! What sits on the columns a key migration changes, read in one
+//! statement ([`DEPENDENTS_SQL`]) into typed values, each object by its
+//! kind: constraints (primary and unique keys, exclusion, CHECK) and
+//! indexes over a key or reference column with their full definitions
+//! (`NULLS NOT DISTINCT`, deferrability, method, operator classes,
+//! `INCLUDE`, predicates, expressions) and comments; the columns' own
+//! comments, privileges, NOT NULL names and defaults; and every other
+//! object tied to a changed column through `pg_depend` ([`Other`]): a
+//! trigger's column list or `WHEN`, a policy, statistics, a rule, a
+//! generated column, a publication's column list or row filter, a
+//! function with a SQL-standard body. What becomes of each is its kind's
+//! decision (`super::kinds`); the migration's own triggers for writers
+//! (`uuidforge_migrate`) are its business. Also here: the probes that ask
+//! the server whether an expression still holds over uuid.
 
-use crate::action::{Action, Object, Table};
-use crate::ops::{Answers, Probe, Read};
+use crate::ops::{Answers, Named, Probe, Read, Reading};
 use serde::{Deserialize, Serialize};
 use uuidforge_db::catalog::{Relation, Snapshot};
 use uuidforge_db::error::DbError;
@@ -173,19 +171,21 @@ SELECT json_build_object(
        WHERE tg.oid = d.objid AND (tg.tgname = 'uuidforge_migrate' OR tg.tgparentid <> 0)))) x)
 )::text"#;
 
+/// The read of [`DEPENDENTS_SQL`].
+pub const DEPENDENTS: Named<Dependents> = Named::new(
+    "dependents",
+    "read the constraints and indexes over the columns",
+);
+
 /// The read of the dependents of `columns` ((table oid, column number)).
 pub fn read(columns: &[(u32, i16)]) -> Read {
-    Read::new(
-        "dependents",
-        "read the constraints and indexes over the columns",
-        Query {
-            sql: DEPENDENTS_SQL.to_string(),
-            params: vec![
-                Param::TextArray(columns.iter().map(|(t, _)| t.to_string()).collect()),
-                Param::TextArray(columns.iter().map(|(_, c)| c.to_string()).collect()),
-            ],
-        },
-    )
+    DEPENDENTS.read(Query {
+        sql: DEPENDENTS_SQL.to_string(),
+        params: vec![
+            Param::TextArray(columns.iter().map(|(t, _)| t.to_string()).collect()),
+            Param::TextArray(columns.iter().map(|(_, c)| c.to_string()).collect()),
+        ],
+    })
 }
 
 /// A key column of an index and whether its operator class is a default
@@ -263,6 +263,23 @@ pub struct IndexDependent {
     pub leaves: Vec<Leaf>,
 }
 
+/// The kind of a constraint over a changed column (`pg_constraint.contype`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ConstraintKind {
+    /// `PRIMARY KEY`.
+    #[serde(rename = "p")]
+    Primary,
+    /// `UNIQUE`.
+    #[serde(rename = "u")]
+    Unique,
+    /// `EXCLUDE`.
+    #[serde(rename = "x")]
+    Exclusion,
+    /// `CHECK`.
+    #[serde(rename = "c")]
+    Check,
+}
+
 /// A constraint over a changed column (primary or unique key, exclusion,
 /// CHECK), other than the migrated table's primary key.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -275,8 +292,8 @@ pub struct ConstraintDependent {
     pub schema: String,
     /// Its name.
     pub name: String,
-    /// `p`, `u`, `x` or `c`.
-    pub kind: String,
+    /// What it is.
+    pub kind: ConstraintKind,
     /// `pg_get_constraintdef`: what `ADD CONSTRAINT name` takes.
     pub definition: String,
     /// Its columns.
@@ -306,6 +323,16 @@ pub struct ConstraintDependent {
     pub leaves: Vec<Leaf>,
 }
 
+impl ConstraintDependent {
+    /// The expressions that must still type over uuid columns: a CHECK's,
+    /// its index's expressions and predicate.
+    pub fn expressions(&self) -> Vec<&str> {
+        let mut all: Vec<&str> = self.expression.iter().map(String::as_str).collect();
+        all.extend(self.shape.expressions());
+        all
+    }
+}
+
 /// A privilege on a column.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ColumnGrant {
@@ -317,8 +344,8 @@ pub struct ColumnGrant {
     pub grantable: bool,
 }
 
-/// A changed column's own comment, privileges and NOT NULL constraint's
-/// name.
+/// A changed column's own comment, privileges, NOT NULL constraint's name
+/// and default.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ColumnExtras {
     /// Its table's oid.
@@ -341,189 +368,114 @@ pub struct ColumnExtras {
 }
 
 /// Any other object PostgreSQL ties to a changed column (`pg_depend` at
-/// column level): a trigger's column list or `WHEN`, a row-level security
-/// policy, extended statistics, a rule, a generated column, a
-/// publication's column list or row filter, a function with a
-/// SQL-standard body. None moves with the column yet: each is refused
-/// before anything runs, named with what it says.
+/// column level), by its kind.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OtherDependent {
-    /// `trigger`, `policy`, `statistics`, `rule`, `generated column`,
-    /// `publication`, `function` or `object`.
-    pub kind: String,
+pub struct Other {
     /// `pg_describe_object`: "trigger t on table d", …
     pub description: String,
     /// Its definition as the server writes it, where there is one.
     pub definition: Option<String>,
-    /// What `DROP STATISTICS`, `DROP TRIGGER`, `DROP POLICY` or `ALTER
-    /// PUBLICATION … DROP TABLE` names, every name quoted: a statistics
-    /// object (qualified), or `name ON table`.
+    /// What its drop names, every name quoted: a statistics object
+    /// (qualified), or `name ON table`.
     #[serde(default)]
     pub drop_target: Option<String>,
-    /// Made again from its definition over the new column: statistics on
-    /// columns (not expressions, which might not hold over uuid), a
-    /// trigger that belongs to no constraint (its `WHEN` typed over the
-    /// new columns first, old keys in it translated), a policy, a rule, a
-    /// publication's column list without a row filter.
-    #[serde(default)]
-    pub carried: bool,
-    /// A trigger's `tgenabled` (`O`, `D`, `R`, `A`), given back after.
-    #[serde(default)]
-    pub enabled: Option<String>,
-    /// A trigger's table and its `WHEN` as a node tree.
-    #[serde(default)]
-    pub trigger_when: Option<(u32, String)>,
     /// Its oid (in its catalog).
     #[serde(default)]
     pub oid: u32,
-    /// A policy's table.
-    #[serde(default)]
-    pub policy_table: Option<u32>,
-    /// A policy's `USING` and `WITH CHECK` expressions.
-    #[serde(default)]
-    pub policy_expressions: Option<Vec<Option<String>>>,
-    /// A policy's `USING` and `WITH CHECK` node trees.
-    #[serde(default)]
-    pub policy_trees: Option<Vec<Option<String>>>,
-    /// A rule's table, and its `WHERE` and actions as node trees.
-    #[serde(default)]
-    pub rule_trees: Option<(u32, Option<String>, Option<String>)>,
-    /// Whether a policy's expressions read tables (a subquery): then they
-    /// are typed only when made again, over every changed column at once
-    /// (a failure rolls the change back), not probed alone before.
-    #[serde(default)]
-    pub policy_reads_tables: Option<bool>,
-    /// Why it cannot move, when a probe said so.
-    #[serde(default)]
-    pub refused: Option<String>,
-    /// A generated column: (its table, its number).
-    #[serde(default)]
-    pub generated: Option<(u32, i16)>,
-    /// A generated column's expression.
-    #[serde(default)]
-    pub generated_expression: Option<String>,
-    /// What depends on a generated column (an index, a view): it would go
-    /// with the column when it is computed again.
-    #[serde(default)]
-    pub generated_users: Vec<String>,
+    /// What it is, with what its kind reads of it.
+    #[serde(flatten)]
+    pub of: OtherKind,
 }
 
-impl OtherDependent {
-    /// A generated column's (table, number).
-    pub fn generated_at(&self) -> Option<(u32, i16)> {
-        self.generated
+/// The kinds of [`Other`] objects, each with what is read of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind")]
+pub enum OtherKind {
+    /// A trigger whose column list or `WHEN` names a changed column.
+    #[serde(rename = "trigger")]
+    Trigger {
+        /// It belongs to no constraint (a constraint's trigger moves with
+        /// its constraint, or not at all).
+        #[serde(rename = "carried", default)]
+        own: bool,
+        /// Its `tgenabled` (`O`, `D`, `R`, `A`), given back after.
+        #[serde(default)]
+        enabled: Option<String>,
+        /// Its table and its `WHEN` as a node tree.
+        #[serde(default)]
+        trigger_when: Option<(u32, String)>,
+    },
+    /// A row-level security policy.
+    #[serde(rename = "policy")]
+    Policy {
+        /// Its table.
+        policy_table: u32,
+        /// Its `USING` and `WITH CHECK` expressions.
+        #[serde(default)]
+        policy_expressions: Vec<Option<String>>,
+        /// Their node trees.
+        #[serde(default)]
+        policy_trees: Vec<Option<String>>,
+        /// Whether they read tables (a subquery): then they are typed when
+        /// made again, over every changed column at once (a failure rolls
+        /// the change back), not probed alone before.
+        #[serde(default)]
+        policy_reads_tables: bool,
+    },
+    /// Extended statistics.
+    #[serde(rename = "statistics")]
+    Statistics {
+        /// On columns only: made again as they are (expressions might not
+        /// hold over uuid).
+        #[serde(rename = "carried", default)]
+        on_columns: bool,
+    },
+    /// A rule.
+    #[serde(rename = "rule")]
+    Rule {
+        /// Its table, and its `WHERE` and actions as node trees.
+        rule_trees: (u32, Option<String>, Option<String>),
+    },
+    /// A generated column computed from a changed column.
+    #[serde(rename = "generated column")]
+    Generated {
+        /// Its table and number.
+        generated: (u32, i16),
+        /// Its expression.
+        generated_expression: String,
+        /// What depends on it (an index, a view): it would go with the
+        /// column computed again.
+        #[serde(default)]
+        generated_users: Vec<String>,
+    },
+    /// A publication's column list or row filter.
+    #[serde(rename = "publication")]
+    Publication {
+        /// Without a row filter: its column list made again as it is.
+        #[serde(rename = "carried", default)]
+        unfiltered: bool,
+    },
+    /// A function whose SQL-standard body (`BEGIN ATOMIC`) follows the
+    /// column by number.
+    #[serde(rename = "function")]
+    Function {},
+    /// Anything else.
+    #[serde(rename = "object")]
+    Object {},
+}
+
+impl Other {
+    /// Its `name` and `table` as its drop target says them (`name ON
+    /// table`, both quoted).
+    pub fn name_on(&self) -> Option<(&str, &str)> {
+        self.drop_target.as_deref()?.split_once(" ON ")
     }
 
-    /// Its drop before the change and its making again after, from its
-    /// definition (a trigger in the state it fired in): carried objects
-    /// only.
-    pub fn remade(&self) -> Option<(Vec<Action>, Vec<Action>)> {
-        if !self.carried {
-            return None;
-        }
-        let target = self.drop_target.clone()?;
-        let definition = self.definition.clone()?;
-        let make = vec![Action::Object(Object::CreateFromDefinition {
-            definition: definition.clone(),
-        })];
-        Some(match self.kind.as_str() {
-            "statistics" => (
-                vec![Action::Object(Object::DropStatistics { name: target })],
-                make,
-            ),
-            "policy" => {
-                let (name, table) = target.split_once(" ON ")?;
-                (
-                    vec![Action::Object(Object::DropPolicy {
-                        name: name.to_string(),
-                        table: table.to_string(),
-                    })],
-                    make,
-                )
-            }
-            // Computed again over the new columns: dropped before the
-            // fill, added again after (a rewrite of its table).
-            "generated column" => {
-                let (column, table) = target.split_once(" ON ")?;
-                (
-                    vec![Action::Table(Table::DropColumn {
-                        table: table.to_string(),
-                        column: unquoted(column),
-                    })],
-                    vec![Action::Object(Object::CreateFromDefinition {
-                        definition: format!("ALTER TABLE {table} ADD COLUMN {definition}"),
-                    })],
-                )
-            }
-            "rule" => {
-                let (name, table) = target.split_once(" ON ")?;
-                (
-                    vec![Action::Object(Object::DropRule {
-                        name: name.to_string(),
-                        table: table.to_string(),
-                    })],
-                    make,
-                )
-            }
-            "publication" => {
-                let (publication, table) = target.split_once(" ON ")?;
-                (
-                    vec![Action::Object(Object::DropPublicationTable {
-                        publication: publication.to_string(),
-                        table: table.to_string(),
-                    })],
-                    make,
-                )
-            }
-            "trigger" => {
-                let (name, table) = target.split_once(" ON ")?;
-                let mut make = make;
-                let state = match self.enabled.as_deref() {
-                    Some("D") => Some("DISABLE"),
-                    Some("R") => Some("ENABLE REPLICA"),
-                    Some("A") => Some("ENABLE ALWAYS"),
-                    _ => None,
-                };
-                if let Some(state) = state {
-                    make.push(Action::Object(Object::SetTrigger {
-                        table: table.to_string(),
-                        trigger: unquoted(name),
-                        state: state.to_string(),
-                    }));
-                }
-                (
-                    vec![Action::Object(Object::DropTrigger {
-                        name: name.to_string(),
-                        table: table.to_string(),
-                    })],
-                    make,
-                )
-            }
-            _ => return None,
-        })
-    }
-
-    /// A trigger's `WHEN` condition as its definition writes it (between
-    /// `WHEN (` and `) EXECUTE`).
-    pub fn when_condition(&self) -> Option<&str> {
-        self.trigger_when.as_ref()?;
-        let definition = self.definition.as_deref()?;
-        let start = definition.find(" WHEN (")? + " WHEN (".len();
-        let end = definition.rfind(") EXECUTE ")?;
-        definition.get(start..end)
-    }
-
-    /// What to do before the migration (and after it) instead.
-    pub fn way_out(&self) -> &'static str {
-        match self.kind.as_str() {
-            "trigger" => "drop the trigger before the migration and create it again after, its WHEN comparing the new column with a value of the new type",
-            "policy" => "its expression does not hold over uuid: drop the policy before the migration and create it again after over the new column, comparing it with a value of the new type (a setting read as uuid, the new key)",
-            "statistics" => "drop the statistics before the migration and CREATE STATISTICS again after",
-            "rule" => "drop the rule before the migration and create it again after",
-            "generated column" => "its values change with the key: ask for it to be computed again over the new column (--regenerate TABLE.COLUMN), or drop it before the migration and add it again after",
-            "function" => "its SQL-standard body (BEGIN ATOMIC) follows the column by number: drop the function before the migration and create it again after over the new column (a parameter or result of the old key's type becomes uuid)",
-            "publication" => "its row filter might not hold over uuid: take the table out of the publication (ALTER PUBLICATION … DROP TABLE) before the migration and add it back after with its filter over the new column",
-            _ => "drop it before the migration and make it again after",
+    /// Its description and definition, as a refusal names it.
+    pub fn named(&self) -> String {
+        match &self.definition {
+            Some(d) => format!("{} ({d})", self.description),
+            None => self.description.clone(),
         }
     }
 }
@@ -535,52 +487,11 @@ pub struct Dependents {
     pub indexes: Vec<IndexDependent>,
     /// Constraints.
     pub constraints: Vec<ConstraintDependent>,
-    /// Columns with a comment or privileges.
+    /// Columns with a comment, privileges or a default.
     pub columns: Vec<ColumnExtras>,
-    /// Every other object tied to a changed column.
+    /// Every other object tied to a changed column, by description.
     #[serde(default)]
-    pub others: Vec<OtherDependent>,
-}
-
-impl Dependents {
-    /// The objects tied to a changed column that cannot move with it,
-    /// named with what each says and the way out: refused before anything
-    /// runs (none is left on an old column unseen).
-    pub fn refuse_others(&self) -> Result<(), DbError> {
-        let refused: Vec<&OtherDependent> = self
-            .others
-            .iter()
-            .filter(|o| o.remade().is_none())
-            .collect();
-        if refused.is_empty() {
-            return Ok(());
-        }
-        let named: Vec<String> = refused
-            .iter()
-            .map(|o| {
-                let why = o
-                    .refused
-                    .as_ref()
-                    .map_or_else(String::new, |w| format!(" {w};"));
-                match &o.definition {
-                    Some(d) => format!("{} ({d}):{why} {}", o.description, o.way_out()),
-                    None => format!("{}:{why} {}", o.description, o.way_out()),
-                }
-            })
-            .collect();
-        Err(DbError::refused(
-            "table",
-            format!(
-                "{} on a column the migration changes would stay on the old column: {}",
-                if named.len() == 1 {
-                    "an object".to_string()
-                } else {
-                    format!("{} objects", named.len())
-                },
-                named.join("; ")
-            ),
-        ))
-    }
+    pub others: Vec<Other>,
 }
 
 /// The key columns of `keys` among `changed` whose operator class would
@@ -599,35 +510,56 @@ fn unfit(keys: &[KeyClass], uuid_class: bool, changed: &[i16]) -> Option<&'stati
         .then_some("it names an operator class of the old type")
 }
 
-impl ConstraintDependent {
-    /// The expressions that must still type over uuid columns: a CHECK's,
-    /// its index's expressions and predicate.
-    pub fn expressions(&self) -> Vec<&str> {
-        let mut all: Vec<&str> = self.expression.iter().map(String::as_str).collect();
-        all.extend(self.shape.expressions());
-        all
+/// The probe of an object of `kind` (`constraint`, `index`, `policy`,
+/// `trigger`, `generated column`) of oid `oid`: whether its expressions
+/// still hold over the new columns.
+pub struct ProbeOf {
+    /// What kind of object.
+    pub kind: &'static str,
+    /// Its oid.
+    pub oid: u32,
+    /// What it checks, for progress (empty when reading the answer).
+    pub what: String,
+}
+
+impl ProbeOf {
+    /// The probe of `kind` `oid`, as its answer is read.
+    pub fn of(kind: &'static str, oid: u32) -> ProbeOf {
+        ProbeOf {
+            kind,
+            oid,
+            what: String::new(),
+        }
+    }
+}
+
+impl Reading for ProbeOf {
+    type Answer = Probe;
+
+    fn name(&self) -> String {
+        format!("probe {} {}", self.kind, self.oid)
+    }
+
+    fn what(&self) -> String {
+        if self.what.is_empty() {
+            "probe".into()
+        } else {
+            self.what.clone()
+        }
+    }
+
+    fn parse(&self, text: &str) -> Result<Probe, String> {
+        serde_json::from_str(text).map_err(|e| e.to_string())
     }
 }
 
 /// The probe of `expressions` over `table` with the columns `to_uuid` as
-/// uuid (the others as they are): whether the server still takes them.
-/// Analysed only: over `LIMIT 0` no row is read and no function called;
-/// one row comes back.
+/// uuid (the others as they are), with the table's row named by each of
+/// `aliases` (a trigger's `WHEN` names it `new` and `old`): whether the
+/// server still takes them. Analysed only: over `LIMIT 0` no row is read
+/// and no function called; one row comes back.
 pub fn probe(
-    name: &str,
-    what: &str,
-    table: &Relation,
-    to_uuid: &[i16],
-    expressions: &[&str],
-) -> Read {
-    probe_as(name, what, table, to_uuid, expressions, &["x"])
-}
-
-/// [`probe`] with the table's row named by each of `aliases` (a trigger's
-/// `WHEN` names it `new` and `old`).
-pub fn probe_as(
-    name: &str,
-    what: &str,
+    of: ProbeOf,
     table: &Relation,
     to_uuid: &[i16],
     expressions: &[&str],
@@ -650,36 +582,39 @@ pub fn probe_as(
         .iter()
         .map(|a| format!("(SELECT {} LIMIT 0) {a}", columns.join(", ")))
         .collect();
-    Read::probe(
-        name,
-        what,
-        Query::new(format!(
-            "SELECT {} WHERE NOT EXISTS (SELECT FROM {} WHERE {} IS NULL)",
-            quote_literal(&Probe::ran_answer()),
-            rows.join(", "),
-            uses.join(" IS NULL AND ")
-        )),
-    )
+    of.probe(Query::new(format!(
+        "SELECT {} WHERE NOT EXISTS (SELECT FROM {} WHERE {} IS NULL)",
+        quote_literal(&Probe::ran_answer()),
+        rows.join(", "),
+        uses.join(" IS NULL AND ")
+    )))
+}
+
+/// What the server said of the probe of `kind` `oid`, when it refused.
+pub fn refused_probe(
+    answers: &Answers,
+    kind: &'static str,
+    oid: u32,
+) -> Result<Option<String>, DbError> {
+    Ok(answers
+        .answer(&ProbeOf::of(kind, oid))?
+        .and_then(|p| p.refusal().map(str::to_string)))
 }
 
 /// Where a dependent of `table` cannot move to uuid columns (`changed`
-/// of it): the reason, or none. Probes the server answered (`answers`,
-/// under `probe_name`) say whether its expressions still type.
+/// of it): the reason, or none. Probes the server answered say whether
+/// its expressions still type.
 pub fn cannot_carry(
     answers: &Answers,
-    probe_name: &str,
+    probe: (&'static str, u32),
     shape: &IndexShape,
     changed: &[i16],
 ) -> Result<Option<String>, DbError> {
     if let Some(why) = unfit(&shape.keys, shape.uuid_class, changed) {
         return Ok(Some(why.to_string()));
     }
-    match answers.get::<Probe>(probe_name, "probe")? {
-        Some(Probe::Refused { message }) => {
-            Ok(Some(format!("over uuid the server refuses it: {message}")))
-        }
-        _ => Ok(None),
-    }
+    Ok(refused_probe(answers, probe.0, probe.1)?
+        .map(|message| format!("over uuid the server refuses it: {message}")))
 }
 
 /// The changed columns of `table` among `changed` ((table, number) pairs),
@@ -705,9 +640,8 @@ pub fn changed_in(snapshot: &Snapshot, table: u32, changed: &[(u32, i16)]) -> Ve
         .collect()
 }
 
-/// A quoted identifier's name (`"Moved"` → `Moved`), as
-/// [`Object::SetTrigger`] takes it.
-fn unquoted(quoted: &str) -> String {
+/// A quoted identifier's name (`"Moved"` → `Moved`).
+pub fn unquoted(quoted: &str) -> String {
     match quoted.strip_prefix('"').and_then(|q| q.strip_suffix('"')) {
         Some(inner) => inner.replace("\"\"", "\""),
         None => quoted.to_string(),

@@ -28,7 +28,10 @@ pub async fn read(
         .find_relation(table)
         .map_err(|e| e.within("keys-from"))?;
     let key = Key::find(&snapshot, relation, None).map_err(|e| e.within("keys-from"))?;
-    let old = keep_old.map_or_else(|| format!("{}_old", key.column.name), str::to_string);
+    let old = keep_old.map_or_else(
+        || super::naming::old_column(&key.column.name),
+        str::to_string,
+    );
     if key.column.type_name != "uuid" || relation.column_named(&old).is_none() {
         return Err(DbError::refused(
             "keys-from",
@@ -49,7 +52,7 @@ pub async fn read(
                 o = quote_ident(&old),
                 k = quote_ident(&key.column.name),
             )),
-            "read the keys of the other database (--keys-from)",
+            "read the keys the other database gave its rows",
         )
         .await?;
     let mut keys = BTreeMap::new();

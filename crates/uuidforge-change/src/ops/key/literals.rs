@@ -21,18 +21,14 @@
 //! it prints: every comparison the tree holds must be found in the text,
 //! or the migration refuses.
 
-use super::dependents::{self, Dependents};
+use super::dependents::{self, ConstraintKind, Dependents, OtherKind};
 use super::Target;
-use crate::action::{Action, Object};
+use crate::action::old_keys::marked;
 use regex::Regex;
-use uuidforge_db::error::DbError;
+use uuidforge_db::error::{DbError, Reason, Refusal};
 use uuidforge_db::introspect::ViewDefinition;
 use uuidforge_db::nodes::{self, Col, Operand};
 use uuidforge_ident::quote_literal;
-
-/// Marks an old key in a definition's text (it cannot occur in SQL the
-/// server printed): `MARK old MARK` stands where the new key goes.
-const MARK: char = '\u{1}';
 
 /// A table column as the translation needs it.
 pub struct Changed {
@@ -52,6 +48,8 @@ pub struct Translated {
     pub text: String,
     /// Each comparison translated: (column, old key).
     pub old_keys: Vec<(String, String)>,
+    /// Each comparison with a list translated: (column, the old keys).
+    pub lists: Vec<(String, Vec<String>)>,
 }
 
 /// Translates the old keys in `text`, the definition of `what` printed by
@@ -66,7 +64,15 @@ pub fn translate(
     relation: Option<u32>,
     column: &dyn Fn(Col) -> Option<Changed>,
 ) -> Result<Translated, DbError> {
-    let refuse = |why: String| DbError::refused("table", format!("{what} ({}) {why}", text.trim()));
+    let refuse = |why: String| {
+        DbError::refusal(
+            "table",
+            Refusal::new(
+                Reason::OldKeyNotTranslatable,
+                format!("{what} ({}) {why}", text.trim()),
+            ),
+        )
+    };
     let found: Vec<(Col, Operand)> = trees
         .iter()
         .filter_map(|t| nodes::parse(t))
@@ -75,6 +81,7 @@ pub fn translate(
     // (column name, old key) → (comparisons of a changed column, of any
     // column of that name).
     let mut literals: Vec<((String, String), usize)> = Vec::new();
+    let mut lists: Vec<((String, Vec<String>), usize)> = Vec::new();
     let mut unchanged_literals: Vec<(String, String)> = Vec::new();
     for (col, operand) in &found {
         let Some(c) = column(*col) else {
@@ -100,9 +107,19 @@ pub fn translate(
                     c.name
                 )))
             }
-            Operand::List => {
+            Operand::Literals(items) if items.iter().all(|(_, v)| v.is_some()) => {
+                let key = (
+                    c.name.clone(),
+                    items.iter().filter_map(|(_, v)| v.clone()).collect(),
+                );
+                match lists.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, n)) => *n += 1,
+                    None => lists.push((key, 1)),
+                }
+            }
+            Operand::List | Operand::Literals(_) => {
                 return Err(refuse(format!(
-                    "compares {} with a list of old keys: drop it before the migration and make it again after, listing the new keys (read from the key file or the column kept for the old values)",
+                    "compares {} with a list of old keys that are not all literals (a subquery's, an array computed at run time, a literal of another type): drop it before the migration and make it again after, listing the new keys (read from the key file or the column kept for the old values)",
                     c.name
                 )))
             }
@@ -132,22 +149,45 @@ pub fn translate(
         out = text;
         old_keys.extend(std::iter::repeat_n((name, old), count));
     }
+    let mut translated_lists = Vec::new();
+    for ((name, olds), count) in lists {
+        let (text, n) = mark_list(&out, &name, &olds);
+        if n != count {
+            return Err(refuse(format!(
+                "compares {name} with the list of old keys {} other than by = ANY or <> ALL (IN, NOT IN): drop it before the migration and make it again after",
+                olds.join(", ")
+            )));
+        }
+        out = text;
+        translated_lists.extend(std::iter::repeat_n((name, olds), count));
+    }
     Ok(Translated {
         text: out,
         old_keys,
+        lists: translated_lists,
     })
 }
 
-/// Translates the old keys compared with a changed column in `views`,
-/// CHECK constraints, index predicates, triggers' `WHEN`s, rules and
-/// policies of a migration, in place (their
-/// definitions then carry marked old keys); the plan's lines saying what
-/// became of each. Refused where one cannot be translated.
+/// Definitions with their old keys marked where the new keys go, and the
+/// plan's lines saying what became of each.
+pub struct Translations {
+    /// The views, their definitions translated.
+    pub views: Vec<ViewDefinition>,
+    /// The objects over the changed columns, their definitions translated.
+    pub dependents: Dependents,
+    /// What became of each old key.
+    pub lines: Vec<String>,
+}
+
+/// The old keys compared with a changed column in `views`, CHECK
+/// constraints, index predicates, triggers' `WHEN`s, rules and policies of
+/// a migration, translated: copies of them with their old keys marked.
+/// Refused where one cannot be translated.
 pub fn translate_all(
     target: &Target,
-    views: &mut [ViewDefinition],
-    found: &mut Dependents,
-) -> Result<Vec<String>, DbError> {
+    views: &[ViewDefinition],
+    found: &Dependents,
+) -> Result<Translations, DbError> {
     let to_uuid = target.to_uuid();
     let snapshot = target.snapshot;
     let column = |(rel, num): Col| -> Option<Changed> {
@@ -165,7 +205,14 @@ pub fn translate_all(
                 "  {what}: {name} compared with the old key {old}, made again with the new key of that row (read from the key map)"
             ));
         }
+        for (name, olds) in &t.lists {
+            lines.push(format!(
+                "  {what}: {name} compared with the old keys {} (a list), made again with the new keys of those rows (read from the key map)",
+                olds.join(", ")
+            ));
+        }
     };
+    let mut views = views.to_vec();
     for view in views.iter_mut() {
         let Some(rule) = snapshot.view_rules.iter().find(|r| r.view == view.oid) else {
             continue;
@@ -175,7 +222,12 @@ pub fn translate_all(
         note(&what, &t);
         view.definition = t.text;
     }
-    for c in found.constraints.iter_mut().filter(|c| c.kind == "c") {
+    let mut found = found.clone();
+    for c in found
+        .constraints
+        .iter_mut()
+        .filter(|c| c.kind == ConstraintKind::Check)
+    {
         let Some(tree) = c.tree.clone() else {
             continue;
         };
@@ -199,51 +251,67 @@ pub fn translate_all(
             i.shape.predicate = Some(translate(&what, p, &[&tree], Some(i.table), &column)?.text);
         }
     }
-    for o in found.others.iter_mut().filter(|o| o.kind == "trigger") {
-        let (Some((table, tree)), Some(definition)) =
-            (o.trigger_when.clone(), o.definition.clone())
-        else {
-            continue;
-        };
-        let what = o.description.clone();
-        let t = translate(&what, &definition, &[&tree], Some(table), &column)?;
-        note(&what, &t);
-        o.definition = Some(t.text);
-    }
-    for o in found.others.iter_mut().filter(|o| o.kind == "rule") {
-        let (Some((table, qual, action)), Some(definition)) =
-            (o.rule_trees.clone(), o.definition.clone())
-        else {
-            continue;
-        };
-        let trees: Vec<&str> = [&qual, &action]
-            .into_iter()
-            .flatten()
-            .map(String::as_str)
-            .collect();
-        let what = o.description.clone();
-        let t = translate(&what, &definition, &trees, Some(table), &column)?;
-        note(&what, &t);
-        o.definition = Some(t.text);
-    }
-    for o in found.others.iter_mut().filter(|o| o.kind == "policy") {
-        let (Some(table), Some(trees), Some(definition)) =
-            (o.policy_table, o.policy_trees.clone(), o.definition.clone())
-        else {
-            continue;
-        };
-        let trees: Vec<&str> = trees.iter().flatten().map(String::as_str).collect();
-        let what = o.description.clone();
-        let t = translate(&what, &definition, &trees, Some(table), &column)?;
-        note(&what, &t);
-        o.definition = Some(t.text);
-        if let Some(expressions) = o.policy_expressions.as_mut() {
-            for e in expressions.iter_mut().flatten() {
-                *e = translate(&what, e, &trees, Some(table), &column)?.text;
+    // Triggers, rules and policies, in that order (the plan's lines say so).
+    for pass in 0..3 {
+        for o in found.others.iter_mut() {
+            let Some(definition) = o.definition.clone() else {
+                continue;
+            };
+            let what = o.description.clone();
+            match (&mut o.of, pass) {
+                (
+                    OtherKind::Trigger {
+                        trigger_when: Some((table, tree)),
+                        ..
+                    },
+                    0,
+                ) => {
+                    let t = translate(&what, &definition, &[tree.as_str()], Some(*table), &column)?;
+                    note(&what, &t);
+                    o.definition = Some(t.text);
+                }
+                (
+                    OtherKind::Rule {
+                        rule_trees: (table, qual, action),
+                    },
+                    1,
+                ) => {
+                    let trees: Vec<&str> = [&*qual, &*action]
+                        .into_iter()
+                        .flatten()
+                        .map(String::as_str)
+                        .collect();
+                    let t = translate(&what, &definition, &trees, Some(*table), &column)?;
+                    note(&what, &t);
+                    o.definition = Some(t.text);
+                }
+                (
+                    OtherKind::Policy {
+                        policy_table,
+                        policy_trees,
+                        policy_expressions,
+                        ..
+                    },
+                    2,
+                ) => {
+                    let trees: Vec<&str> =
+                        policy_trees.iter().flatten().map(String::as_str).collect();
+                    let t = translate(&what, &definition, &trees, Some(*policy_table), &column)?;
+                    note(&what, &t);
+                    for e in policy_expressions.iter_mut().flatten() {
+                        *e = translate(&what, e, &trees, Some(*policy_table), &column)?.text;
+                    }
+                    o.definition = Some(t.text);
+                }
+                _ => {}
             }
         }
     }
-    Ok(lines)
+    Ok(Translations {
+        views,
+        dependents: found,
+        lines,
+    })
 }
 
 /// A reference's default, given to its new column: an old key written as
@@ -294,23 +362,23 @@ pub fn reference_defaults(
                 lines.push(format!(
                     "  {what}: the old key {old}, made again with the new key of that row (read from the key map)"
                 ));
-                Some(format!("{MARK}{old}{MARK}::uuid"))
+                Some(marked(&old))
             }
             Some(Some(Operand::Computed | Operand::Expression)) if !retyped => Some(text.clone()),
             Some(Some(Operand::Computed | Operand::Expression)) => {
-                return Err(DbError::refused(
+                return Err(DbError::refusal(
                     "table",
-                    format!(
+                    Refusal::new(Reason::OldKeyNotTranslatable, format!(
                         "{what} is a value of the old type computed at run time (a setting, a sequence or a function's result), which the migration cannot translate and which no longer fits the new uuid column: drop it before the migration and make it again after (ALTER TABLE … ALTER COLUMN … DROP DEFAULT, then SET DEFAULT a value of the new type)"
-                    ),
+                    )),
                 ))
             }
             _ => {
-                return Err(DbError::refused(
+                return Err(DbError::refusal(
                     "table",
-                    format!(
+                    Refusal::new(Reason::OldKeyNotTranslatable, format!(
                         "{what} is a value no key map translates: drop it before the migration and make it again after (ALTER TABLE … ALTER COLUMN … DROP DEFAULT, then SET DEFAULT a value of the new type)"
-                    ),
+                    )),
                 ))
             }
         };
@@ -326,7 +394,10 @@ pub fn reference_defaults(
 /// `text` with each `column = old` or `column <> old` (either way round,
 /// the column qualified or not, the literal as the server prints one of
 /// its type) written `column = MARK old MARK::uuid`; how many.
-fn mark(text: &str, column: &str, old: &str) -> (String, usize) {
+/// The pattern of `column` as the server prints it in a comparison: bare
+/// or quoted, qualified or not, through a cast or not (its name in group
+/// `ca` or `cb`).
+fn column_pattern(column: &str) -> String {
     let qualifier = r#"(?:(?:[A-Za-z_][A-Za-z0-9_$]*|"(?:[^"]|"")*")\.)?"#;
     let quoted_name = regex::escape(&format!("\"{}\"", column.replace('"', "\"\"")));
     let simple = column.chars().enumerate().all(|(i, c)| {
@@ -337,37 +408,51 @@ fn mark(text: &str, column: &str, old: &str) -> (String, usize) {
     } else {
         format!("{qualifier}{quoted_name}")
     };
-    let casts = "text|character varying|bpchar|character|bigint|integer|smallint|numeric|uuid";
+    format!(r"(?:\((?P<ca>{name})\)::(?:{CASTS})|(?P<cb>{name}))")
+}
+
+/// The types a literal is printed cast to.
+const CASTS: &str = "text|character varying|bpchar|character|bigint|integer|smallint|numeric|uuid";
+
+/// The pattern of the literal `old` as the server prints one of its type.
+fn literal_pattern(old: &str) -> String {
     let quoted = regex::escape(&quote_literal(old));
     let bare = if old.starts_with('-') || old.parse::<i64>().is_err() {
         String::new()
     } else {
         format!(
-            "{}|\\({}\\)::(?:{casts})|",
+            "{}|\\({}\\)::(?:{CASTS})|",
             regex::escape(old),
             regex::escape(old)
         )
     };
-    let literal = format!("(?:{bare}{quoted}::(?:{casts}))");
-    let side = |n: &str| format!(r"(?:\((?P<{n}a>{name})\)::(?:{casts})|(?P<{n}b>{name}))");
+    format!("(?:{bare}{quoted}::(?:{CASTS}))")
+}
+
+/// The column a comparison's match names, without its cast.
+fn column_of(c: &regex::Captures) -> String {
+    c.name("ca")
+        .or_else(|| c.name("cb"))
+        .map_or("", |m| m.as_str())
+        .to_string()
+}
+
+/// `text` with each `column = old` or `column <> old` (either way round,
+/// the column qualified or not, the literal as the server prints one of
+/// its type) written `column = MARK old MARK::uuid`; how many.
+fn mark(text: &str, column: &str, old: &str) -> (String, usize) {
+    let literal = literal_pattern(old);
+    let side = column_pattern(column);
     let forward = Regex::new(&format!(
-        r"(?P<pre>^|[\s(,]){} (?P<op>=|<>) {literal}(?P<post>$|[\s),])",
-        side("c")
+        r"(?P<pre>^|[\s(,]){side} (?P<op>=|<>) {literal}(?P<post>$|[\s),])"
     ))
     .expect("a valid pattern");
     let backward = Regex::new(&format!(
-        r"(?P<pre>^|[\s(,]){literal} (?P<op>=|<>) {}(?P<post>$|[\s),])",
-        side("c")
+        r"(?P<pre>^|[\s(,]){literal} (?P<op>=|<>) {side}(?P<post>$|[\s),])"
     ))
     .expect("a valid pattern");
-    let new = format!("{MARK}{old}{MARK}::uuid");
+    let new = marked(old);
     let mut n = 0;
-    let column_of = |c: &regex::Captures| {
-        c.name("ca")
-            .or_else(|| c.name("cb"))
-            .map_or("", |m| m.as_str())
-            .to_string()
-    };
     let text = forward.replace_all(text, |c: &regex::Captures| {
         n += 1;
         format!(
@@ -393,83 +478,39 @@ fn mark(text: &str, column: &str, old: &str) -> (String, usize) {
     (text, n)
 }
 
-/// `text` as a probe types it: each marked old key a uuid NULL.
-pub fn probed(text: &str) -> String {
-    let mut out = String::new();
-    for (i, part) in text.split(MARK).enumerate() {
-        out.push_str(if i % 2 == 0 { part } else { "NULL" });
-    }
-    out
-}
-
-/// `action` made with the new keys of its marked old keys, read from
-/// `map` (old key as text → new uuid) when it runs: an action with none
-/// is as it was.
-pub fn with_new_keys(action: Action, map: &str) -> Action {
-    if action.statements().iter().any(|s| has_old_keys(s)) {
-        Action::Object(Object::WithNewKeys {
-            action: Box::new(action),
-            map: map.to_string(),
-        })
-    } else {
-        action
-    }
-}
-
-/// Whether `text` holds marked old keys.
-pub fn has_old_keys(text: &str) -> bool {
-    text.contains(MARK)
-}
-
-/// What an old key no row has becomes: the nil UUID, which no key is, so
-/// `<> old` still holds for every row and `= old` for none (NULL would
-/// make both false for all).
-const NIL: &str = "00000000-0000-0000-0000-000000000000";
-
-/// `statement` with its marked old keys replaced by their new keys from
-/// `map`, as an SQL expression: `format(…)`, each new key written as a
-/// literal (`%L`; the nil UUID for an old key the map lacks). `None` when
-/// it has none.
-pub fn formatted(statement: &str, map: &str) -> Option<String> {
-    if !has_old_keys(statement) {
-        return None;
-    }
-    let mut template = String::new();
-    let mut keys = Vec::new();
-    for (i, part) in statement.split(MARK).enumerate() {
-        if i % 2 == 0 {
-            template.push_str(&part.replace('%', "%%"));
-        } else {
-            keys.push(format!(
-                "coalesce((SELECT m.new::text FROM {map} m WHERE m.old = {}), '{NIL}')",
-                quote_literal(part)
-            ));
-            template.push_str(&format!("%{}$L", keys.len()));
-        }
-    }
-    Some(format!(
-        "format({}, {})",
-        quote_literal(&template),
-        keys.join(", ")
+/// `text` with each `column = ANY (ARRAY[old, …])` or `column <> ALL
+/// (ARRAY[old, …])` (how the server prints `IN` and `NOT IN` lists) of
+/// exactly the old keys `olds`, in order, written with each marked where
+/// its new key goes; how many.
+fn mark_list(text: &str, column: &str, olds: &[String]) -> (String, usize) {
+    let elements: Vec<String> = olds.iter().map(|o| literal_pattern(o)).collect();
+    let side = column_pattern(column);
+    let list = Regex::new(&format!(
+        r"(?P<pre>^|[\s(,]){side} (?P<op>= ANY|<> ALL) \(ARRAY\[{}\]\)",
+        elements.join(", ")
     ))
-}
-
-/// `statement` run with the new keys of its marked old keys
-/// ([`formatted`]), in a `DO` block.
-pub fn run_with_new_keys(statement: &str, map: &str) -> String {
-    let Some(formatted) = formatted(statement, map) else {
-        return statement.to_string();
-    };
-    let mut tag = "uuidforge".to_string();
-    while formatted.contains(&format!("${tag}$")) {
-        tag.push('_');
-    }
-    format!("DO ${tag}$ BEGIN EXECUTE {formatted}; END ${tag}$")
+    .expect("a valid pattern");
+    let new: Vec<String> = olds.iter().map(|o| marked(o)).collect();
+    let mut n = 0;
+    let text = list
+        .replace_all(text, |c: &regex::Captures| {
+            n += 1;
+            format!(
+                "{}{} {} (ARRAY[{}])",
+                &c["pre"],
+                column_of(c),
+                &c["op"],
+                new.join(", ")
+            )
+        })
+        .into_owned();
+    (text, n)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::action::old_keys::{probed, run_with_new_keys};
 
     fn key(col: Col) -> Option<Changed> {
         (col.0 == 7).then(|| Changed {
@@ -518,5 +559,47 @@ mod tests {
         let lt = NE_ONE.replace("OPEXPR", "OPEXPR :opno 412");
         let e = translate("view v", "(id < 1)", &[&lt], Some(7), &key).unwrap_err();
         assert!(e.to_string().contains("other than by = or <>"), "{e}");
+    }
+
+    #[test]
+    fn lists_of_old_keys_are_marked_element_by_element() {
+        let (text, n) = mark_list(
+            "(ships.port_id = ANY (ARRAY[(1)::bigint, (2)::bigint]))",
+            "port_id",
+            &["1".into(), "2".into()],
+        );
+        assert_eq!(n, 1);
+        assert_eq!(
+            probed(&text),
+            "(ships.port_id = ANY (ARRAY[NULL::uuid, NULL::uuid]))"
+        );
+        let (text, n) = mark_list(
+            "CHECK ((id <> ALL (ARRAY[1, 2])))",
+            "id",
+            &["1".into(), "2".into()],
+        );
+        assert_eq!(
+            (probed(&text).as_str(), n),
+            ("CHECK ((id <> ALL (ARRAY[NULL::uuid, NULL::uuid])))", 1)
+        );
+        // Another list, or the same keys in another order, is not this one.
+        assert_eq!(
+            mark_list("(id = ANY (ARRAY[2, 1]))", "id", &["1".into(), "2".into()]).1,
+            0
+        );
+        let tree = r#"{SCALARARRAYOPEXPR :useOr false :args ({VAR :varno 1 :varattno 1 :varlevelsup 0} {ARRAYEXPR :elements ({CONST :consttype 23 :constlen 4 :constbyval true :constisnull false :constvalue 4 [ 1 0 0 0 0 0 0 0 ]} {CONST :consttype 23 :constlen 4 :constbyval true :constisnull false :constvalue 4 [ 2 0 0 0 0 0 0 0 ]})})}"#;
+        let t = translate(
+            "constraint c",
+            "CHECK ((id <> ALL (ARRAY[1, 2])))",
+            &[tree],
+            Some(7),
+            &key,
+        )
+        .unwrap();
+        assert_eq!(
+            t.lists,
+            [("id".to_string(), vec!["1".to_string(), "2".to_string()])]
+        );
+        assert!(run_with_new_keys(&t.text, "m").contains("m.old = '2'"));
     }
 }

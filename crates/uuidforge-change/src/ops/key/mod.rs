@@ -1,34 +1,38 @@
 //! The model of a key and what refers to it, shared by every operation
 //! that moves keys: the key column of a table ([`Key`]), the references to
-//! it found once with one rule set ([`references`]), what sits on those
-//! columns and must move with them ([`dependents`]), the names a migration
-//! makes ([`naming`]), the migration as one list of actions
-//! ([`KeyActions`], [`Migration::actions`]), the verification SQL
-//! ([`checks`]) and the columns that hold keys without a foreign key
-//! ([`values`]).
+//! it found once with one rule set ([`references`]); and a key migration
+//! as one model — what it is asked ([`target`]), what it read
+//! ([`model::Migration`]), what sits on the changed columns
+//! ([`dependents`]), each kind of object one module deciding and placing
+//! its work in phases ([`kinds`], [`phase`]), the names it makes
+//! ([`naming`]), old keys written in definitions ([`literals`]) and the
+//! verification SQL ([`checks`]).
 
 pub mod checks;
-pub mod copies;
+pub mod creation_time;
 pub mod dependents;
 pub mod keys_from;
+pub(crate) mod kinds;
 pub mod literals;
-mod migration;
-mod moves;
-mod naming;
-pub mod publications;
+pub mod model;
+pub mod moves;
+pub mod naming;
+pub mod phase;
 pub mod references;
 pub mod substitute;
+pub mod target;
 pub mod values;
-mod views;
 
-pub use crate::action::NewKeys;
-pub use migration::{reads, MigrateOptions, Migration, Target};
-pub use moves::{Fill, KeyActions, KeyMap, Move, BACKFILL_SETTING};
-pub use naming::{cut, cut_to, new_column, old_reference, piece, temporary};
+pub use kinds::writers::BACKFILL_SETTING;
+pub use model::{reads, Migration};
+pub use moves::{Fill, KeyMap};
+pub use naming::{new_column, old_column, piece};
+pub use phase::{Phase, Placed, Schedule, Work};
 pub use references::{by_column, deferrable, references_to, Reference};
+pub use target::{MigrateOptions, Target};
 
 use uuidforge_db::catalog::{Column, Constraint, Relation, Snapshot};
-use uuidforge_db::error::DbError;
+use uuidforge_db::error::{DbError, Reason, Refusal, WayOut};
 
 /// A table's key column within its primary key.
 #[derive(Debug, Clone, Copy)]
@@ -51,11 +55,14 @@ impl<'a> Key<'a> {
         named: Option<&str>,
     ) -> Result<Key<'a>, DbError> {
         let pk = snapshot.primary_key(table.oid).ok_or_else(|| {
-            DbError::refused(
+            DbError::refusal(
                 "table",
-                format!(
-                    "{} has no primary key (expected one of one column)",
-                    table.display_name()
+                Refusal::new(
+                    Reason::NoKey,
+                    format!(
+                        "{} has no primary key (expected one of one column)",
+                        table.display_name()
+                    ),
                 ),
             )
         })?;
@@ -98,14 +105,19 @@ impl<'a> Key<'a> {
                 match keys[..] {
                     [one] => one,
                     _ => {
-                        return Err(DbError::refused(
+                        return Err(DbError::refusal(
                             "table",
-                            format!(
-                                "the primary key of {} has {} columns ({}); name the key with --column",
-                                table.display_name(),
-                                pk.columns.len(),
-                                pk_columns()
-                            ),
+                            Refusal::new(
+                                Reason::NoKey,
+                                format!(
+                                    "the primary key of {} has {} columns ({})",
+                                    table.display_name(),
+                                    pk.columns.len(),
+                                    pk_columns()
+                                ),
+                            )
+                            .joined("; ", ", or ")
+                            .way_out(WayOut::NameKeyColumn),
                         ))
                     }
                 }

@@ -39,7 +39,7 @@ impl<'a> Reference<'a> {
     /// Its foreign key's name, or how it was named (`--also`).
     pub fn constraint_name(&self) -> String {
         self.fk.map_or_else(
-            || "no foreign key: --also".to_string(),
+            || "no foreign key: named as a reference".to_string(),
             |fk| fk.name.clone(),
         )
     }

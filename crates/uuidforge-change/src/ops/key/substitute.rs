@@ -119,19 +119,26 @@ fn tokens(sql: &str) -> Option<Vec<Token>> {
 /// How [`index_over`] makes an index again.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Remake<'a> {
-    /// Its name (quoted by it).
-    pub name: &'a str,
-    /// Built `CONCURRENTLY`.
-    pub concurrently: bool,
     /// On this table (quoted, qualified) instead (a partition of the
     /// table of a partitioned index).
     pub on: Option<&'a str>,
 }
 
+/// An index definition made again under another name: whether it is
+/// unique, and what follows the name (` ON table USING method (…) …`), as
+/// [`crate::action::Build::Definition`] takes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Remade {
+    /// `UNIQUE`.
+    pub unique: bool,
+    /// What follows the name.
+    pub rest: String,
+}
+
 /// The index of `definition` (as `pg_get_indexdef` writes one) made again
 /// as `remake` says, over the columns of `renames` (from, to) in place of
 /// the old ones; `None` when the definition is not one it reads.
-pub fn index_over(definition: &str, renames: &[(&str, &str)], remake: Remake) -> Option<String> {
+pub fn index_over(definition: &str, renames: &[(&str, &str)], remake: Remake) -> Option<Remade> {
     let tokens = tokens(definition)?;
     let solid: Vec<usize> = (0..tokens.len())
         .filter(|&i| !matches!(tokens[i], Token::Space(_)))
@@ -143,7 +150,8 @@ pub fn index_over(definition: &str, renames: &[(&str, &str)], remake: Remake) ->
         return None;
     }
     k += 1;
-    if at(k)?.is_keyword("unique") {
+    let unique = at(k)?.is_keyword("unique");
+    if unique {
         k += 1;
     }
     if !at(k)?.is_keyword("index") {
@@ -168,10 +176,8 @@ pub fn index_over(definition: &str, renames: &[(&str, &str)], remake: Remake) ->
         }
         let token = &tokens[i];
         if i == name_at {
-            if remake.concurrently {
-                out.push_str("CONCURRENTLY ");
-            }
-            out.push_str(&quote_ident(remake.name));
+            // `CREATE [UNIQUE] INDEX name`: the action says it again.
+            out.clear();
             continue;
         }
         if let Some(on) = remake.on.filter(|_| table) {
@@ -219,7 +225,7 @@ pub fn index_over(definition: &str, renames: &[(&str, &str)], remake: Remake) ->
             out.push_str(&t.text());
         }
     }
-    Some(out)
+    Some(Remade { unique, rest: out })
 }
 
 fn prev_is(tokens: &[Token], solid: &[usize], j: usize, text: &str) -> bool {
@@ -234,17 +240,23 @@ fn next_is(tokens: &[Token], solid: &[usize], j: usize, text: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// The statement of a remade definition, named `name`.
+    fn made(definition: &str, renames: &[(&str, &str)], remake: Remake, name: &str) -> String {
+        let r = index_over(definition, renames, remake).unwrap();
+        format!(
+            "CREATE {}INDEX {}{}",
+            if r.unique { "UNIQUE " } else { "" },
+            quote_ident(name),
+            r.rest
+        )
+    }
+
     #[test]
     fn a_column_renamed_where_it_stands_as_a_column() {
         let def = "CREATE INDEX orders_customer_id_idx ON public.orders USING btree (customer_id) WHERE (customer_id IS NOT NULL)";
-        let remake = Remake {
-            name: "tmp",
-            concurrently: true,
-            on: None,
-        };
         assert_eq!(
-            index_over(def, &[("customer_id", "customer_id_new")], remake).unwrap(),
-            "CREATE INDEX CONCURRENTLY \"tmp\" ON public.orders USING btree (\"customer_id_new\") WHERE (\"customer_id_new\" IS NOT NULL)"
+            made(def, &[("customer_id", "customer_id_new")], Remake::default(), "tmp"),
+            "CREATE INDEX \"tmp\" ON public.orders USING btree (\"customer_id_new\") WHERE (\"customer_id_new\" IS NOT NULL)"
         );
     }
 
@@ -252,53 +264,40 @@ mod tests {
     fn columns_are_replaced_and_nothing_else() {
         let r = [("id", "id_new"), ("Kunde", "Kunde_new")];
         let def = r#"CREATE UNIQUE INDEX id ON id.id USING btree (id, "Kunde" DESC NULLS LAST) INCLUDE (n) WITH (fillfactor='90') TABLESPACE id WHERE ((id)::text <> 'id'::text) AND (lower(("Kunde")::text) = id(id))"#;
-        let got = index_over(
-            def,
-            &r,
-            Remake {
-                name: "tmp",
-                ..Remake::default()
-            },
-        )
-        .unwrap();
         assert_eq!(
-            got,
+            made(def, &r, Remake::default(), "tmp"),
             r#"CREATE UNIQUE INDEX "tmp" ON id.id USING btree ("id_new", "Kunde_new" DESC NULLS LAST) INCLUDE (n) WITH (fillfactor='90') TABLESPACE id WHERE (("id_new")::text <> 'id'::text) AND (lower(("Kunde_new")::text) = id("id_new"))"#
         );
     }
 
     #[test]
     fn a_definition_it_cannot_read_is_none() {
-        let remake = Remake {
-            name: "t",
-            ..Remake::default()
-        };
-        assert!(index_over("CREATE TABLE t (id int)", &[("id", "x")], remake).is_none());
-        assert!(index_over("CREATE INDEX i ON t USING btree ('open", &[], remake).is_none());
+        assert!(index_over("CREATE TABLE t (id int)", &[("id", "x")], Remake::default()).is_none());
+        assert!(index_over(
+            "CREATE INDEX i ON t USING btree ('open",
+            &[],
+            Remake::default()
+        )
+        .is_none());
     }
 
     #[test]
     fn every_definition_round_trips_without_renames() {
         let def = "CREATE INDEX i ON public.t USING gist (a, b) WHERE (c > $x$y$x$::text)";
-        let remake = Remake {
-            name: "i",
-            ..Remake::default()
-        };
         assert_eq!(
-            index_over(def, &[], remake).unwrap(),
+            made(def, &[], Remake::default(), "i"),
             def.replace("INDEX i", "INDEX \"i\"")
         );
         let on = Remake {
             on: Some("\"public\".\"t_1\""),
-            ..remake
         };
         assert_eq!(
-            index_over(
+            made(
                 "CREATE UNIQUE INDEX i ON ONLY public.t USING btree (a)",
                 &[],
-                on
-            )
-            .unwrap(),
+                on,
+                "i"
+            ),
             "CREATE UNIQUE INDEX \"i\" ON \"public\".\"t_1\" USING btree (a)"
         );
     }

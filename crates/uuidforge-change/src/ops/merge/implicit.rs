@@ -44,12 +44,16 @@ pub(super) fn implicit_values(
             continue;
         }
         if hit.key_unstable {
-            return Err(DbError::refused(
+            return Err(DbError::refusal(
                 "implicit",
-                format!(
-                    "{}.{}.{} holds {} in a row without a primary key (nothing was changed: rewrite it by hand or merge without --implicit)",
-                    hit.schema, hit.table, hit.column, hit.value
-                ),
+                uuidforge_db::error::Refusal::new(
+                    uuidforge_db::error::Reason::Other,
+                    format!(
+                        "{}.{}.{} holds {} in a row without a primary key (nothing was changed)",
+                        hit.schema, hit.table, hit.column, hit.value
+                    ),
+                )
+                .way_out(uuidforge_db::error::WayOut::MergeWithoutImplicit),
             ));
         }
         let old: Uuid = hit

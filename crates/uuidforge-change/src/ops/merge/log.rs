@@ -46,7 +46,6 @@ pub(super) fn log_steps(
             table: log.clone(),
             columns: "new".into(),
             unique: false,
-            concurrently: false,
             if_not_exists: true,
         }),
         Action::Object(Object::CreateSqlFunction {
@@ -56,7 +55,7 @@ pub(super) fn log_steps(
         }),
         Action::Transaction(Transaction::LockTable {
             table: log.clone(),
-            mode: "SHARE ROW EXCLUSIVE".into(),
+            mode: crate::action::Locks::ShareRowExclusive,
         }),
     ]);
     steps.extend([

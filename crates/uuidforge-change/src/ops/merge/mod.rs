@@ -27,6 +27,7 @@ pub use implicit::respell;
 
 use crate::action::{Action, Data, Timing};
 use crate::ops::key::{by_column, deferrable, references_to, Key, Reference};
+use crate::ops::Reading;
 use crate::ops::{
     distinct, touched, Answers, Backup, ChangePlan, Check, Operation, Planned, Read, Run,
     Statement, Step, Value,
@@ -131,9 +132,17 @@ pub struct Merge {
 }
 
 /// The name of the read counting the keys in key table `oid`.
-fn count_read(oid: u32) -> String {
-    format!("keys in {oid}")
+fn count_read(oid: u32) -> crate::ops::reads::NumberOf {
+    crate::ops::reads::NumberOf {
+        prefix: "keys in",
+        oid,
+        what: "look for the keys",
+    }
 }
+
+/// The read of whether the UUID merged into is another row's key.
+const INTO: crate::ops::NamedText =
+    crate::ops::NamedText::new("into", "check the UUID merged into");
 
 impl Operation for Merge {
     type Plan = MergePlan;
@@ -153,41 +162,33 @@ impl Operation for Merge {
         };
         let mut reads: Vec<Read> = tables
             .iter()
-            .map(|(r, sql)| {
-                Read::new(
-                    count_read(r.oid),
-                    "look for the keys",
-                    count(sql, self.ids.clone()),
-                )
-            })
+            .map(|(r, sql)| count_read(r.oid).read(count(sql, self.ids.clone())))
             .collect();
-        if tables.iter().any(|(r, _)| !answers.has(&count_read(r.oid))) {
+        if tables
+            .iter()
+            .any(|(r, _)| !answers.has(&count_read(r.oid).name()))
+        {
             return Ok(reads);
         }
         let (relation, sql) = locate(&tables, answers, &self.ids)?;
         if !self.ids.contains(&self.new) {
-            reads.push(Read::new(
-                "into",
-                "check --into",
-                count(sql, vec![self.new]),
-            ));
+            reads.push(INTO.read(count(sql, vec![self.new])));
         }
         let key = merged_key(snapshot, relation)?;
         let written: Vec<u32> = std::iter::once(relation.oid)
             .chain(references_to(snapshot, &key)?.iter().map(|r| r.table.oid))
             .collect();
-        reads.push(Read::new(
-            "triggers",
-            "read the triggers of the tables written",
-            uuidforge_db::introspect::user_triggers_query(&written),
-        ));
+        reads.push(
+            crate::ops::reads::USER_TRIGGERS
+                .read(uuidforge_db::introspect::user_triggers_query(&written)),
+        );
         Ok(reads)
     }
 
     fn plan(&self, snapshot: &Snapshot, answers: &Answers) -> Result<MergePlan, DbError> {
         let tables = key_tables(snapshot);
         let (relation, _) = locate(&tables, answers, &self.ids)?;
-        if answers.text("into").is_some_and(|n| n != "0") {
+        if answers.answer(&INTO)?.is_some_and(|n| n != "0") {
             return Err(DbError::invalid(
                 "into",
                 format!(
@@ -197,8 +198,7 @@ impl Operation for Merge {
                 ),
             ));
         }
-        let triggers: Vec<uuidforge_db::introspect::UserTrigger> =
-            answers.get_or_default("triggers", "triggers")?;
+        let triggers = answers.required(&crate::ops::reads::USER_TRIGGERS)?;
         plan(snapshot, relation.oid, self, &triggers)
     }
 }
@@ -213,7 +213,12 @@ fn locate<'t, 'a>(
     let found: Vec<(&(&Relation, String), usize)> = tables
         .iter()
         .filter_map(|t| {
-            let n: usize = answers.text(&count_read(t.0.oid))?.parse().ok()?;
+            let keys = answers
+                .answer(&count_read(t.0.oid))
+                .ok()
+                .flatten()
+                .flatten()?;
+            let n = usize::try_from(keys).ok()?;
             (n > 0).then_some((t, n))
         })
         .collect();
@@ -346,9 +351,15 @@ fn survivor_and_priority(
         ));
     }
     if ids.contains(&new) && options.keep.is_some_and(|k| k != new) {
-        return Err(DbError::invalid(
+        return Err(DbError::refusal(
             "into",
-            format!("{new} is one of the merged UUIDs and keeps its own row (expected --keep {new} or no --keep)"),
+            uuidforge_db::error::Refusal::new(
+                uuidforge_db::error::Reason::InvalidValue,
+                format!("{new} is one of the merged UUIDs and keeps its own row"),
+            )
+            .way_out(uuidforge_db::error::WayOut::KeepOwnRow {
+                uuid: new.to_string(),
+            }),
         ));
     }
     let survivor = if ids.contains(&new) {
@@ -475,7 +486,7 @@ pub fn plan(
                         snapshot.relations.iter().find(|r| r.sql_name() == i.table)
                     })),
             ),
-            summary: summary(op.ids.len(), &t, &v, &referencing),
+            summary: crate::ops::lines(summary(op.ids.len(), &t, &v, &referencing)),
             backup: Backup {
                 relations: backup,
                 schema_only: false,
@@ -493,7 +504,6 @@ pub fn plan(
                 }],
             },
             epilogue: Vec::new(),
-            resume: None,
             measured: Default::default(),
         };
     Ok(MergePlan {

@@ -1,6 +1,6 @@
-//! A key migration in batches (`--batch-size`), for tables too large to
-//! lock for one transaction: the schedule that places the same list of
-//! actions (`ops::key::KeyActions`) in steps that each commit on
+//! A key migration in batches, for tables too large to lock for one
+//! transaction: the schedule that places the model's work
+//! (`ops::key::Migration::placed`) by phase in steps that each commit on
 //! their own, recorded by the runner, so that after a kill -9 or a lost
 //! connection the old schema still works and `--resume` goes on from the
 //! last committed step. Writers keep working throughout:
@@ -29,12 +29,12 @@
 //!    *finish* (the map dropped).
 
 use super::{backup, lock_all, summary, touches};
-use crate::action::{statements, Action, Data};
-use crate::ops::key::checks::{self, Phase};
-use crate::ops::key::publications::{self, Publication};
-use crate::ops::key::{Fill, KeyActions, KeyMap, Migration, Move};
-use crate::ops::{Backfill, BatchStep, ChangePlan, Run};
-use uuidforge_db::error::DbError;
+use crate::action::{statements, Action, Data, UserTrigger};
+use crate::ops::key::checks::{self, When};
+use crate::ops::key::kinds::quieted_triggers;
+use crate::ops::key::{Fill, Migration, Phase, Placed, Schedule, Work};
+use crate::ops::{Backfill, BatchStep, ChangePlan, Line, Run};
+use uuidforge_db::error::{DbError, WayOut};
 
 /// The pages of a range a backfill transaction fills (`$1` its first
 /// block, `$2` the block after its last).
@@ -56,37 +56,76 @@ enum Pass {
     Again,
 }
 
-/// Refuses what batches do not handle: partitions that are not plain
-/// tables, exclusion constraints over a changed column (their index cannot
-/// be built before the swap).
-fn refuse_unsupported(m: &Migration) -> Result<(), DbError> {
-    for r in m.written() {
-        if let Some(p) = m.leaves(r.oid).iter().find(|p| p.kind != "r") {
-            return Err(DbError::refused("batch-size", format!("partition {}.{} of {} is {} (expected plain tables: migrate it without --batch-size, in one transaction)",
-                p.schema,
-                p.name,
-                r.display_name(),
-                if p.kind == "p" { "partitioned itself" } else { "a foreign table" }
-            )));
-        }
+/// Where a phase's work goes in batches (the compiler holds this list
+/// to the phases).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    /// The first step: short, writers wait.
+    Prepare,
+    /// The new keys, a data step.
+    Keys,
+    /// Backfills, twice, around the NOT NULL checks.
+    Fill,
+    /// One step each, outside any transaction.
+    Build,
+    /// The NOT NULL checks added (short, writers wait).
+    Prove,
+    /// Those checks validated (writers go on).
+    ProveValid,
+    /// The swap: short, writers wait.
+    Swap,
+    /// After the swap, a step each.
+    Validate,
+    Attach,
+    ValidateAttached,
+    /// The last step.
+    Finish,
+    /// Not in batches: refused there by the kind that places it.
+    Never,
+}
+
+fn slot(phase: Phase) -> Slot {
+    use Phase::*;
+    match phase {
+        PublishOwnColumns | MakeMap | AddColumns | WriterTriggers => Slot::Prepare,
+        Keys => Slot::Keys,
+        Fill => Slot::Fill,
+        Build => Slot::Build,
+        ProveNotNull => Slot::Prove,
+        ValidateNotNull => Slot::ProveValid,
+        QuietPublications | DropWriterTriggers | CheckImmediately | DropViews | DropForeignKeys
+        | DropDependents | DropKey | DropObjects | Move | MakeObjects | ColumnExtras
+        | MakeViews | IdentityBack | PublishAllColumns | PublishingBack | Guard => Slot::Swap,
+        Validate => Slot::Validate,
+        Attach => Slot::Attach,
+        ValidateAttached => Slot::ValidateAttached,
+        DropMap => Slot::Finish,
+        Settings | IdentityFull | QuietTriggers | RewriteCopies | RestoreTriggers => Slot::Never,
     }
-    if let Some(x) = m.dependents.constraints.iter().find(|c| c.kind == "x") {
-        return Err(DbError::refused("batch-size", format!("exclusion constraint {} ({}) is over a changed column: its index cannot be built before the swap without locking writers out; migrate without --batch-size, in one transaction", x.name, x.definition)));
-    }
-    Ok(())
+}
+
+/// The actions of the work placed in `slot`, in order.
+fn actions(placed: &[Placed], slot_of: Slot) -> Vec<Action> {
+    placed
+        .iter()
+        .filter(|p| slot(p.phase) == slot_of)
+        .filter_map(|p| match &p.work {
+            Work::Action(a) => Some(a.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// One backfill step of `piece` of `fill`'s table: the rows of a range of
 /// pages locked with a hash of their other columns, filled, and compared,
 /// in one statement (the update's range lets it scan only those pages).
 fn backfill(
-    a: &KeyActions,
+    quieted: &[UserTrigger],
     fill: &Fill,
     (piece, shown): &(String, String),
     pass: Pass,
 ) -> BatchStep {
-    let triggers: Vec<_> = a
-        .triggers
+    let triggers: Vec<_> = quieted
         .iter()
         .filter(|t| uuidforge_ident::qualified(&t.schema, &t.table_name) == *piece)
         .cloned()
@@ -116,146 +155,76 @@ fn backfill(
     })
 }
 
-/// Every fill of `a` as backfill steps, piece by piece.
-fn backfills(a: &KeyActions, pass: Pass) -> Vec<BatchStep> {
-    a.fills
+/// Every fill as backfill steps, piece by piece.
+fn backfills(quieted: &[UserTrigger], fills: &[&Fill], pass: Pass) -> Vec<BatchStep> {
+    fills
         .iter()
-        .flat_map(|f| f.pieces.iter().map(move |p| backfill(a, f, p, pass)))
+        .flat_map(|f| f.pieces.iter().map(move |p| backfill(quieted, f, p, pass)))
         .collect()
 }
 
-/// A step of `actions` gathered from every move by `field`, when there is
-/// one.
-fn gathered(what: &str, moves: &[Move], field: fn(&Move) -> &[Action]) -> Option<BatchStep> {
-    let actions: Vec<Action> = moves
-        .iter()
-        .flat_map(|m| field(m).iter().cloned())
-        .collect();
+/// A step of `actions`, when there are any.
+fn gathered(what: &str, actions: Vec<Action>) -> Option<BatchStep> {
     (!actions.is_empty()).then(|| BatchStep::transaction(what, None, &actions))
 }
 
 /// The change in batches.
 pub fn change(m: &Migration, batch_size: i64) -> Result<ChangePlan, DbError> {
-    refuse_unsupported(m)?;
-    if let Some(c) = m.copies.found.iter().find(|c| c.rewritten) {
-        return Err(DbError::refused(
-            "also",
-            format!(
-                "{} holds copies of the keys, rewritten in place in one transaction only (writers would keep writing old keys meanwhile): migrate without --batch-size, or --leave it",
-                c.described()
-            ),
+    let schedule = Schedule::Batches(batch_size);
+    let map = m.map_name(schedule.map());
+    let placed = m.placed(schedule)?;
+    if let Some(p) = placed.iter().find(|p| slot(p.phase) == Slot::Never) {
+        return Err(DbError::unreadable(
+            "plan",
+            format!("{:?} work of {} placed in batches", p.phase, p.by),
         ));
     }
-    if let Some(r) = m
-        .dependents
-        .others
-        .iter()
-        .find(|o| o.kind == "rule" && o.carried)
-    {
-        return Err(DbError::refused(
-            "table",
-            format!(
-                "{} rewrites the updates that fill rows in batches (it stays until the swap): migrate in one transaction (without --batch-size), which makes it again after",
-                r.description
-            ),
-        ));
-    }
-    if let Some(g) = m
-        .dependents
-        .others
-        .iter()
-        .find(|o| o.kind == "generated column" && o.carried)
-    {
-        return Err(DbError::refused(
-            "regenerate",
-            format!(
-                "{} is computed again by rewriting its table, which batches cannot do without locking writers out: migrate in one transaction (without --batch-size)",
-                g.description
-            ),
-        ));
-    }
-    if m.given_keys.is_some() {
-        return Err(DbError::invalid(
-            "keys-from",
-            "in batches (expected one transaction: a subscriber's tables are written by its replication alone)",
-        ));
-    }
-    if let Some(i) = m
-        .dependents
-        .indexes
-        .iter()
-        .find(|i| crate::ops::key::literals::has_old_keys(&i.definition))
-    {
-        return Err(DbError::refused(
-            "batch-size",
-            format!(
-                "index {}.{} compares a changed column with an old key in its WHERE: in batches it is built concurrently before the swap, which cannot read the new key from the key map; migrate in one transaction (without --batch-size), which makes it again with the new key",
-                i.schema, i.name
-            ),
-        ));
-    }
-    let a = m.actions(KeyMap::Kept)?;
     let lock = lock_all(m);
-    // Subscribers are to get neither the new columns while they are
-    // filled nor the swap's own writes.
-    let (listed, unlisted) = publications::listed_during_batches(&m.publications);
-    let (quiet_publishing, publishing_back) = Publication::quieted(&m.publications);
-    let mut prepare = listed;
-    prepare.push(a.make_map.clone());
-    prepare.extend(a.columns.iter().cloned());
-    prepare.extend(a.writers.iter().flat_map(|w| w.make.iter().cloned()));
+    let quieted = quieted_triggers(m);
+    let fills: Vec<&Fill> = placed
+        .iter()
+        .filter_map(|p| match &p.work {
+            Work::Fill(f) => Some(f),
+            _ => None,
+        })
+        .collect();
     let mut steps = vec![BatchStep::transaction(
         "prepare: new columns, the key map, triggers for rows written meanwhile",
         Some(&lock),
-        &prepare,
+        &actions(&placed, Slot::Prepare),
     )];
-    steps.push(BatchStep::Data(Data::Keys(a.keys.clone())));
-    steps.extend(backfills(&a, Pass::First));
-    for mv in &a.moves {
-        steps.extend(
-            mv.build
-                .iter()
-                .map(|(what, build)| BatchStep::concurrently(what, build)),
-        );
-    }
+    steps.extend(placed.iter().filter_map(|p| match &p.work {
+        Work::Keys(k) => Some(BatchStep::Data(Data::Keys(k.clone()))),
+        _ => None,
+    }));
+    steps.extend(backfills(&quieted, &fills, Pass::First));
+    steps.extend(placed.iter().filter_map(|p| match &p.work {
+        Work::Build { what, action } => Some(BatchStep::concurrently(what, action)),
+        _ => None,
+    }));
     // NOT NULL proved without a scan under the swap's locks (a validated
     // CHECK lets SET NOT NULL skip it), with the backfill's second pass
     // between adding and validating the checks.
-    let (add, validate): (Vec<Action>, Vec<Action>) = a
-        .moves
-        .iter()
-        .flat_map(|mv| mv.prove.iter().cloned())
-        .unzip();
     steps.push(BatchStep::transaction(
         "add NOT NULL checks (not valid yet)",
         Some(&lock),
-        &add,
+        &actions(&placed, Slot::Prove),
     ));
-    steps.extend(backfills(&a, Pass::Again));
+    steps.extend(backfills(&quieted, &fills, Pass::Again));
     steps.push(BatchStep::transaction(
         "validate the NOT NULL checks (writers go on)",
         None,
-        &validate,
+        &actions(&placed, Slot::ProveValid),
     ));
     steps.push(BatchStep::Check {
         what: "check the new columns before the swap".into(),
-        sql: checks::verify_sql(m, Phase::BeforeSwap, &a.map),
+        sql: checks::verify_sql(m, When::BeforeSwap, &map),
         binds: Vec::new(),
     });
-    let mut swap = quiet_publishing;
-    swap.extend(a.writers.iter().flat_map(|w| w.drop.iter().cloned()));
-    swap.extend(a.release.iter().cloned());
-    swap.extend(a.moves.iter().flat_map(|mv| mv.swap.iter().cloned()));
-    swap.extend(a.extras.iter().cloned());
-    swap.extend(a.views.iter().cloned());
-    swap.extend(a.identity_back.iter().cloned());
-    swap.extend(unlisted);
-    swap.extend(publishing_back);
-    swap.push(a.guard.clone());
     let mut swap_step = BatchStep::transaction(
         "swap: constraints onto the new columns, names exchanged",
         Some(&lock),
-        &swap,
+        &actions(&placed, Slot::Swap),
     );
     if let BatchStep::Transaction { mark, .. } = &mut swap_step {
         *mark = Some("swap".into());
@@ -263,24 +232,21 @@ pub fn change(m: &Migration, batch_size: i64) -> Result<ChangePlan, DbError> {
     steps.push(swap_step);
     steps.extend(gathered(
         "validate the foreign keys and checks (writers go on)",
-        &a.moves,
-        |mv| &mv.validate,
+        actions(&placed, Slot::Validate),
     ));
     steps.extend(gathered(
         "attach the partitions' foreign keys to their tables'",
-        &a.moves,
-        |mv| &mv.attach,
+        actions(&placed, Slot::Attach),
     ));
     steps.extend(gathered(
         "validate the foreign keys declared on partitions (writers go on)",
-        &a.moves,
-        |mv| &mv.validate_attached,
+        actions(&placed, Slot::ValidateAttached),
     ));
     let written: Vec<String> = m.written().iter().map(|r| r.sql_name()).collect();
     steps.push(BatchStep::Check {
         what: "verify the migration".into(),
         sql: checks::with_objects_check(
-            &checks::verify_sql(m, Phase::AfterSwap, &a.map),
+            &checks::verify_sql(m, When::AfterSwap, &map),
             &m.objects,
             &written,
             &checks::translated_constraints(m),
@@ -290,10 +256,16 @@ pub fn change(m: &Migration, batch_size: i64) -> Result<ChangePlan, DbError> {
     steps.push(BatchStep::transaction(
         "finish: drop the key map",
         None,
-        a.drop_map.as_slice(),
+        &actions(&placed, Slot::Finish),
     ));
     let mut lines = summary(m, &format!(", in batches of about {batch_size} rows"));
-    lines.push("  progress: kept by the runner (a killed run goes on with --resume)".into());
+    lines.push(Line::with(
+        "  progress: kept by the runner; a killed run goes on from its last step",
+        WayOut::Resume {
+            operation: "migrate-key".into(),
+            target: m.key.table.typed_name(),
+        },
+    ));
     Ok(ChangePlan {
         operation: "migrate-key".into(),
         target: m.key.table.typed_name(),
@@ -303,10 +275,6 @@ pub fn change(m: &Migration, batch_size: i64) -> Result<ChangePlan, DbError> {
         backup: backup(m),
         run: Run::Batches { batch_size, steps },
         epilogue: Vec::new(),
-        resume: Some(format!(
-            "uuidforge db migrate-key {} --resume",
-            m.key.table.typed_name()
-        )),
         measured: super::measured(m),
     })
 }

@@ -13,15 +13,16 @@
 pub mod batched;
 pub mod one_transaction;
 
-pub use crate::ops::key::copies::CopySearch;
 pub use crate::ops::key::keys_from;
-pub use crate::ops::key::MigrateOptions;
+pub use crate::ops::key::kinds::copies::CopySearch;
+pub use crate::ops::key::{MigrateOptions, Phase, Placed, Schedule, Work};
 
 use crate::ops::key::{self, by_column, Migration, Target};
-use crate::ops::{one_line, Answers, ChangePlan, Lock, Operation, Planned, Read};
+use crate::ops::{one_line, Answers, ChangePlan, Line, Lock, Operation, Planned, Read};
 use serde::Serialize;
 use uuidforge_db::catalog::Snapshot;
 use uuidforge_db::error::DbError;
+use uuidforge_db::error::WayOut;
 use uuidforge_db::introspect::Mention;
 
 /// Migrating a table's key to UUIDv7.
@@ -103,9 +104,9 @@ impl Operation for MigrateKey {
     fn plan(&self, snapshot: &Snapshot, answers: &Answers) -> Result<MigratePlan, DbError> {
         let target = Target::new(snapshot, &self.table, &self.options)?;
         let m = Migration::new(target, answers)?;
-        let change = match self.batch_size {
-            Some(size) => batched::change(&m, size)?,
-            None => one_transaction::change(&m)?,
+        let change = match self.schedule() {
+            Schedule::Batches(size) => batched::change(&m, size)?,
+            Schedule::OneTransaction => one_transaction::change(&m)?,
         };
         Ok(MigratePlan {
             table: m.key.table.sql_name(),
@@ -114,7 +115,10 @@ impl Operation for MigrateKey {
             old_name: m.old_name.clone(),
             batch_size: self.batch_size,
             references: references(&m),
-            default: default_note(&m),
+            default: default_note(&m)
+                .rendered(&uuidforge_db::error::Plain)
+                .trim_start_matches("  new default: ")
+                .to_string(),
             generator: m.generator.clone(),
             functions: m.functions.clone(),
             change,
@@ -122,69 +126,66 @@ impl Operation for MigrateKey {
     }
 }
 
+impl MigrateKey {
+    /// How it runs.
+    pub fn schedule(&self) -> Schedule {
+        self.batch_size
+            .map_or(Schedule::OneTransaction, Schedule::Batches)
+    }
+
+    /// The model's work before its schedule placed it: every kind's, each
+    /// piece in its phase (what the schedule must place, each exactly
+    /// once, or refuse by name).
+    pub fn placed(&self, snapshot: &Snapshot, answers: &Answers) -> Result<Vec<Placed>, DbError> {
+        let target = Target::new(snapshot, &self.table, &self.options)?;
+        Migration::new(target, answers)?.placed(self.schedule())
+    }
+}
+
 /// The time each new key carries, as the plan says it: the row's own
 /// (`--order-by`), or made up from 2000-01-01 in the old key order, with
 /// the table's creation-time column proposed when it has one.
-fn key_times(m: &Migration) -> String {
+fn key_times(m: &Migration) -> Line {
     if let Some(c) = &m.order_column {
-        return format!("each row's {c}, to the millisecond (bounds by time then select rows by when they were made)");
+        return format!("  key times: each row's {c}, to the millisecond (bounds by time then select rows by when they were made)").into();
     }
     let start = chrono::DateTime::from_timestamp_millis(crate::action::SYNTHESIZED_EPOCH_MS as i64)
         .map_or_else(String::new, |t| t.format("%Y-%m-%d").to_string());
     let made_up = format!(
-        "made up: from {start} on, one millisecond per row in the old key order, not when the rows were made (bounds by time mean nothing for them)"
+        "  key times: made up: from {start} on, one millisecond per row in the old key order, not when the rows were made (bounds by time mean nothing for them)"
     );
-    match creation_time_column(m.key.table) {
-        Some(c) => format!(
-            "{made_up} — WARNING: {}.{} ({}) looks like each row's creation time: --order-by {} gives the keys those times",
-            m.key.table.display_name(),
-            c.name,
-            c.type_name,
-            uuidforge_ident::as_typed(&c.name)
+    match crate::ops::key::creation_time::column(m.key.table) {
+        Some(c) => Line::with(
+            format!(
+                "{made_up} — WARNING: {}.{} ({}) looks like each row's creation time",
+                m.key.table.display_name(),
+                c.name,
+                c.type_name,
+            ),
+            WayOut::OrderBy {
+                column: uuidforge_ident::as_typed(&c.name),
+            },
         ),
-        None => made_up,
+        None => made_up.into(),
     }
 }
 
-/// A column of `table` that looks like its rows' creation time: a
-/// timestamp or date whose name says made, created, inserted or ordered
-/// (`created_at`, `creation_date`, `inserted_at`, `order_date`), the
-/// likeliest first.
-fn creation_time_column(
-    table: &uuidforge_db::catalog::Relation,
-) -> Option<&uuidforge_db::catalog::Column> {
-    let timed = |c: &&uuidforge_db::catalog::Column| {
-        c.type_name.starts_with("timestamp") || c.type_name == "date"
-    };
-    let rank = |name: &str| {
-        let n = name.to_ascii_lowercase();
-        if n.contains("creat") {
-            Some(0)
-        } else if n.contains("insert") || n.contains("made") {
-            Some(1)
-        } else if n.contains("order")
-            && (n.contains("date") || n.contains("time") || n.ends_with("_at"))
-        {
-            Some(2)
-        } else {
-            None
-        }
-    };
-    table
-        .columns
-        .iter()
-        .filter(timed)
-        .filter_map(|c| Some((rank(&c.name)?, c.num, c)))
-        .min_by_key(|(r, num, _)| (*r, *num))
-        .map(|(_, _, c)| c)
-}
-
 /// What the plan says of the new key's default: the generator, none by
-/// choice, or a warning that the database has none.
-fn default_note(m: &Migration) -> String {
+/// choice, or a warning that the database has none and the ways out.
+fn default_note(m: &Migration) -> Line {
     match &m.missing_generator {
-        Some(why) => format!("none — WARNING: {why}"),
-        None => uuidforge_db::generators::default_note(m.generator.as_ref()),
+        Some(refusal) => Line {
+            text: format!(
+                "  new default: none — WARNING: {}; applying it is refused",
+                refusal.why
+            ),
+            ways_out: refusal.ways_out.clone(),
+        },
+        None => format!(
+            "  new default: {}",
+            uuidforge_db::generators::default_note(m.generator.as_ref())
+        )
+        .into(),
     }
 }
 
@@ -207,14 +208,14 @@ fn references(m: &Migration) -> Vec<ReferenceSummary> {
 
 /// What planning measured: the search for copies of a uuid key's values.
 fn measured(m: &Migration) -> crate::ops::Measured {
-    crate::ops::Measured(crate::ops::key::copies::measured(m, &m.copies))
+    crate::ops::Measured(crate::ops::key::kinds::copies::measured(m, &m.copies))
 }
 
 /// The first lines of a migration plan: the table, the key and what
 /// becomes of it, the references, the new default, the functions to
 /// review; `how` ends the first line (`, in batches of about N rows`).
-fn summary(m: &Migration, how: &str) -> Vec<String> {
-    let mut lines = vec![format!(
+fn summary(m: &Migration, how: &str) -> Vec<Line> {
+    let mut lines: Vec<Line> = vec![format!(
         "plan: {} key {} ({}) → uuid (UUIDv7, {}), old values kept in {}{how}",
         m.key.table.sql_name(),
         m.key.column.name,
@@ -224,53 +225,67 @@ fn summary(m: &Migration, how: &str) -> Vec<String> {
             None => "old key order kept".into(),
         },
         m.old_name
-    )];
-    lines.push(format!("  key times: {}", key_times(m)));
+    )
+    .into()];
+    lines.push(key_times(m));
     for r in references(m) {
         let becomes = if r.becomes == "uuid" {
             String::new()
         } else {
             format!(", kept as {}", r.becomes)
         };
-        lines.push(format!(
-            "  referenced by {}.{} ({}{becomes})",
-            r.table, r.column, r.constraint
-        ));
+        lines.push(
+            format!(
+                "  referenced by {}.{} ({}{becomes})",
+                r.table, r.column, r.constraint
+            )
+            .into(),
+        );
     }
     let moved = m.dependents.constraints.len() + m.dependents.indexes.len();
     if moved > 0 {
-        lines.push(format!(
-            "  moved to the new columns from their definitions: {}",
-            m.dependents
-                .constraints
-                .iter()
-                .map(|c| format!("constraint {}", c.name))
-                .chain(
-                    m.dependents
-                        .indexes
-                        .iter()
-                        .map(|i| format!("index {}", i.name))
-                )
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+        lines.push(
+            format!(
+                "  moved to the new columns from their definitions: {}",
+                m.dependents
+                    .constraints
+                    .iter()
+                    .map(|c| format!("constraint {}", c.name))
+                    .chain(
+                        m.dependents
+                            .indexes
+                            .iter()
+                            .map(|i| format!("index {}", i.name))
+                    )
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+            .into(),
+        );
     }
-    lines.extend(m.old_keys.iter().cloned());
-    lines.extend(m.regenerated.iter().cloned());
-    lines.extend(crate::ops::key::copies::plan_lines(m, &m.copies));
-    lines.push(format!("  new default: {}", default_note(m)));
-    lines.extend(crate::ops::key::publications::plan_lines(
+    lines.extend(m.old_keys.iter().cloned().map(Line::from));
+    lines.extend(
+        crate::ops::key::kinds::generated::lines(m)
+            .into_iter()
+            .map(Line::from),
+    );
+    lines.extend(crate::ops::key::kinds::copies::plan_lines(m, &m.copies));
+    for kind in crate::ops::key::kinds::KINDS {
+        lines.extend(kind.lines(m));
+    }
+    lines.push(default_note(m));
+    lines.extend(crate::ops::key::kinds::publications::plan_lines(
         &m.published,
         &m.publications,
         !how.is_empty(),
     ));
     lines.extend(m.functions.iter().map(|f| {
-        format!(
+        Line::from(format!(
             "  review {} {}: {}",
             f.kind,
             one_line(&f.name),
             one_line(&f.action)
-        )
+        ))
     }));
     lines
 }

@@ -1,70 +1,67 @@
-//! A key migration in one transaction: the schedule that runs the whole
-//! list of actions (`ops::key::KeyActions`) in order, the tables
-//! locked first, checked before it commits:
+//! A key migration in one transaction: every table locked first, then the
+//! model's work (`ops::key::Migration::placed`) run in the order of its
+//! phases, checked before it commits:
 //!
 //! 1. the key map (temporary) and the new columns; the new keys;
 //! 2. views, foreign keys, what sits on the changed columns and the
 //!    primary key out of the way (no index to maintain while every row is
 //!    written), the new columns filled (the application's triggers kept
-//!    quiet);
-//! 3. each move made at once: the key and the references exchanged with
-//!    their new columns, the keys, constraints, indexes and foreign keys
-//!    made again from their definitions, the columns' comments and
-//!    privileges, the views; then nothing but the old values' unique index
-//!    may be left on an old column (`pg_depend`), or it all rolls back;
+//!    quiet), copies of a uuid key rewritten;
+//! 3. the key, the references, the keys, constraints, indexes and foreign
+//!    keys over them made again over the new columns, the objects dropped
+//!    made again, the columns' comments and privileges, the views; then
+//!    nothing but the old values' unique index may be left on an old
+//!    column (`pg_depend`), or it all rolls back;
 //! 4. checks before commit: every count zero, row counts and every other
 //!    column unchanged, every index, constraint and column as before.
 
 use super::{backup, lock_all, summary, touches};
-use crate::action::{Action, Data, Transaction};
-use crate::ops::key::checks::{self, Phase};
-use crate::ops::key::publications::Publication;
-use crate::ops::key::{KeyMap, Migration};
+use crate::action::Data;
+use crate::ops::key::checks::{self, When};
+use crate::ops::key::{Migration, Phase, Schedule, Work};
 use crate::ops::{ChangePlan, Check, Run, Statement, Step};
 use uuidforge_db::error::DbError;
 
-/// Memory for the updates' joins and the index builds, for this
-/// transaction only (`SET LOCAL`).
-const WORK_MEM: &str = "256MB";
-const MAINTENANCE_WORK_MEM: &str = "512MB";
+/// Whether a phase runs in the one transaction: every phase but those of
+/// a change in batches alone (the compiler holds this list to the
+/// phases).
+fn runs(phase: Phase) -> bool {
+    use Phase::*;
+    match phase {
+        MakeMap | AddColumns | Keys | Settings | QuietPublications | IdentityFull
+        | CheckImmediately | DropViews | DropForeignKeys | DropDependents | DropKey
+        | DropObjects | QuietTriggers | Fill | RewriteCopies | RestoreTriggers | Move
+        | MakeObjects | ColumnExtras | MakeViews | IdentityBack | PublishingBack | Guard => true,
+        PublishOwnColumns | WriterTriggers | DropWriterTriggers | Build | ProveNotNull
+        | ValidateNotNull | PublishAllColumns | Validate | Attach | ValidateAttached | DropMap => {
+            false
+        }
+    }
+}
 
-/// The change: the list in order, the checks.
+/// The change: the work in its phases' order, the checks.
 pub fn change(m: &Migration) -> Result<ChangePlan, DbError> {
-    let a = m.actions(KeyMap::Temporary)?;
-    let mut first = vec![a.make_map.clone()];
-    first.extend(a.columns.iter().cloned());
-    let mut steps = Step::actions(&first);
-    steps.push(Step::Data(Data::Keys(a.keys.clone())));
-    let mut rest = vec![
-        Action::Transaction(Transaction::SetLocal {
-            setting: "work_mem".into(),
-            value: WORK_MEM.into(),
-        }),
-        Action::Transaction(Transaction::SetLocal {
-            setting: "maintenance_work_mem".into(),
-            value: MAINTENANCE_WORK_MEM.into(),
-        }),
-    ];
-    // Subscribers are not to get the change's own writes (new columns
-    // they lack): its publications publish nothing until it ends.
-    let (quiet_publishing, publishing_back) = Publication::quieted(&m.publications);
-    rest.extend(quiet_publishing);
-    rest.extend(a.identity_full.iter().cloned());
-    rest.extend(a.release.iter().cloned());
-    // The application's triggers are not to see the migration's own
-    // writes (a `last_update = now()` would stamp every row).
-    let (quiet, restore) = Action::quiet_triggers(&a.triggers);
-    rest.extend(quiet);
-    rest.extend(a.fills.iter().map(|f| f.update()));
-    rest.extend(crate::ops::key::copies::rewrite(m, &m.copies, &a.map));
-    rest.extend(restore);
-    rest.extend(a.moves.iter().flat_map(|m| m.at_once.iter().cloned()));
-    rest.extend(a.extras.iter().cloned());
-    rest.extend(a.views.iter().cloned());
-    rest.extend(a.identity_back.iter().cloned());
-    rest.extend(publishing_back);
-    rest.push(a.guard.clone());
-    steps.extend(Step::actions(&rest));
+    let map = m.map_name(Schedule::OneTransaction.map());
+    let mut steps = Vec::new();
+    for p in m.placed(Schedule::OneTransaction)? {
+        if !runs(p.phase) {
+            return Err(DbError::unreadable(
+                "plan",
+                format!("{:?} work of {} placed in one transaction", p.phase, p.by),
+            ));
+        }
+        match &p.work {
+            Work::Action(a) => steps.extend(Step::actions([a])),
+            Work::Fill(f) => steps.extend(Step::actions([&f.update()])),
+            Work::Keys(k) => steps.push(Step::Data(Data::Keys(k.clone()))),
+            Work::Build { .. } => {
+                return Err(DbError::unreadable(
+                    "plan",
+                    "an index built concurrently placed in one transaction",
+                ))
+            }
+        }
+    }
     let written: Vec<String> = m.written().iter().map(|r| r.sql_name()).collect();
     Ok(ChangePlan {
         operation: "migrate-key".into(),
@@ -81,7 +78,7 @@ pub fn change(m: &Migration) -> Result<ChangePlan, DbError> {
             checks: vec![
                 Check::Zero {
                     what: "verify the migration".into(),
-                    statement: Statement::sql(checks::verify_sql(m, Phase::OneTransaction, &a.map)),
+                    statement: Statement::sql(checks::verify_sql(m, When::OneTransaction, &map)),
                 },
                 Check::Unchanged {
                     what: "row counts".into(),
@@ -101,7 +98,6 @@ pub fn change(m: &Migration) -> Result<ChangePlan, DbError> {
             ],
         },
         epilogue: Vec::new(),
-        resume: None,
         measured: super::measured(m),
     })
 }

@@ -1,10 +1,48 @@
-//! The views over a migration's columns: every one read (to be made again
-//! over the new columns), and none comparing a changed column with one the
-//! migration leaves as it is.
+//! The views over a migration's columns (and the views over those): every
+//! one read, dropped before the swap and made again over the new columns
+//! after (options, owner, comment, privileges, a materialized view's
+//! indexes and data), old keys in them translated; none may compare a
+//! changed column with one the migration leaves as it is.
 
+use super::{Kind, Migration, Placed, Schedule, Staying, Target};
+use crate::action::Action;
+use crate::ops::key::phase::Phase;
+use crate::ops::{Answers, Named, Read, Reading};
 use uuidforge_db::catalog::Snapshot;
-use uuidforge_db::error::DbError;
+use uuidforge_db::error::{DbError, Reason, Refusal, WayOut};
 use uuidforge_db::introspect::ViewDefinition;
+
+/// The read of the views over the changed columns.
+pub(crate) const VIEWS: Named<Vec<ViewDefinition>> =
+    Named::new("views", "read the dependent views");
+
+pub(super) struct Views;
+
+impl Kind for Views {
+    fn name(&self) -> &'static str {
+        "views"
+    }
+
+    fn reads(&self, target: &Target, _: &Answers) -> Result<Vec<Read>, DbError> {
+        Ok(vec![VIEWS.read(
+            uuidforge_db::introspect::dependent_views_query(&target.watched()),
+        )])
+    }
+
+    fn check(&self, m: &Migration) -> Result<Vec<Staying>, DbError> {
+        check(m.snapshot, &m.watched(), &m.views)?;
+        Ok(Vec::new())
+    }
+
+    fn place(&self, m: &Migration, _: Schedule, _: &str) -> Result<Vec<Placed>, DbError> {
+        let mut out = Placed::actions(Phase::DropViews, Action::drop_views(&m.views));
+        out.extend(Placed::actions(
+            Phase::MakeViews,
+            Action::create_views(&m.views, &m.snapshot.user),
+        ));
+        Ok(out)
+    }
+}
 
 /// Refuses when a view over `watched` columns was not read, or compares a
 /// changed column with one the migration leaves.
@@ -23,16 +61,22 @@ pub fn check(
     unread.sort();
     unread.dedup();
     if !unread.is_empty() {
-        return Err(DbError::refused(
+        return Err(DbError::refusal(
             "table",
-            format!(
-                "views {} show the key or its references but were not read (plan again)",
-                unread.join(", ")
+            Refusal::new(
+                Reason::View,
+                format!(
+                    "views {} show the key or its references but were not read (plan again)",
+                    unread.join(", ")
+                ),
             ),
         ));
     }
-    if let Some(reason) = unmigrated_comparison(snapshot, watched, views) {
-        return Err(DbError::refused("table", reason));
+    if let Some((why, spec)) = unmigrated_comparison(snapshot, watched, views) {
+        return Err(DbError::refusal(
+            "table",
+            Refusal::new(Reason::View, why).way_out(WayOut::AsReference { column: spec }),
+        ));
     }
     Ok(())
 }
@@ -46,7 +90,7 @@ fn unmigrated_comparison(
     snapshot: &Snapshot,
     watched: &[(u32, i16)],
     views: &[ViewDefinition],
-) -> Option<String> {
+) -> Option<(String, String)> {
     // A partition's column is its partitioned table's.
     let normal = |(rel, num): (u32, i16)| -> (u32, i16) {
         let Some(r) = snapshot.relation(rel) else {
@@ -86,14 +130,17 @@ fn unmigrated_comparison(
                 _ => continue,
             };
             let spec = column(left)
-                .map(|(r, c)| super::values::column_spec(r, c))
+                .map(|(r, c)| crate::ops::key::values::column_spec(r, c))
                 .unwrap_or_default();
-            return Some(format!(
-                "view {}.{} compares {} with {}, which no foreign key ties to the key: over the new uuid column that comparison would fail; migrate it as a reference with --also {spec} (or declare its foreign key), or drop the view first",
-                view.schema,
-                view.name,
-                label(migrated),
-                label(left),
+            return Some((
+                format!(
+                    "view {}.{} compares {} with {}, which no foreign key ties to the key: over the new uuid column that comparison would fail; declare its foreign key, or drop the view first",
+                    view.schema,
+                    view.name,
+                    label(migrated),
+                    label(left),
+                ),
+                spec,
             ));
         }
     }

@@ -24,10 +24,64 @@
 //! publisher's keys (`--keys-from`, [`super::keys_from`]). The plan names
 //! every publication and says so.
 
+use super::{Kind, Migration, Placed, Schedule, Target};
 use crate::action::{Action, Object, Table};
-use crate::ops::Read;
+use crate::ops::key::phase::Phase;
+use crate::ops::{Answers, Line, Named, Read, Reading};
 use serde::{Deserialize, Serialize};
+use uuidforge_db::error::{DbError, WayOut};
 use uuidforge_db::plan::{Param, Query};
+
+/// The read of the tables written that publications publish.
+pub(crate) const PUBLISHED: Named<Vec<Published>> = Named::new(
+    "publications",
+    "read the publications of the tables written",
+);
+
+/// The read of the publications publishing them.
+pub(crate) const PUBLICATIONS: Named<Vec<Publication>> = Named::new(
+    "publication_flags",
+    "read what the publications of the tables written publish",
+);
+
+pub(super) struct Publications;
+
+impl Kind for Publications {
+    fn name(&self) -> &'static str {
+        "publications of the tables written"
+    }
+
+    fn reads(&self, target: &Target, _: &Answers) -> Result<Vec<Read>, DbError> {
+        let written: Vec<u32> = target.written().iter().map(|r| r.oid).collect();
+        Ok(vec![read(&written), read_publications(&written)])
+    }
+
+    /// Subscribers are not to get the change's own writes (new columns
+    /// they lack): its publications publish nothing until it ends; in
+    /// batches, each table a publication lists is published with its own
+    /// columns only until the swap. A published table keeps a replica
+    /// identity while one transaction has dropped its key.
+    fn place(&self, m: &Migration, schedule: Schedule, _: &str) -> Result<Vec<Placed>, DbError> {
+        let (quiet, back) = Publication::quieted(&m.publications);
+        let mut out = Placed::actions(Phase::QuietPublications, quiet);
+        if schedule.in_batches() {
+            let (listed, unlisted) = listed_during_batches(&m.publications);
+            out.extend(Placed::actions(Phase::PublishOwnColumns, listed));
+            out.extend(Placed::actions(Phase::PublishAllColumns, unlisted));
+        } else {
+            out.extend(Placed::actions(
+                Phase::IdentityFull,
+                m.published.iter().filter_map(Published::full),
+            ));
+        }
+        out.extend(Placed::actions(
+            Phase::IdentityBack,
+            m.published.iter().filter_map(Published::back),
+        ));
+        out.extend(Placed::actions(Phase::PublishingBack, back));
+        Ok(out)
+    }
+}
 
 /// The read of every written table and partition in a publication (`$1`
 /// the written tables' oids, `text[]`): one row of JSON text, a list of
@@ -47,17 +101,13 @@ SELECT coalesce(json_agg(x ORDER BY x.name), '[]')::text FROM (
   GROUP BY c.oid, n.nspname, c.relname, c.relreplident) x"#;
 
 /// The read of the written tables' publications.
-pub fn read(written: &[u32]) -> Read {
-    Read::new(
-        "publications",
-        "read the publications of the tables written",
-        Query {
-            sql: PUBLISHED_SQL.to_string(),
-            params: vec![Param::TextArray(
-                written.iter().map(u32::to_string).collect(),
-            )],
-        },
-    )
+fn read(written: &[u32]) -> Read {
+    PUBLISHED.read(Query {
+        sql: PUBLISHED_SQL.to_string(),
+        params: vec![Param::TextArray(
+            written.iter().map(u32::to_string).collect(),
+        )],
+    })
 }
 
 /// The read of the publications publishing a written table or partition
@@ -83,17 +133,13 @@ SELECT coalesce(json_agg(x ORDER BY x.name), '[]')::text FROM (
   WHERE EXISTS (SELECT FROM pg_get_publication_tables(p.pubname::text) t WHERE t.relid IN (SELECT rel FROM written))) x"#;
 
 /// The read of the publications of the written tables.
-pub fn read_publications(written: &[u32]) -> Read {
-    Read::new(
-        "publication_flags",
-        "read what the publications of the tables written publish",
-        Query {
-            sql: PUBLICATIONS_SQL.to_string(),
-            params: vec![Param::TextArray(
-                written.iter().map(u32::to_string).collect(),
-            )],
-        },
-    )
+fn read_publications(written: &[u32]) -> Read {
+    PUBLICATIONS.read(Query {
+        sql: PUBLICATIONS_SQL.to_string(),
+        params: vec![Param::TextArray(
+            written.iter().map(u32::to_string).collect(),
+        )],
+    })
 }
 
 /// A publication publishing a table the migration writes.
@@ -243,7 +289,7 @@ pub fn plan_lines(
     published: &[Published],
     publications: &[Publication],
     batched: bool,
-) -> Vec<String> {
+) -> Vec<Line> {
     let mut names: Vec<&str> = published
         .iter()
         .flat_map(|p| p.publications.iter().map(String::as_str))
@@ -259,39 +305,40 @@ pub fn plan_lines(
                 .map(|p| p.name.as_str())
                 .collect();
             let flags = publications.iter().find(|p| p.name == publication);
-            let what = match flags {
-                Some(p) if batched && p.all_tables && !p.publish.is_empty() => "WARNING: in batches the columns the change adds are published while it fills them \
+            let (what, way_out) = match flags {
+                Some(p) if batched && p.all_tables && !p.publish.is_empty() => ("WARNING: in batches the columns the change adds are published while it fills them \
                      (a publication of all tables, or of a schema's, takes no column list to hide them), and so is \
                      the key map it keeps until the end: a PostgreSQL subscriber replicating these tables would stop \
-                     at them for good (a change-data-capture consumer takes them); migrate in one transaction \
-                     (without --batch-size), which holds its own writes back"
-                    .to_string(),
-                Some(p) if batched && p.may_alter && !p.publish.is_empty() => "in batches each of its tables is published with its own columns only (a column list) until \
+                     at them for good (a change-data-capture consumer takes them); one transaction holds its own \
+                     writes back"
+                    .to_string(), Some(WayOut::OneTransaction)),
+                Some(p) if batched && p.may_alter && !p.publish.is_empty() => ("in batches each of its tables is published with its own columns only (a column list) until \
                      the swap, so the columns the change adds never reach a subscriber, and the swap's own writes are \
                      held back; a subscriber applies every row up to the swap and stops at the first row after (its tables \
-                     still have the old types): run `uuidforge db migrate-key TABLE --keys-from URL-OF-THIS-DATABASE --apply` \
-                     there, which gives each row the key it has here (rows written during the batches took theirs from \
-                     the clock), and it goes on, nothing lost"
-                    .to_string(),
-                Some(p) if !p.may_alter && !p.publish.is_empty() => format!(
+                     still have the old types; rows written during the batches took their keys from the clock), and goes on, \
+                     nothing lost, once its own migration there gives each row the key it has here"
+                    .to_string(), Some(WayOut::KeysFrom)),
+                Some(p) if !p.may_alter && !p.publish.is_empty() => (format!(
                     "WARNING: the change's own writes are published (new columns a subscriber's tables \
                      lack), since only its owner {} may hold them back (ALTER PUBLICATION … SET (publish \
                      = '')): a subscriber replicating these tables would stop at them for good; run the \
                      change as {0} or a superuser",
                     uuidforge_ident::as_typed(&p.owner)
-                ),
-                _ => "the change's own writes are held back from it (it publishes nothing inside the \
+                ), None),
+                _ => ("the change's own writes are held back from it (it publishes nothing inside the \
                      change's transaction); a subscriber applies every row up to the change and stops at \
-                     the first row after (its tables still have the old types): run the same migration \
-                     there with this change's key file (--key-file: the same rows get the same keys) and \
-                     it goes on, nothing lost"
-                    .to_string(),
+                     the first row after (its tables still have the old types), and goes on, nothing lost, \
+                     once the same migration runs there"
+                    .to_string(), Some(WayOut::SameKeyFile)),
             };
-            format!(
-                "  publication {} publishes {}: {what}",
-                uuidforge_ident::as_typed(publication),
-                tables.join(", ")
-            )
+            Line {
+                text: format!(
+                    "  publication {} publishes {}: {what}",
+                    uuidforge_ident::as_typed(publication),
+                    tables.join(", ")
+                ),
+                ways_out: way_out.into_iter().collect(),
+            }
         })
         .collect()
 }
@@ -299,6 +346,7 @@ pub fn plan_lines(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use uuidforge_db::error::Plain;
 
     fn published(identity: &str, index: Option<&str>, updates: bool) -> Published {
         Published {
@@ -343,18 +391,24 @@ mod tests {
                 filter: Some("(name <> ''::text)".into()),
             }],
         };
-        let lines = plan_lines(&[published("d", None, true)], &[feed(true)], false);
+        let lines: Vec<String> = plan_lines(&[published("d", None, true)], &[feed(true)], false)
+            .iter()
+            .map(|l| l.rendered(&Plain))
+            .collect();
         assert_eq!(lines.len(), 2);
         assert!(lines[0].starts_with("  publication cdc publishes public.accounts:"));
         assert!(lines[1].contains("held back from it"), "{}", lines[1]);
-        let lines = plan_lines(&[published("d", None, true)], &[feed(false)], false);
+        let lines: Vec<String> = plan_lines(&[published("d", None, true)], &[feed(false)], false)
+            .iter()
+            .map(|l| l.rendered(&Plain))
+            .collect();
         assert!(
             lines[1].contains("only its owner \"Owner\" may"),
             "{}",
             lines[1]
         );
         let batched = plan_lines(&[published("d", None, true)], &[feed(true)], true);
-        assert!(batched[1].contains("--keys-from"), "{}", batched[1]);
+        assert_eq!(batched[1].ways_out, [WayOut::KeysFrom]);
         let all = Publication {
             all_tables: true,
             ..feed(true)
@@ -364,6 +418,7 @@ mod tests {
             std::slice::from_ref(&all),
             true
         )[1]
+        .text
         .contains("WARNING: in batches"));
         let (listed, unlisted) = listed_during_batches(&[feed(true), all, feed(false)]);
         let sql = |a: &[Action]| a.iter().flat_map(Action::statements).collect::<Vec<_>>();

@@ -24,14 +24,113 @@
 //! PostgreSQL checks it row by row anyway). After, no copied column holds
 //! an old key.
 
-use super::Target;
+use super::{Kind, Migration, Placed, Schedule, Staying, Target};
 use crate::action::{Action, Object, Table};
-use crate::ops::Read;
+use crate::ops::key::phase::Phase;
+use crate::ops::{Answers, Line, Read, Reading};
 use serde::{Deserialize, Serialize};
 use uuidforge_db::catalog::{Column, Container, RelKind, Relation};
-use uuidforge_db::error::DbError;
+use uuidforge_db::error::{DbError, Reason, Refusal, WayOut};
 use uuidforge_db::plan::Query;
 use uuidforge_ident::{quote_ident, quote_literal};
+
+pub(super) struct CopiesOfTheKey;
+
+impl Kind for CopiesOfTheKey {
+    fn name(&self) -> &'static str {
+        "copies of a uuid key"
+    }
+
+    fn reads(&self, target: &Target, _: &Answers) -> Result<Vec<Read>, DbError> {
+        Ok(searched(target)
+            .into_iter()
+            .map(|(table, columns)| read(target, table, &columns))
+            .collect())
+    }
+
+    /// Refused where a column holds old keys and is named neither as a copy
+    /// nor to be left.
+    fn check(&self, m: &Migration) -> Result<Vec<Staying>, DbError> {
+        let unnamed: Vec<String> = m
+            .copies
+            .found
+            .iter()
+            .filter(|c| !c.rewritten)
+            .map(Copy::described)
+            .collect();
+        if unnamed.is_empty() {
+            return Ok(Vec::new());
+        }
+        let each = "TABLE.COLUMN".to_string();
+        Err(DbError::refusal(
+            "table",
+            Refusal::new(
+                Reason::CopiesNotNamed,
+                format!(
+                    "old keys of {} are copied outside its references, in {}: name each",
+                    m.key.table.display_name(),
+                    unnamed.join(", ")
+                ),
+            )
+            .way_out(WayOut::AsCopy {
+                column: each.clone(),
+            })
+            .way_out(WayOut::Leave { column: each })
+            .way_out(WayOut::NarrowCopySearch)
+            .way_out(WayOut::SkipCopySearch),
+        ))
+    }
+
+    fn place(&self, m: &Migration, schedule: Schedule, map: &str) -> Result<Vec<Placed>, DbError> {
+        if schedule.in_batches() {
+            if let Some(c) = m.copies.found.iter().find(|c| c.rewritten) {
+                return Err(DbError::refusal(
+                    "also",
+                    Refusal::new(
+                        Reason::NotInBatches,
+                        format!(
+                            "{} holds copies of the keys, rewritten in place in one transaction only (writers would keep writing old keys meanwhile)",
+                            c.described()
+                        ),
+                    )
+                    .way_out(WayOut::OneTransaction)
+                    .way_out(WayOut::Leave {
+                        column: c.spec(),
+                    }),
+                ));
+            }
+            return Ok(Vec::new());
+        }
+        Ok(Placed::actions(
+            Phase::RewriteCopies,
+            rewrite(m, &m.copies, map),
+        ))
+    }
+}
+
+/// The read of the copies in one table.
+struct CopiesIn<'a> {
+    table: &'a Relation,
+}
+
+impl Reading for CopiesIn<'_> {
+    type Answer = Counted;
+
+    fn name(&self) -> String {
+        format!("copies in {}", self.table.oid)
+    }
+
+    fn what(&self) -> String {
+        format!(
+            "look for copies of the keys in {}",
+            self.table.display_name()
+        )
+    }
+
+    fn parse(&self, text: &str) -> Result<Counted, String> {
+        serde_json::from_str(text).map_err(|e| e.to_string())
+    }
+}
 
 /// A UUID's text, case-insensitive, hyphens optional.
 macro_rules! uuid_pattern {
@@ -90,7 +189,25 @@ fn within(spec: &str, relation: &Relation) -> bool {
 /// without it; uuidforge's own tables left out), but the key itself and
 /// its declared references (migrated) and the columns `--leave` names.
 /// Only for a uuid key.
-pub fn searched<'a>(target: &Target<'a>) -> Vec<(&'a Relation, Vec<&'a Column>)> {
+fn searched<'a>(target: &Target<'a>) -> Vec<(&'a Relation, Vec<&'a Column>)> {
+    searched_where(target, &|c| {
+        target
+            .snapshot
+            .container(c.type_oid)
+            .and_then(holds)
+            .is_some()
+    })
+}
+
+/// The columns `picked` among those a search for copies reads, by table:
+/// every column the role may read of tables `--copies-in` names (all
+/// without it; uuidforge's own tables left out), but the key itself, its
+/// declared references and the columns `--leave` names. Only for a uuid
+/// key.
+pub(super) fn searched_where<'a>(
+    target: &Target<'a>,
+    picked: &dyn Fn(&Column) -> bool,
+) -> Vec<(&'a Relation, Vec<&'a Column>)> {
     if target.key.column.type_name != "uuid" || target.copy_search.skip {
         return Vec::new();
     }
@@ -110,7 +227,7 @@ pub fn searched<'a>(target: &Target<'a>) -> Vec<(&'a Relation, Vec<&'a Column>)>
             .columns
             .iter()
             .filter(|c| c.can_select)
-            .filter(|c| snapshot.container(c.type_oid).and_then(holds).is_some())
+            .filter(|c| picked(c))
             .filter(|c| !(r.oid == target.key.table.oid && c.num == target.key.column.num))
             .filter(|c| {
                 !target
@@ -131,7 +248,7 @@ pub fn searched<'a>(target: &Target<'a>) -> Vec<(&'a Relation, Vec<&'a Column>)>
 /// hashed once for the whole statement. Bare, inside a per-row `EXISTS`
 /// the planner would make it a semi-join that hashes every key again for
 /// each row (33 s instead of 0.2 s for 33 000 rows against 20 000 keys).
-fn is_key(value: &str, keys: &str) -> String {
+pub(super) fn is_key(value: &str, keys: &str) -> String {
     format!("({value} IN (SELECT k FROM {keys})) IS TRUE")
 }
 
@@ -182,7 +299,7 @@ fn whole_key(column: &Column, container: Container, keys: &str) -> String {
 /// The read of the copies in one table: one row of JSON text, `{"counts":
 /// [[rows holding a key, rows that are one], …] per column, "ms": its
 /// time}`.
-pub fn read(target: &Target, table: &Relation, columns: &[&Column]) -> Read {
+fn read(target: &Target, table: &Relation, columns: &[&Column]) -> Read {
     let keys = format!(
         "(SELECT {} AS k FROM {})",
         quote_ident(&target.key.column.name),
@@ -207,23 +324,19 @@ pub fn read(target: &Target, table: &Relation, columns: &[&Column]) -> Read {
             )
         })
         .collect();
-    Read::new(
-        format!("copies in {}", table.oid),
-        format!("look for copies of the keys in {}", table.display_name()),
-        Query::new(format!(
+    CopiesIn { table }.read(Query::new(format!(
             "WITH keys AS MATERIALIZED {keys}, started AS MATERIALIZED (SELECT clock_timestamp() AS at), \
              counted AS MATERIALIZED (SELECT json_build_array({}) AS counts FROM started, {} x) \
              SELECT json_build_object('counts', c.counts, 'ms', round(extract(epoch FROM clock_timestamp() - s.at) * 1000))::text \
              FROM started s, counted c",
             counts.join(", "),
             table.sql_name()
-        )),
-    )
+        )))
 }
 
 /// What the read of one table said.
 #[derive(Debug, Clone, Default, Deserialize)]
-struct Counted {
+pub(crate) struct Counted {
     counts: Vec<(i64, i64)>,
     ms: f64,
 }
@@ -250,6 +363,11 @@ pub struct Copy {
 }
 
 impl Copy {
+    /// The column as a user names it again.
+    pub fn spec(&self) -> String {
+        format!("{}.{}", self.table, uuidforge_ident::as_typed(&self.column))
+    }
+
     /// How the plan names it.
     pub fn described(&self) -> String {
         let how = match (self.holds.as_str(), self.rows == self.whole) {
@@ -260,6 +378,7 @@ impl Copy {
                 self.rows,
                 self.rows - self.whole
             ),
+            ("bytea" | "uuid192", _) => format!("{} rows, the key in its 16 bytes", self.rows),
             (_, _) => format!("{} rows, inside the value", self.rows),
         };
         format!("{}.{} ({}: {how})", self.table, self.column, self.holds)
@@ -281,17 +400,14 @@ pub struct Copies {
     pub searched: bool,
 }
 
-/// The search's answers, read: refused where a column holds old keys and
-/// neither `--also` nor `--leave` names it.
-pub fn found(target: &Target, answers: &crate::ops::Answers) -> Result<Copies, DbError> {
+/// The search's answers, read.
+pub(crate) fn found(target: &Target, answers: &Answers) -> Result<Copies, DbError> {
     let mut copies = Copies {
         searched: target.key.column.type_name == "uuid" && !target.copy_search.skip,
         ..Copies::default()
     };
     for (table, columns) in searched(target) {
-        let counted: Counted = answers
-            .get(&format!("copies in {}", table.oid), "copies of the keys")?
-            .unwrap_or_default();
+        let counted = answers.required(&CopiesIn { table })?;
         copies.tables += 1;
         copies.columns += columns.len();
         copies.ms += counted.ms;
@@ -317,35 +433,19 @@ pub fn found(target: &Target, answers: &crate::ops::Answers) -> Result<Copies, D
             });
         }
     }
-    let unnamed: Vec<String> = copies
-        .found
-        .iter()
-        .filter(|c| !c.rewritten)
-        .map(Copy::described)
-        .collect();
-    if !unnamed.is_empty() {
-        return Err(DbError::refused(
-            "table",
-            format!(
-                "old keys of {} are copied outside its references, in {}: name each with --also TABLE.COLUMN (rewritten to the new keys in place, other values and text kept) or --leave TABLE.COLUMN (kept as it is); --copies-in narrows the search, --no-copy-search skips it",
-                target.key.table.display_name(),
-                unnamed.join(", ")
-            ),
-        ));
-    }
     Ok(copies)
 }
 
 /// The plan's lines on copies: whether they were searched, and each
 /// rewritten.
-pub fn plan_lines(target: &Target, copies: &Copies) -> Vec<String> {
+pub(crate) fn plan_lines(target: &Target, copies: &Copies) -> Vec<Line> {
     if target.key.column.type_name != "uuid" {
         return Vec::new();
     }
     if !copies.searched {
-        return vec!["  copies of the keys in other columns: not searched (--no-copy-search): an old key copied into text, JSON or a column without a foreign key stays old".into()];
+        return vec!["  copies of the keys in other columns: not searched, as asked: an old key copied into text, JSON or a column without a foreign key stays old".into()];
     }
-    let mut lines = vec![format!(
+    let mut lines: Vec<Line> = vec![Line::from(format!(
         "  copies of the keys in other columns: searched {} columns of {} tables{}",
         copies.columns,
         copies.tables,
@@ -354,32 +454,35 @@ pub fn plan_lines(target: &Target, copies: &Copies) -> Vec<String> {
         } else {
             format!(" ({})", target.copy_search.within.join(", "))
         },
-    )];
+    ))];
     lines.extend(copies.found.iter().filter(|c| c.rewritten).map(|c| {
-        format!(
+        Line::from(format!(
             "  rewritten in place to the new keys, other values and text kept: {}",
             c.described()
-        )
+        ))
     }));
     lines
 }
 
 /// What the search for copies took, as the plan prints it (measured, so
 /// not compared when the plan is made again).
-pub fn measured(target: &Target, copies: &Copies) -> Vec<String> {
+pub(crate) fn measured(target: &Target, copies: &Copies) -> Vec<Line> {
     if target.key.column.type_name != "uuid" || !copies.searched {
         return Vec::new();
     }
-    vec![format!(
-        "  the search for copies read {} tables in {:.0} ms (--copies-in SCHEMA|TABLE narrows it)",
-        copies.tables, copies.ms
+    vec![Line::with(
+        format!(
+            "  the search for copies read {} tables in {:.0} ms",
+            copies.tables, copies.ms
+        ),
+        WayOut::NarrowCopySearch,
     )]
 }
 
 /// The rewrite of every `--also` copy, with the new keys of `map`: the
 /// function that rewrites text (this transaction only), then one update
 /// per column.
-pub fn rewrite(target: &Target, copies: &Copies, map: &str) -> Vec<Action> {
+fn rewrite(target: &Target, copies: &Copies, map: &str) -> Vec<Action> {
     let rewritten: Vec<&Copy> = copies.found.iter().filter(|c| c.rewritten).collect();
     if rewritten.is_empty() {
         return Vec::new();
@@ -442,7 +545,7 @@ pub fn rewrite(target: &Target, copies: &Copies, map: &str) -> Vec<Action> {
 }
 
 /// The checks after the rewrite: no copied column holds an old key.
-pub fn checks(copies: &Copies, map: &str) -> Vec<String> {
+pub(crate) fn checks(copies: &Copies, map: &str) -> Vec<String> {
     copies
         .found
         .iter()
