@@ -25,6 +25,8 @@ use super::dependents::{self, ConstraintKind, Dependents, OtherKind};
 use super::Target;
 use crate::action::old_keys::marked;
 use regex::Regex;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
 use uuidforge_db::error::{DbError, Reason, Refusal};
 use uuidforge_db::introspect::ViewDefinition;
 use uuidforge_db::nodes::{self, Col, Operand};
@@ -411,6 +413,25 @@ fn column_pattern(column: &str) -> String {
     format!(r"(?:\((?P<ca>{name})\)::(?:{CASTS})|(?P<cb>{name}))")
 }
 
+/// `pattern` compiled, once while it is in use: a migration marks the same
+/// column and old key in every definition that compares them, and the
+/// planning pass translates them once to name its reads and again to plan.
+fn compiled(pattern: &str) -> Regex {
+    static COMPILED: OnceLock<Mutex<HashMap<String, Regex>>> = OnceLock::new();
+    let mut compiled = COMPILED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    // Bounded: a server plans migrations of many tables over its life.
+    if compiled.len() >= 1024 {
+        compiled.clear();
+    }
+    compiled
+        .entry(pattern.to_string())
+        .or_insert_with(|| Regex::new(pattern).expect("a valid pattern"))
+        .clone()
+}
+
 /// The types a literal is printed cast to.
 const CASTS: &str = "text|character varying|bpchar|character|bigint|integer|smallint|numeric|uuid";
 
@@ -443,14 +464,12 @@ fn column_of(c: &regex::Captures) -> String {
 fn mark(text: &str, column: &str, old: &str) -> (String, usize) {
     let literal = literal_pattern(old);
     let side = column_pattern(column);
-    let forward = Regex::new(&format!(
+    let forward = compiled(&format!(
         r"(?P<pre>^|[\s(,]){side} (?P<op>=|<>) {literal}(?P<post>$|[\s),])"
-    ))
-    .expect("a valid pattern");
-    let backward = Regex::new(&format!(
+    ));
+    let backward = compiled(&format!(
         r"(?P<pre>^|[\s(,]){literal} (?P<op>=|<>) {side}(?P<post>$|[\s),])"
-    ))
-    .expect("a valid pattern");
+    ));
     let new = marked(old);
     let mut n = 0;
     let text = forward.replace_all(text, |c: &regex::Captures| {
@@ -485,11 +504,10 @@ fn mark(text: &str, column: &str, old: &str) -> (String, usize) {
 fn mark_list(text: &str, column: &str, olds: &[String]) -> (String, usize) {
     let elements: Vec<String> = olds.iter().map(|o| literal_pattern(o)).collect();
     let side = column_pattern(column);
-    let list = Regex::new(&format!(
+    let list = compiled(&format!(
         r"(?P<pre>^|[\s(,]){side} (?P<op>= ANY|<> ALL) \(ARRAY\[{}\]\)",
         elements.join(", ")
-    ))
-    .expect("a valid pattern");
+    ));
     let new: Vec<String> = olds.iter().map(|o| marked(o)).collect();
     let mut n = 0;
     let text = list

@@ -5,7 +5,7 @@
 //! and each schedule places the kinds' work from it ([`Migration::placed`]).
 
 use super::dependents::{self, Dependents, Leaf};
-use super::kinds::{Copies, Staying, KINDS};
+use super::kinds::{Copies, SoFar, Staying, KINDS};
 use super::literals::{self, ReferenceDefault};
 use super::phase::{Placed, Schedule};
 use super::substitute::{index_over, Remade, Remake};
@@ -87,8 +87,12 @@ pub fn reads(target: &Target, answers: &Answers) -> Result<Vec<Read>, DbError> {
             &[],
         ))),
     ];
+    let dependents = probed_dependents(target, answers)?;
+    let so_far = SoFar {
+        dependents: dependents.as_ref(),
+    };
     for kind in KINDS {
-        reads.extend(kind.reads(target, answers)?);
+        reads.extend(kind.reads(target, &so_far)?);
     }
     Ok(reads)
 }
@@ -373,10 +377,7 @@ fn refuse_staying(mut staying: Vec<Staying>) -> DbError {
 /// The objects over the changed columns as their probes type them, once
 /// read: old keys translated (what cannot be is refused when the migration
 /// is made).
-pub(crate) fn probed_dependents(
-    target: &Target,
-    answers: &Answers,
-) -> Result<Option<Dependents>, DbError> {
+fn probed_dependents(target: &Target, answers: &Answers) -> Result<Option<Dependents>, DbError> {
     let Some(found) = answers.answer(&dependents::DEPENDENTS)? else {
         return Ok(None);
     };

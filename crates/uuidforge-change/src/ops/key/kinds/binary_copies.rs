@@ -11,10 +11,10 @@
 //! carry a checksum over the UUID, which a byte rewrite would break).
 
 use super::copies::{is_key, searched_where, Copy};
-use super::{Kind, Migration, Placed, Schedule, Staying, Target};
+use super::{Kind, Migration, Placed, Schedule, SoFar, Staying, Target};
 use crate::action::{Action, Table};
 use crate::ops::key::phase::Phase;
-use crate::ops::{Answers, Line, Read, Reading};
+use crate::ops::{Line, Read, Reading};
 use serde::Deserialize;
 use uuidforge_db::catalog::{Column, Container, Relation, Snapshot};
 use uuidforge_db::error::{DbError, Reason, Refusal, WayOut};
@@ -157,7 +157,7 @@ impl Kind for BinaryCopies {
         "copies of a uuid key in bytes, uuid192 and composite values"
     }
 
-    fn reads(&self, target: &Target, _: &Answers) -> Result<Vec<Read>, DbError> {
+    fn reads(&self, target: &Target, _: &SoFar) -> Result<Vec<Read>, DbError> {
         let keys = format!(
             "(SELECT {} AS k FROM {})",
             quote_ident(&target.key.column.name),

@@ -7,14 +7,14 @@
 //! not hold over uuid is refused before anything runs; an exclusion
 //! constraint in batches too (its index cannot be built before the swap).
 
-use super::{Kind, Migration, Placed, Schedule, Staying, Target};
+use super::{Kind, Migration, Placed, Schedule, SoFar, Staying, Target};
 use crate::action::{Action, Constraint, Deferrable, KeyKind, Object};
 use crate::ops::key::dependents::{cannot_carry, changed_in, ConstraintDependent, ConstraintKind};
-use crate::ops::key::model::{leaf_name, probe_over_uuid, probed_dependents};
+use crate::ops::key::model::{leaf_name, probe_over_uuid};
 use crate::ops::key::moves::Move;
 use crate::ops::key::naming::{piece, temporary};
 use crate::ops::key::phase::Phase;
-use crate::ops::{Answers, Read};
+use crate::ops::Read;
 use uuidforge_db::error::{DbError, Reason, Refusal, WayOut};
 use uuidforge_ident::{qualified, quote_ident};
 
@@ -25,8 +25,8 @@ impl Kind for Constraints {
         "constraints"
     }
 
-    fn reads(&self, target: &Target, answers: &Answers) -> Result<Vec<Read>, DbError> {
-        let Some(found) = probed_dependents(target, answers)? else {
+    fn reads(&self, target: &Target, so_far: &SoFar) -> Result<Vec<Read>, DbError> {
+        let Some(found) = so_far.dependents else {
             return Ok(Vec::new());
         };
         Ok(found

@@ -24,7 +24,7 @@
 //! PostgreSQL checks it row by row anyway). After, no copied column holds
 //! an old key.
 
-use super::{Kind, Migration, Placed, Schedule, Staying, Target};
+use super::{Kind, Migration, Placed, Schedule, SoFar, Staying, Target};
 use crate::action::{Action, Object, Table};
 use crate::ops::key::phase::Phase;
 use crate::ops::{Answers, Line, Read, Reading};
@@ -41,7 +41,7 @@ impl Kind for CopiesOfTheKey {
         "copies of a uuid key"
     }
 
-    fn reads(&self, target: &Target, _: &Answers) -> Result<Vec<Read>, DbError> {
+    fn reads(&self, target: &Target, _: &SoFar) -> Result<Vec<Read>, DbError> {
         Ok(searched(target)
             .into_iter()
             .map(|(table, columns)| read(target, table, &columns))

@@ -5,12 +5,12 @@
 //! transaction only — once its expression is typed over the new columns
 //! and nothing else depends on it. The plan says how many rows change.
 
-use super::{dropped_and_made, others, Kind, Migration, Placed, Schedule, Staying, Target};
+use super::{dropped_and_made, others, Kind, Migration, Placed, Schedule, SoFar, Staying, Target};
 use crate::action::{Action, Table};
 use crate::ops::key::dependents::{refused_probe, unquoted, Other, OtherKind};
-use crate::ops::key::model::{probe_over_uuid, probed_dependents};
+use crate::ops::key::model::probe_over_uuid;
 use crate::ops::key::values::column_spec;
-use crate::ops::{Answers, Read, Reading};
+use crate::ops::{Read, Reading};
 use uuidforge_db::error::{DbError, Reason, Refusal, WayOut};
 
 pub(super) struct GeneratedColumns;
@@ -67,8 +67,8 @@ impl Kind for GeneratedColumns {
         "generated columns"
     }
 
-    fn reads(&self, target: &Target, answers: &Answers) -> Result<Vec<Read>, DbError> {
-        let Some(found) = probed_dependents(target, answers)? else {
+    fn reads(&self, target: &Target, so_far: &SoFar) -> Result<Vec<Read>, DbError> {
+        let Some(found) = so_far.dependents else {
             return Ok(Vec::new());
         };
         let mut probes = Vec::new();

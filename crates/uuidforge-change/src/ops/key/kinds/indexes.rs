@@ -7,15 +7,15 @@
 //! column with an old key in its `WHERE` is refused in batches (built
 //! before the swap, it cannot read the new key from the key map).
 
-use super::{Kind, Migration, Placed, Schedule, Staying, Target};
+use super::{Kind, Migration, Placed, Schedule, SoFar, Staying, Target};
 use crate::action::old_keys::has_old_keys;
 use crate::action::{Action, Index, Object};
 use crate::ops::key::dependents::{cannot_carry, changed_in, IndexDependent};
-use crate::ops::key::model::{probe_over_uuid, probed_dependents};
+use crate::ops::key::model::probe_over_uuid;
 use crate::ops::key::moves::Move;
 use crate::ops::key::naming::{piece, temporary};
 use crate::ops::key::phase::Phase;
-use crate::ops::{Answers, Read};
+use crate::ops::Read;
 use uuidforge_db::error::{DbError, Reason, Refusal, WayOut};
 use uuidforge_ident::qualified;
 
@@ -26,8 +26,8 @@ impl Kind for Indexes {
         "indexes"
     }
 
-    fn reads(&self, target: &Target, answers: &Answers) -> Result<Vec<Read>, DbError> {
-        let Some(found) = probed_dependents(target, answers)? else {
+    fn reads(&self, target: &Target, so_far: &SoFar) -> Result<Vec<Read>, DbError> {
+        let Some(found) = so_far.dependents else {
             return Ok(Vec::new());
         };
         Ok(found

@@ -4,7 +4,7 @@
 //! unique index, the new default from the best generator the database has
 //! (whether the extension orders across sessions it says itself).
 
-use super::{Kind, Migration, Placed, Schedule, Target};
+use super::{Kind, Migration, Placed, Schedule, SoFar, Target};
 use crate::action::{Action, Build, Constraint, Deferrable, Index, KeyKind, RelationKind, Table};
 use crate::ops::key::dependents::Leaf;
 use crate::ops::key::model::leaf_name;
@@ -31,7 +31,7 @@ impl Kind for TheKey {
         "the key"
     }
 
-    fn reads(&self, target: &Target, _: &Answers) -> Result<Vec<Read>, DbError> {
+    fn reads(&self, target: &Target, _: &SoFar) -> Result<Vec<Read>, DbError> {
         let Some(Generator::Extension { function, .. }) = &target.generator else {
             return Ok(Vec::new());
         };

@@ -39,12 +39,12 @@ pub(crate) mod writers;
 pub(crate) use copies::Copies;
 pub(crate) use triggers::quieted_triggers;
 
-use super::dependents::{Other, OtherKind};
+use super::dependents::{Dependents, Other, OtherKind};
 use super::model::Migration;
 use super::phase::{Phase, Placed, Schedule};
 use super::target::Target;
 use crate::action::Action;
-use crate::ops::{Answers, Line, Read};
+use crate::ops::{Line, Read};
 use uuidforge_db::error::DbError;
 
 /// An object that would stay on an old column, named in the refusal of
@@ -61,13 +61,20 @@ pub(crate) struct Staying {
     pub(crate) ways_out: Vec<uuidforge_db::error::WayOut>,
 }
 
+/// What the planning pass has read when the kinds name their reads.
+pub(crate) struct SoFar<'a> {
+    /// The objects over the changed columns as their probes type them
+    /// (old keys translated), once the first pass read them.
+    pub(crate) dependents: Option<&'a Dependents>,
+}
+
 /// A kind of object a key migration reads, decides on and places.
 pub(crate) trait Kind: Sync {
     /// What it is, for tests and messages (`foreign keys`).
     fn name(&self) -> &'static str;
 
     /// What it reads beside the catalog, given what was read so far.
-    fn reads(&self, _target: &Target, _answers: &Answers) -> Result<Vec<Read>, DbError> {
+    fn reads(&self, _target: &Target, _so_far: &SoFar) -> Result<Vec<Read>, DbError> {
         Ok(Vec::new())
     }
 

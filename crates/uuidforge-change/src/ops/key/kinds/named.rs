@@ -4,10 +4,10 @@
 //! numeric type, or text — and refused until the user says what they are:
 //! a reference, migrated with the key, or not one, left as it is.
 
-use super::{Kind, Migration, Placed, Schedule, Staying, Target};
+use super::{Kind, Migration, Placed, Schedule, SoFar, Staying, Target};
 use crate::ops::key::values::{becomes, cannot_refer, column_spec, equal, Becomes};
 use crate::ops::key::{Key, Reference};
-use crate::ops::{Answers, Named, Read, Reading};
+use crate::ops::{Named, Read, Reading};
 use uuidforge_db::catalog::{Column, RelKind, Relation, Snapshot};
 use uuidforge_db::error::{DbError, Reason, Refusal, WayOut};
 use uuidforge_db::plan::Query;
@@ -26,7 +26,7 @@ impl Kind for NamedForTheKey {
         "columns named for the key"
     }
 
-    fn reads(&self, target: &Target, _: &Answers) -> Result<Vec<Read>, DbError> {
+    fn reads(&self, target: &Target, _: &SoFar) -> Result<Vec<Read>, DbError> {
         let named = named_for_key(
             target.snapshot,
             &target.key,

@@ -5,9 +5,9 @@
 //! that no kind knows is refused by name too: none is left on an old
 //! column unseen.
 
-use super::{others, Kind, Migration, Placed, Schedule, Staying, Target};
+use super::{others, Kind, Migration, Placed, Schedule, SoFar, Staying, Target};
 use crate::ops::key::dependents::OtherKind;
-use crate::ops::{Answers, Named, Read, Reading};
+use crate::ops::{Named, Read, Reading};
 use uuidforge_db::error::DbError;
 use uuidforge_db::introspect::Mention;
 
@@ -23,7 +23,7 @@ impl Kind for Functions {
         "functions"
     }
 
-    fn reads(&self, target: &Target, _: &Answers) -> Result<Vec<Read>, DbError> {
+    fn reads(&self, target: &Target, _: &SoFar) -> Result<Vec<Read>, DbError> {
         let (columns, tables): (Vec<String>, Vec<String>) = names_used(target).into_iter().unzip();
         Ok(vec![FUNCTIONS.read(
             uuidforge_db::introspect::functions_using_query(

@@ -3,8 +3,8 @@
 //! tables, since a partition partitioned itself or a foreign table cannot
 //! be filled page range by page range.
 
-use super::{Kind, Migration, Placed, Schedule, Target};
-use crate::ops::{Answers, Named, Read, Reading};
+use super::{Kind, Migration, Placed, Schedule, SoFar, Target};
+use crate::ops::{Named, Read, Reading};
 use uuidforge_db::catalog::RelKind;
 use uuidforge_db::error::{DbError, Reason, Refusal, WayOut};
 use uuidforge_db::introspect::Partition;
@@ -20,7 +20,7 @@ impl Kind for Partitions {
         "partitions"
     }
 
-    fn reads(&self, target: &Target, _: &Answers) -> Result<Vec<Read>, DbError> {
+    fn reads(&self, target: &Target, _: &SoFar) -> Result<Vec<Read>, DbError> {
         let parted: Vec<u32> = target
             .written()
             .iter()

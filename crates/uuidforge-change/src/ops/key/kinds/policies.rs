@@ -6,12 +6,13 @@
 //! changed column at once (a failure rolls the change back).
 
 use super::{
-    dropped_and_made, from_definition, others, Kind, Migration, Placed, Schedule, Staying, Target,
+    dropped_and_made, from_definition, others, Kind, Migration, Placed, Schedule, SoFar, Staying,
+    Target,
 };
 use crate::action::{Action, Object};
 use crate::ops::key::dependents::{refused_probe, Other, OtherKind};
-use crate::ops::key::model::{probe_over_uuid, probed_dependents};
-use crate::ops::{Answers, Read};
+use crate::ops::key::model::probe_over_uuid;
+use crate::ops::Read;
 use uuidforge_db::error::DbError;
 
 pub(super) struct Policies;
@@ -36,8 +37,8 @@ impl Kind for Policies {
         "policies"
     }
 
-    fn reads(&self, target: &Target, answers: &Answers) -> Result<Vec<Read>, DbError> {
-        let Some(found) = probed_dependents(target, answers)? else {
+    fn reads(&self, target: &Target, so_far: &SoFar) -> Result<Vec<Read>, DbError> {
+        let Some(found) = so_far.dependents else {
             return Ok(Vec::new());
         };
         Ok(found

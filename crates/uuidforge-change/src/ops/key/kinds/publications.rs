@@ -24,10 +24,10 @@
 //! publisher's keys (`--keys-from`, [`super::keys_from`]). The plan names
 //! every publication and says so.
 
-use super::{Kind, Migration, Placed, Schedule, Target};
+use super::{Kind, Migration, Placed, Schedule, SoFar, Target};
 use crate::action::{Action, Object, Table};
 use crate::ops::key::phase::Phase;
-use crate::ops::{Answers, Line, Named, Read, Reading};
+use crate::ops::{Line, Named, Read, Reading};
 use serde::{Deserialize, Serialize};
 use uuidforge_db::error::{DbError, WayOut};
 use uuidforge_db::plan::{Param, Query};
@@ -51,7 +51,7 @@ impl Kind for Publications {
         "publications of the tables written"
     }
 
-    fn reads(&self, target: &Target, _: &Answers) -> Result<Vec<Read>, DbError> {
+    fn reads(&self, target: &Target, _: &SoFar) -> Result<Vec<Read>, DbError> {
         let written: Vec<u32> = target.written().iter().map(|r| r.oid).collect();
         Ok(vec![read(&written), read_publications(&written)])
     }

@@ -8,13 +8,13 @@
 //! and put back as they were.
 
 use super::{
-    dropped_and_made, from_definition, Kind, Migration, Placed, Schedule, Staying, Target,
+    dropped_and_made, from_definition, Kind, Migration, Placed, Schedule, SoFar, Staying, Target,
 };
 use crate::action::{Action, Object, UserTrigger};
 use crate::ops::key::dependents::{refused_probe, unquoted, Other, OtherKind};
-use crate::ops::key::model::{probe_over_uuid, probed_dependents};
+use crate::ops::key::model::probe_over_uuid;
 use crate::ops::key::phase::Phase;
-use crate::ops::{Answers, Read, Reading};
+use crate::ops::{Read, Reading};
 use uuidforge_db::error::DbError;
 use uuidforge_ident::{qualified, quote_ident};
 
@@ -55,12 +55,12 @@ impl Kind for Triggers {
         "triggers"
     }
 
-    fn reads(&self, target: &Target, answers: &Answers) -> Result<Vec<Read>, DbError> {
+    fn reads(&self, target: &Target, so_far: &SoFar) -> Result<Vec<Read>, DbError> {
         let written: Vec<u32> = target.written().iter().map(|r| r.oid).collect();
         let mut reads = vec![
             APPLICATION_TRIGGERS.read(uuidforge_db::introspect::user_triggers_query(&written))
         ];
-        if let Some(found) = probed_dependents(target, answers)? {
+        if let Some(found) = so_far.dependents {
             for o in &found.others {
                 if let (
                     OtherKind::Trigger {

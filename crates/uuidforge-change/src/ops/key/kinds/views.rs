@@ -4,10 +4,10 @@
 //! indexes and data), old keys in them translated; none may compare a
 //! changed column with one the migration leaves as it is.
 
-use super::{Kind, Migration, Placed, Schedule, Staying, Target};
+use super::{Kind, Migration, Placed, Schedule, SoFar, Staying, Target};
 use crate::action::Action;
 use crate::ops::key::phase::Phase;
-use crate::ops::{Answers, Named, Read, Reading};
+use crate::ops::{Named, Read, Reading};
 use uuidforge_db::catalog::Snapshot;
 use uuidforge_db::error::{DbError, Reason, Refusal, WayOut};
 use uuidforge_db::introspect::ViewDefinition;
@@ -23,7 +23,7 @@ impl Kind for Views {
         "views"
     }
 
-    fn reads(&self, target: &Target, _: &Answers) -> Result<Vec<Read>, DbError> {
+    fn reads(&self, target: &Target, _: &SoFar) -> Result<Vec<Read>, DbError> {
         Ok(vec![VIEWS.read(
             uuidforge_db::introspect::dependent_views_query(&target.watched()),
         )])
