@@ -35,7 +35,7 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 bin=$(bench_bin)
 if [ "$SHORT" = 1 ]; then
-  cargo build --quiet -p uuidforge-grep --example bench_data
+  cargo build --quiet --profile test -p uuidforge-grep --example bench_data
   data=./target/debug/examples/bench_data
 else
   cargo build --release --quiet -p uuidforge-grep --example bench_data
@@ -80,7 +80,7 @@ PY
 echo "== one search by format: a small document beside a big one (in process)"
 cd - >/dev/null
 if [ "$SHORT" = 1 ]; then
-  cargo build --quiet -p uuidforge-grep --example search_sizes
+  cargo build --quiet --profile test -p uuidforge-grep --example search_sizes
   ./target/debug/examples/search_sizes 1
 else
   cargo build --release --quiet -p uuidforge-grep --example search_sizes

@@ -2,8 +2,8 @@
 # Fuzzing that counts, on demand: every fuzz target (the library's parse,
 # base32 and uuid192; grep's documents) for RUNS inputs each (default
 # 10 000 000) instead of the test command's FUZZ_SECONDS per target. Fails
-# on the first crash (libFuzzer keeps the input under the target's
-# fuzz/artifacts); prints each target's inputs, seconds and inputs per
+# on the first crash (libFuzzer keeps the input under
+# fuzz/artifacts/TARGET); prints each target's inputs, seconds and inputs per
 # second for docs/PERFORMANCE.md.
 #   scripts/fuzz-long.sh [TARGET...]   (default: all four)
 # The library's targets run under AddressSanitizer, as in the test
@@ -20,15 +20,15 @@ targets=("$@")
 summary=()
 for target in "${targets[@]}"; do
   case "$target" in
-    documents) dir=crates/uuidforge-grep sanitizer="${FUZZ_SANITIZER:-none}" ;;
-    parse | base32 | uuid192) dir=crates/uuidforge sanitizer="${FUZZ_SANITIZER:-address}" ;;
+    documents) sanitizer="${FUZZ_SANITIZER:-none}" ;;
+    parse | base32 | uuid192) sanitizer="${FUZZ_SANITIZER:-address}" ;;
     *) echo "fuzz-long.sh: unknown target $target (expected parse, base32, uuid192 or documents)" >&2; exit 2 ;;
   esac
   log="target/fuzz-long-$target.log"
   mkdir -p target
   echo "== $target: $runs inputs (sanitizer: $sanitizer)"
   started=$SECONDS
-  (cd "$dir" && cargo +nightly fuzz run -s "$sanitizer" "$target" -- -runs="$runs" -print_final_stats=1) >"$log" 2>&1 \
+  cargo +nightly fuzz run -s "$sanitizer" "$target" -- -runs="$runs" -print_final_stats=1 >"$log" 2>&1 \
     || { tail -n 30 "$log"; echo "fuzz-long.sh: $target FAILED (log $log)"; exit 1; }
   took=$((SECONDS - started))
   done_line=$(grep -E "^Done [0-9]+ runs" "$log" | tail -n 1)

@@ -105,21 +105,18 @@ db_tools_on_18() {
 }
 
 fuzz() {
-  (
-    cd crates/uuidforge
-    for target in parse base32 uuid192; do
-      cargo +nightly fuzz run "$target" -- -max_total_time="$FUZZ_SECONDS" 2>&1 | tail -n 3
-    done
-  )
-  (
-    cd crates/uuidforge-grep
-    cargo +nightly fuzz run documents -- -max_total_time="$FUZZ_SECONDS" 2>&1 | tail -n 3
-  )
-  # The fuzz workspaces' lock files are committed: a build that rewrites
-  # one means a dependency changed without it being committed.
+  # One workspace (fuzz/) for every crate's targets: the library and
+  # libFuzzer are built once, in one cargo run, then each target runs.
+  cargo +nightly fuzz build 2>&1 | tail -n 1
+  local target
+  for target in parse base32 uuid192 documents; do
+    cargo +nightly fuzz run "$target" -- -max_total_time="$FUZZ_SECONDS" 2>&1 | tail -n 3
+  done
+  # The fuzz workspace's lock file is committed: a build that rewrites it
+  # means a dependency changed without it being committed.
   if git rev-parse --git-dir >/dev/null 2>&1; then
-    git diff --exit-code --stat -- crates/uuidforge/fuzz/Cargo.lock crates/uuidforge-grep/fuzz/Cargo.lock \
-      || { echo "the fuzz Cargo.lock files changed while building: commit them"; return 1; }
+    git diff --exit-code --stat -- fuzz/Cargo.lock \
+      || { echo "fuzz/Cargo.lock changed while building: commit it"; return 1; }
   fi
 }
 
@@ -135,23 +132,36 @@ work_tree_unchanged() {
   fi
 }
 
-names=() results=() seconds=()
+names=() results=() seconds=() cpus=()
+# The machine's CPU time so far (busy and all, in clock ticks of every
+# core): what a step used of the cores, to see which steps leave one idle.
+cpu_ticks() {
+  awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8 }' /proc/stat
+}
+# cpu_share BEFORE: the share of every core busy since BEFORE (cpu_ticks).
+cpu_share() {
+  local busy total
+  read -r busy total <<<"$1"
+  cpu_ticks | awk -v b="$busy" -v t="$total" '{ printf "%d%%", ($2 > t) ? 100 * ($1 - b) / ($2 - t) : 0 }'
+}
 # step NAME COMMAND...: runs COMMAND in a subshell with errexit (the first
 # failing command fails the step), records its result and time, goes on.
 step() {
-  local name=$1 started status
+  local name=$1 started status ticks
   shift
   printf '\n== %s\n' "$name"
   started=$SECONDS
+  ticks=$(cpu_ticks)
   set +e
   (set -euo pipefail; "$@")
   status=$?
   set -e
-  record "$name" "$status" $((SECONDS - started))
+  record "$name" "$status" $((SECONDS - started)) "$(cpu_share "$ticks")"
 }
 record() {
   names+=("$1")
   seconds+=("$3")
+  cpus+=("$4")
   if [ "$2" = 0 ]; then results+=(passed); else results+=("failed (exit $2)"); fi
 }
 # beside NAME COMMAND...: starts COMMAND in the background, its output in
@@ -159,12 +169,13 @@ record() {
 # or files with them); joined() waits for it, prints its log and records
 # it. The machine has two cores: a step mostly waiting on a server or a
 # single-threaded program leaves one to the steps beside it.
-beside_name="" beside_pid="" beside_started=0 beside_log=target/test-beside.log
+beside_name="" beside_pid="" beside_started=0 beside_ticks="" beside_log=target/test-beside.log
 beside() {
   beside_name=$1
   shift
   printf '\n== %s (started beside the next steps)\n' "$beside_name"
   beside_started=$SECONDS
+  beside_ticks=$(cpu_ticks)
   (set -euo pipefail; "$@") >"$beside_log" 2>&1 &
   beside_pid=$!
 }
@@ -173,7 +184,7 @@ joined() {
   wait "$beside_pid" || status=$?
   printf '\n== %s (ran beside the steps above)\n' "$beside_name"
   cat "$beside_log"
-  record "$beside_name" "$status" $((SECONDS - beside_started))
+  record "$beside_name" "$status" $((SECONDS - beside_started)) "$(cpu_share "$beside_ticks")"
 }
 
 step "disk space for the build and the servers" disk_space
@@ -260,9 +271,9 @@ step "every benchmark in its short mode (scripts/bench*.sh --short)" benches
 step "the work tree is as the run found it (git status)" work_tree_unchanged
 
 passed=0 failed=0
-printf '\n== summary\n'
+printf '\n== summary (seconds; the share of all %s cores busy meanwhile, its own and beside)\n' "$(nproc)"
 for i in "${!names[@]}"; do
-  printf '%-22s %5ss  %s\n' "${results[$i]}" "${seconds[$i]}" "${names[$i]}"
+  printf '%-22s %5ss %4s  %s\n' "${results[$i]}" "${seconds[$i]}" "${cpus[$i]}" "${names[$i]}"
   if [ "${results[$i]}" = passed ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 done
 printf 'total %ss\n' "$SECONDS"
