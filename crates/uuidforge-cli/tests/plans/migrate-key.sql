@@ -6,7 +6,7 @@
 --   referenced by "public"."referrals".customer_id (referrals_customer_id_fkey)
 --   referenced by "public"."referrals".referred_by (referrals_referred_by_fkey)
 --   moved to the new columns from their definitions: constraint Zeilen_pkey, index orders_customer_id_idx
---   new default: public.uuidv7() (the uuidforge extension; ordered across the server: preloaded)
+--   new default: public.uuidv7() (the uuidforge extension; ordered per session: the server does not preload it (shared_preload_libraries))
 BEGIN;
 LOCK TABLE "public"."Zeilen", "public"."orders", "public"."referrals", "public"."customers" IN ACCESS EXCLUSIVE MODE;
 CREATE TEMP TABLE uuidforge_keymap (old text PRIMARY KEY, new uuid NOT NULL UNIQUE) ON COMMIT DROP;
