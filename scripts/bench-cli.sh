@@ -14,10 +14,7 @@ N="${BENCH_ARGS[0]:-10000000}"
 bin=$(bench_bin)
 if [ "$SHORT" = 1 ]; then
   N=10000
-  # The test profile: what the tests built (the dev profile would build
-  # every dependency again).
-  cargo build --quiet --profile test -p uuidforge-cli --example peer_uuid_v7
-  peer=./target/debug/examples/peer_uuid_v7
+  peer=$(test_example peer_uuid_v7)
 else
   cargo build --release --quiet -p uuidforge-cli --example peer_uuid_v7
   peer=./target/release/examples/peer_uuid_v7

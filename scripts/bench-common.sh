@@ -7,6 +7,18 @@
 #                      runs so that every benchmark keeps working, its
 #                      figures meaning nothing) the one the tests built
 #                      ($UUIDFORGE_BIN), else a debug build
+#   TEST_BUILD         cargo's selection as the test command builds the
+#                      tests (`cargo test --no-run` with the workspace's
+#                      features): built that way, nothing compiles again
+#   test_example NAME  prints the example NAME as the tests built it (in
+#                      the short mode; a package alone, or `cargo build`,
+#                      would build it and its dependencies again)
+TEST_BUILD=(--workspace --exclude uuidforge-pg --exclude uuidforge-py --all-features)
+test_example() {
+  cargo test --no-run --quiet "${TEST_BUILD[@]}" 2>&1 | grep -v '^ *Executable' >&2 || true
+  [ -x "target/debug/examples/$1" ] || { echo "bench: the example $1 was not built" >&2; return 1; }
+  echo "$PWD/target/debug/examples/$1"
+}
 bench_short() {
   SHORT=0
   BENCH_ARGS=("$@")

