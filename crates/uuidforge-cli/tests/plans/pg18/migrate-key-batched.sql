@@ -7,7 +7,7 @@
 --   referenced by "public"."referrals".referred_by (referrals_referred_by_fkey)
 --   moved to the new columns from their definitions: constraint Zeilen_pkey, index orders_customer_id_idx
 --   new default: public.uuidv7() (the uuidforge extension; ordered per session: the server does not preload it (shared_preload_libraries))
---   progress: kept by the runner (a killed run goes on with --resume)
+--   progress: kept by the runner; a killed run goes on from its last step: complete it with: uuidforge db migrate-key public.customers --resume
 
 -- step 1: prepare: new columns, the key map, triggers for rows written meanwhile (one transaction; writers wait)
 BEGIN;

@@ -1,5 +1,5 @@
 -- plan: "public"."customers" key id (bigint) → uuid (UUIDv7, old key order kept), old values kept in id_old
---   key times: made up: from 2000-01-01 on, one millisecond per row in the old key order, not when the rows were made (bounds by time mean nothing for them) — WARNING: public.customers.created_at (timestamp with time zone) looks like each row's creation time: --order-by created_at gives the keys those times
+--   key times: made up: from 2000-01-01 on, one millisecond per row in the old key order, not when the rows were made (bounds by time mean nothing for them) — WARNING: public.customers.created_at (timestamp with time zone) looks like each row's creation time: give the keys those times (--order-by created_at)
 --   referenced by "public"."Zeilen".Kunde (Zeilen_Kunde_fkey)
 --   referenced by "public"."customers".parent_id (customers_parent_id_fkey)
 --   referenced by "public"."orders".customer_id (orders_customer_id_fkey)
