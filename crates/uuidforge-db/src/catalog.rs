@@ -66,7 +66,11 @@ pub static SNAPSHOT_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(
                                           JOIN pg_proc p ON p.oid = dep.refobjid
                                          WHERE d.adrelid = c.oid AND d.adnum = a.attnum),
                       'default', (SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d
-                                   WHERE d.adrelid = c.oid AND d.adnum = a.attnum AND a.attgenerated = ''))
+                                   WHERE d.adrelid = c.oid AND d.adnum = a.attnum AND a.attgenerated = ''),
+                      'collation', (SELECT quote_ident(cn.nspname) || '.' || quote_ident(co.collname)
+                                      FROM pg_collation co JOIN pg_namespace cn ON cn.oid = co.collnamespace
+                                     WHERE co.oid = a.attcollation
+                                       AND a.attcollation <> (SELECT t.typcollation FROM pg_type t WHERE t.oid = a.atttypid)))
                       ORDER BY a.attnum), '[]')
                FROM pg_attribute a
               WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped) AS columns
@@ -196,6 +200,9 @@ pub struct Column {
     /// (not a generated column's expression).
     #[serde(default)]
     pub default: Option<String>,
+    /// Its collation (quoted, qualified) where not its type's.
+    #[serde(default)]
+    pub collation: Option<String>,
 }
 
 impl Column {
@@ -208,7 +215,7 @@ impl Column {
     /// # use uuidforge_db::catalog::Column;
     /// let c = |d: &str| Column { num: 1, name: "placed_at".into(), type_oid: 1184,
     ///     type_name: "timestamp with time zone".into(), not_null: true, can_select: true,
-    ///     default_calls: vec![], default: Some(d.into()) };
+    ///     default_calls: vec![], default: Some(d.into()), collation: None };
     /// assert!(c("now()").defaults_to_now());
     /// assert!(c("(CURRENT_TIMESTAMP)::timestamp without time zone").defaults_to_now());
     /// assert!(!c("'2020-01-01 00:00:00+00'::timestamp with time zone").defaults_to_now());

@@ -48,7 +48,7 @@ pub use data::{
 pub use index::{Build, Index};
 pub use objects::{Grant, Object, UserTrigger, View};
 pub use statement::{Binding, Statement, Value};
-pub use table::Table;
+pub use table::{MapLookup, Rewritten, Table};
 pub use transaction::{lock_tables, Transaction, DEPENDENTS_LEFT};
 
 /// What an action's statements lock on the relation they change, weakest

@@ -117,6 +117,41 @@ pub enum Table {
         /// `FULL`, `DEFAULT`, `NOTHING` or `USING INDEX name` (quoted).
         identity: String,
     },
+    /// A key map filled at once given its keys: `old` the primary key,
+    /// `new` unique.
+    IndexMap {
+        /// The key map.
+        map: String,
+    },
+    /// The key map made readable by a rewrite's `USING` expressions
+    /// ([`MapLookup`]): its functions, and for an integer key the array
+    /// of its new keys.
+    MapLookup {
+        /// The names.
+        names: MapLookup,
+        /// The key map.
+        map: String,
+        /// Whether the old keys are integers (an array indexed by them
+        /// may hold the map).
+        integers: bool,
+    },
+    /// Those functions dropped.
+    DropMapLookup {
+        /// The names.
+        names: MapLookup,
+        /// Whether the old keys are integers.
+        integers: bool,
+    },
+    /// `ALTER TABLE … ALTER COLUMN … TYPE … USING …` of several columns in
+    /// one statement: the table written once, every `USING` reading the
+    /// row as it was before the statement (its indexes built again once,
+    /// after).
+    Rewrite {
+        /// The table.
+        table: String,
+        /// Each column as it becomes.
+        columns: Vec<Rewritten>,
+    },
     /// `UPDATE table AS x SET … [FROM …] WHERE …`: rows filled.
     Update {
         /// The table.
@@ -128,6 +163,118 @@ pub enum Table {
         /// Which rows.
         condition: String,
     },
+}
+
+/// How a rewrite reads the key map: temporary functions that say they are
+/// immutable, so that the server evaluates each once per statement that
+/// calls it (when it plans the statement), not once per row — true here:
+/// the map is complete before, and unchanged during, every statement that
+/// calls them, all of them the change's own, in its transaction.
+///
+/// - `object()`: the map as one JSON object (old key as text → new key);
+///   a lookup is a binary search of its keys;
+/// - for integer keys, `array()`: the new keys in an array indexed by the
+///   old key less `first()` (one array element read per row), made once
+///   into the temporary table `dense` when the keys are dense enough
+///   (their range at most four times their number and at most 2^24, so
+///   the array is at most 256 MiB), the object then empty; else the array
+///   and `first()` are NULL and the object serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MapLookup {
+    /// The function returning the map as a JSON object.
+    pub object: &'static str,
+    /// The function returning the array of new keys.
+    pub array: &'static str,
+    /// The function returning the first old key of the array, or NULL.
+    pub first: &'static str,
+    /// The temporary table holding the array.
+    pub dense: &'static str,
+}
+
+/// The nil UUID, where an integer between two old keys is no key.
+const NIL: &str = "'00000000-0000-0000-0000-000000000000'::uuid";
+
+impl MapLookup {
+    /// The new key of the old key `old` (SQL over a row), NULL for none;
+    /// `integer` (SQL) is `old` as an integer when the keys are integers.
+    pub fn new_key(&self, old_text: &str, integer: Option<&str>) -> String {
+        let object = format!("({}() ->> {old_text})::uuid", self.object);
+        match integer {
+            None => object,
+            // Not a CASE over `first()`: PostgreSQL 15 fails on a CASE
+            // folded to one branch in a partitioned table's `USING`. With
+            // the array, the object is empty; without, the array is NULL.
+            Some(i) => format!(
+                "coalesce(({array}())[least(greatest({i} - {first}() + 1, 0), 2147483647)::int4], {object})",
+                first = self.first,
+                array = self.array
+            ),
+        }
+    }
+
+    fn statements(&self, map: &str, integers: bool) -> Vec<String> {
+        let mut out = Vec::new();
+        let function = |name: &str, returns: &str, body: String| {
+            format!(
+                "CREATE FUNCTION {name}() RETURNS {returns} LANGUAGE sql IMMUTABLE AS $uuidforge$ {body} $uuidforge$"
+            )
+        };
+        if integers {
+            out.push(format!(
+                "CREATE TEMP TABLE {dense} ON COMMIT DROP AS SELECT CASE WHEN b.dense THEN b.first END AS first, CASE WHEN b.dense AND b.n = b.last - b.first + 1 THEN (SELECT array_agg(m.new ORDER BY m.old::int8) FROM {map} m) WHEN b.dense THEN (SELECT array_agg(coalesce(m.new, {NIL}) ORDER BY g) FROM generate_series(b.first, b.last) g LEFT JOIN {map} m ON m.old::int8 = g) END AS keys FROM (SELECT min(m.old::int8) AS first, max(m.old::int8) AS last, count(*) AS n, coalesce(max(m.old::int8) - min(m.old::int8) + 1 <= least(greatest(4 * count(*), 1024), 16777216), false) AS dense FROM {map} m) b",
+                dense = self.dense
+            ));
+            out.push(function(
+                self.first,
+                "int8",
+                format!("SELECT d.first FROM {} d", self.dense),
+            ));
+            out.push(function(
+                self.array,
+                "uuid[]",
+                format!("SELECT d.keys FROM {} d", self.dense),
+            ));
+        }
+        // With the array, the object is empty (a lookup there finds what
+        // the array does not: nothing).
+        let unless_dense = if integers {
+            format!(
+                " WHERE NOT EXISTS (SELECT FROM {} d WHERE d.keys IS NOT NULL)",
+                self.dense
+            )
+        } else {
+            String::new()
+        };
+        out.push(function(
+            self.object,
+            "jsonb",
+            format!("SELECT coalesce(jsonb_object_agg(m.old, m.new), '{{}}') FROM {map} m{unless_dense}"),
+        ));
+        out
+    }
+
+    fn drops(&self, integers: bool) -> Vec<String> {
+        let mut names = vec![self.object];
+        if integers {
+            names.extend([self.first, self.array]);
+        }
+        names
+            .iter()
+            .map(|n| format!("DROP FUNCTION {n}()"))
+            .collect()
+    }
+}
+
+/// A column of a [`Table::Rewrite`]: its type after, and its value from
+/// the row before (SQL over the row's columns).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rewritten {
+    /// The column.
+    pub column: String,
+    /// Its type after.
+    pub type_name: String,
+    /// Its value, from the row as it was.
+    pub using: String,
 }
 
 impl Table {
@@ -224,6 +371,30 @@ impl Table {
             Table::ReplicaIdentity { table, identity } => {
                 vec![alter_table(table, &format!("REPLICA IDENTITY {identity}"))]
             }
+            Table::IndexMap { map } => vec![format!(
+                "ALTER TABLE {map} ADD PRIMARY KEY (old), ADD UNIQUE (new)"
+            )],
+            Table::MapLookup {
+                names,
+                map,
+                integers,
+            } => names.statements(map, *integers),
+            Table::DropMapLookup { names, integers } => names.drops(*integers),
+            Table::Rewrite { table, columns } => vec![alter_table(
+                table,
+                &columns
+                    .iter()
+                    .map(|c| {
+                        format!(
+                            "ALTER COLUMN {} TYPE {} USING {}",
+                            quote_ident(&c.column),
+                            c.type_name,
+                            c.using
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            )],
             Table::Update {
                 table,
                 set,
@@ -241,7 +412,11 @@ impl Table {
         match self {
             // A new table, or one the change made itself (its key map):
             // nobody else waits on it.
-            Table::Create { .. } | Table::Drop { .. } => Locks::Nothing,
+            Table::Create { .. }
+            | Table::Drop { .. }
+            | Table::IndexMap { .. }
+            | Table::MapLookup { .. }
+            | Table::DropMapLookup { .. } => Locks::Nothing,
             // Writes to the rows filled wait; the rest of the table is
             // read and written.
             Table::Update { .. } => Locks::Nothing,

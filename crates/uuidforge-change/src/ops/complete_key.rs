@@ -1,17 +1,19 @@
 //! The last step of a key migration (`migrate-key TABLE --complete`), in
 //! the spirit of pgroll's start/complete: once the application runs on
 //! the new keys, the old values go — the key's `*_old` column with its
-//! unique index, and every reference's `*_old` column. Backed up first
-//! (their tables' rows: the only record of the old keys after), in one
-//! transaction, and refused before anything runs while anything still
+//! unique index, and every reference's `*_old` column, each table written
+//! once without them (so that no row keeps their bytes: the tables end the
+//! size a fresh load of their rows has). Backed up first (their tables'
+//! rows: the only record of the old keys after), in one transaction, and refused before anything runs while anything still
 //! uses them: an object PostgreSQL ties to an old column (a view, a
 //! policy, an index the application made), or a function or trigger whose
 //! body mentions one. Inside the change, a check reads `pg_depend` again
 //! before the drops, so nothing is dropped along with a column (the drops
 //! have no `CASCADE` either).
 
-use crate::action::{Action, Index, Table, Transaction};
+use crate::action::{Action, Index, Rewritten, Table, Transaction};
 use crate::ops::key::naming::{is_new_column, old_column};
+use crate::ops::key::values::declared;
 use crate::ops::Reading;
 use crate::ops::{
     one_line, touched, Answers, Backup, ChangePlan, Check, Operation, Planned, Read, Run,
@@ -230,7 +232,7 @@ impl Operation for CompleteKey {
                 column: c.clone(),
             })
             .collect();
-        let change = change(snapshot, table, &dropped, &users);
+        let change = change(snapshot, table, &columns, &dropped, &users);
         Ok(CompletePlan {
             table: table.sql_name(),
             dropped,
@@ -264,12 +266,45 @@ fn refuse_used(users: &Users, mentions: &[Mention]) -> Result<(), DbError> {
     ))
 }
 
+/// Each table written once with its old columns empty, before they are
+/// dropped: a dropped column's values stay in every row until the row is
+/// written again, so without this the tables would stay the size they
+/// were with the old values (a rewrite also leaves no dead row).
+fn emptied(columns: &[(&Relation, String)]) -> Vec<Action> {
+    let mut tables: Vec<(&Relation, Vec<Rewritten>)> = Vec::new();
+    for (t, name) in columns {
+        let Some(c) = t.column_named(name) else {
+            continue;
+        };
+        let column = Rewritten {
+            column: name.clone(),
+            type_name: declared(c),
+            using: "NULL".into(),
+        };
+        match tables.iter_mut().find(|(r, _)| r.oid == t.oid) {
+            Some((_, list)) => list.push(column),
+            None => tables.push((t, vec![column])),
+        }
+    }
+    tables
+        .into_iter()
+        .map(|(t, columns)| {
+            Action::Table(Table::Rewrite {
+                table: t.sql_name(),
+                columns,
+            })
+        })
+        .collect()
+}
+
 /// The change: in one transaction, the check that nothing but the old
-/// values' index depends on an old column, the index dropped, the old
-/// columns dropped; checked gone after; the tables' rows backed up first.
+/// values' index depends on an old column, the index dropped, each table
+/// written once with its old columns empty, the old columns dropped;
+/// checked gone after; the tables' rows backed up first.
 fn change(
     snapshot: &Snapshot,
     table: &Relation,
+    columns: &[(&Relation, String)],
     dropped: &[OldColumn],
     users: &Users,
 ) -> ChangePlan {
@@ -285,6 +320,7 @@ fn change(
             index: index.clone(),
         })
     }));
+    actions.extend(emptied(columns));
     actions.extend(dropped.iter().map(|d| {
         Action::Table(Table::DropColumn {
             table: d.table.clone(),
@@ -292,7 +328,7 @@ fn change(
         })
     }));
     let mut summary = vec![format!(
-        "plan: complete the key migration of {}: drop the old keys and every old reference, one transaction",
+        "plan: complete the key migration of {}: drop the old keys and every old reference, one transaction; each table written once without them (writers wait while it is)",
         table.sql_name()
     )];
     summary.extend(

@@ -14,9 +14,25 @@ case!(
     |plan, _c| {
         let m = plan.unwrap();
         let sql = sql_of(&m);
-        // The composite foreign key joins on its other column and is made again
-        // over both; the partial index over it comes back from its definition.
-        assert!(sql.contains(r#"UPDATE "public"."invoices" AS x SET "account_id_uuidforge_new" = p."id_uuidforge_new" FROM "public"."accounts" p WHERE p."id" = x."account_id" AND p."tenant_id" = x."tenant_id""#), "{sql}");
+        // The reference takes the new key its old value maps to (the key's
+        // column is 1:1 with the map alone), and the check compares it with
+        // the row its old values named, on both columns; the composite
+        // foreign key is made again over both; the partial index over it
+        // comes back from its definition.
+        let rewrite = sql
+            .lines()
+            .find(|l| {
+                l.starts_with(
+                    r#"ALTER TABLE "public"."invoices" ALTER COLUMN "account_id" TYPE uuid USING "#,
+                )
+            })
+            .unwrap_or_else(|| panic!("no rewrite of invoices: {sql}"));
+        assert!(rewrite.contains(r#"(pg_temp.uuidforge_keymap_array())[least(greatest("account_id" - pg_temp.uuidforge_keymap_first() + 1, 0), 2147483647)::int4]"#), "{rewrite}");
+        assert!(
+            rewrite.ends_with(r#", ALTER COLUMN "account_id_old" TYPE bigint USING "account_id";"#),
+            "{rewrite}"
+        );
+        assert!(sql.contains(r#"LEFT JOIN "public"."accounts" p ON p."id_old" = x."account_id_old" AND p."tenant_id" = x."tenant_id" WHERE p."id" IS DISTINCT FROM x."account_id""#), "{sql}");
         assert!(sql.contains(r#"FOREIGN KEY ("tenant_id", "account_id") REFERENCES "public"."accounts" ("tenant_id", "id")"#), "{sql}");
         assert!(sql.contains("CREATE INDEX invoices_account_idx ON public.invoices USING btree (tenant_id, account_id) WHERE (amount > (0)::numeric)"), "{sql}");
     }

@@ -59,6 +59,7 @@ mod tests {
             can_select: true,
             default_calls: Vec::new(),
             default: default.map(str::to_string),
+            collation: None,
         }
     }
 

@@ -43,15 +43,6 @@ pub struct Move {
 }
 
 impl Move {
-    /// Actions placed the same in both schedules.
-    pub fn same(actions: Vec<Action>) -> Move {
-        Move {
-            at_once: actions.clone(),
-            swap: actions,
-            ..Move::default()
-        }
-    }
-
     /// Its actions in `schedule`, each in its phase.
     pub fn placed(self, schedule: Schedule) -> Vec<Placed> {
         if !schedule.in_batches() {

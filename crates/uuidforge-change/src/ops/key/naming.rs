@@ -35,6 +35,15 @@ pub fn old_column(column: &str) -> String {
 /// The key map of a change in one transaction (a temporary table).
 pub const TEMPORARY_MAP: &str = "uuidforge_keymap";
 
+/// The functions a rewrite in one transaction reads the key map through
+/// (temporary; see [`crate::action::Table::MapLookup`]).
+pub const MAP_LOOKUP: crate::action::MapLookup = crate::action::MapLookup {
+    object: "pg_temp.uuidforge_keymap_object",
+    array: "pg_temp.uuidforge_keymap_array",
+    first: "pg_temp.uuidforge_keymap_first",
+    dense: "uuidforge_keymap_dense",
+};
+
 /// The key map a change in batches keeps in its key's schema until its
 /// last step, by the key table's oid.
 pub fn kept_map(table_oid: u32) -> String {

@@ -18,13 +18,21 @@ pub enum Phase {
     PublishOwnColumns,
     /// The key map (old key as text → new key) made.
     MakeMap,
-    /// The new columns added, one statement per table.
+    /// Columns added, one statement per table: in one transaction those
+    /// that keep the old values (empty until the rewrite), in batches the
+    /// new ones.
     AddColumns,
     /// Triggers keeping the new columns right for rows others write
     /// meanwhile (batches).
     WriterTriggers,
     /// The new keys computed by the library and copied into the map.
     Keys,
+    /// The key map, filled, given its keys (one transaction): old keys and
+    /// new keys each unique.
+    IndexMap,
+    /// The key map made readable by the rewrite (one transaction): its
+    /// functions, and for integer keys the array of new keys.
+    MapLookup,
     /// Memory for this transaction's joins and index builds.
     Settings,
     /// Publications publish nothing of the change's own writes.
@@ -49,11 +57,18 @@ pub enum Phase {
     /// new one (generated columns, policies, publications' column lists,
     /// rules, statistics, triggers).
     DropObjects,
+    /// The changed columns' defaults dropped before their type changes
+    /// (one transaction): the key's identity, sequence or default, a
+    /// reference's default, made again over the new values after.
+    DropDefaults,
     /// The application's triggers kept from firing on the fill.
     QuietTriggers,
     /// The new columns filled (in batches: range of pages by range of
     /// pages, twice).
     Fill,
+    /// Each table written once (one transaction): the key and references
+    /// take their new values in place, the columns beside them the old.
+    Rewrite,
     /// Copies of a uuid key rewritten in place.
     RewriteCopies,
     /// The application's triggers as they were.
@@ -91,7 +106,8 @@ pub enum Phase {
     Attach,
     /// Foreign keys declared on partitions validated (batches).
     ValidateAttached,
-    /// The key map dropped (batches: it outlives the sessions).
+    /// The key map dropped (batches: it outlives the sessions; in one
+    /// transaction, the functions the rewrite read it through).
     DropMap,
 }
 

@@ -102,6 +102,15 @@ pub fn equal(snapshot: &Snapshot, key: &Key, column: &Column, p: &str, x: &str) 
     }
 }
 
+/// A column's type as it is declared, with its collation where not its
+/// type's: what a column made or rewritten to hold its values is given.
+pub fn declared(c: &Column) -> String {
+    match &c.collation {
+        Some(collation) => format!("{} COLLATE {collation}", c.type_name),
+        None => c.type_name.clone(),
+    }
+}
+
 /// `schema.table.column` as a user names a column again (quoted where
 /// psql needs).
 pub fn column_spec(r: &Relation, c: &Column) -> String {

@@ -100,7 +100,8 @@ fn slot(phase: Phase) -> Slot {
         Attach => Slot::Attach,
         ValidateAttached => Slot::ValidateAttached,
         DropMap => Slot::Finish,
-        Settings | IdentityFull | QuietTriggers | RewriteCopies | RestoreTriggers => Slot::Never,
+        IndexMap | MapLookup | Settings | IdentityFull | DropDefaults | QuietTriggers | Rewrite
+        | RewriteCopies | RestoreTriggers => Slot::Never,
     }
 }
 

@@ -1,6 +1,6 @@
 //! The changed columns' own NOT NULL constraint names (PostgreSQL 18 names
 //! them), comments and privileges, given to the new columns once they have
-//! the old names.
+//! the old names (batches: in one transaction the columns keep their own).
 
 use super::{Kind, Migration, Placed, Schedule};
 use crate::action::{Action, Grant, Object, Table};
@@ -15,8 +15,11 @@ impl Kind for ColumnExtras {
         "the columns' names of constraints, comments and privileges"
     }
 
-    fn place(&self, m: &Migration, _: Schedule, _: &str) -> Result<Vec<Placed>, DbError> {
+    fn place(&self, m: &Migration, schedule: Schedule, _: &str) -> Result<Vec<Placed>, DbError> {
         let mut out = Vec::new();
+        if !schedule.in_batches() {
+            return Ok(Vec::new());
+        }
         for extras in &m.dependents.columns {
             let Some(table) = m.snapshot.relation(extras.table) else {
                 continue;

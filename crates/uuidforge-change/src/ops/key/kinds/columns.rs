@@ -1,16 +1,23 @@
-//! The new columns: added beside the key and each reference (one
-//! statement per table, the key's table first), and filled — the key's
-//! from the key map, each reference's from the row it names (a text
-//! reference from the key's text, its other values as they are).
+//! The changed columns, each table written once:
+//!
+//! - in one transaction, each table rewritten by one `ALTER TABLE` whose
+//!   `ALTER COLUMN … TYPE … USING` read the row as it was: the key and
+//!   each reference take their new values in place (keeping their column
+//!   position, comments, privileges and NOT NULL), and a column added
+//!   beside each, empty until then, takes the old values;
+//! - in batches, new columns added beside the key and each reference (one
+//!   statement per table, the key's table first) and filled — the key's
+//!   from the key map, each reference's from the row it names (a text
+//!   reference from the key's text, its other values as they are).
 
 use super::{Kind, Migration, Placed, Schedule};
-use crate::action::{Action, Table};
+use crate::action::{Action, Rewritten, Table};
 use crate::ops::key::by_column;
 use crate::ops::key::checks::{changed_columns, row_hash};
 use crate::ops::key::moves::Fill;
-use crate::ops::key::naming::new_column;
+use crate::ops::key::naming::{new_column, old_column, MAP_LOOKUP};
 use crate::ops::key::phase::{Phase, Work};
-use crate::ops::key::values::{equal, Becomes};
+use crate::ops::key::values::{declared, equal, family, Becomes, Family};
 use uuidforge_db::catalog::Relation;
 use uuidforge_db::error::DbError;
 use uuidforge_ident::quote_ident;
@@ -22,7 +29,28 @@ impl Kind for NewColumns {
         "the new columns"
     }
 
-    fn place(&self, m: &Migration, _: Schedule, map: &str) -> Result<Vec<Placed>, DbError> {
+    fn place(&self, m: &Migration, schedule: Schedule, map: &str) -> Result<Vec<Placed>, DbError> {
+        if !schedule.in_batches() {
+            let mut out = Placed::actions(Phase::AddColumns, old_columns(m));
+            let integers = integer_key(m);
+            out.push(Placed::action(
+                Phase::MapLookup,
+                Action::Table(Table::MapLookup {
+                    names: MAP_LOOKUP,
+                    map: map.to_string(),
+                    integers,
+                }),
+            ));
+            out.extend(Placed::actions(Phase::Rewrite, rewrites(m)));
+            out.push(Placed::action(
+                Phase::DropMap,
+                Action::Table(Table::DropMapLookup {
+                    names: MAP_LOOKUP,
+                    integers,
+                }),
+            ));
+            return Ok(out);
+        }
         let mut out = Placed::actions(Phase::AddColumns, new_columns(m));
         out.extend(fills(m, map).into_iter().map(|f| Placed {
             phase: Phase::Fill,
@@ -31,6 +59,117 @@ impl Kind for NewColumns {
         }));
         Ok(out)
     }
+}
+
+/// The columns that keep the old values, added empty (no table is written
+/// yet): one statement per table, the key's table first.
+fn old_columns(m: &Migration) -> Vec<Action> {
+    m.tables_with_references()
+        .into_iter()
+        .map(|(t, references)| {
+            let mut columns = Vec::new();
+            if t.oid == m.key.table.oid {
+                columns.push((m.old_name.clone(), declared(m.key.column)));
+            }
+            columns.extend(
+                references
+                    .iter()
+                    .map(|r| (old_column(&r.column.name), declared(r.column))),
+            );
+            Action::Table(Table::AddColumns {
+                table: t.sql_name(),
+                columns,
+            })
+        })
+        .collect()
+}
+
+/// Each table written once: the key and each reference take their new
+/// values from the key map in place, the columns added beside them their
+/// old values (every `USING` reads the row as it was).
+fn rewrites(m: &Migration) -> Vec<Action> {
+    let integers = integer_key(m);
+    // The new key of an old value `c` (a column of the key's family).
+    let new_key = |c: &str| {
+        MAP_LOOKUP.new_key(
+            &format!("{c}::{}::text", m.key.column.type_name),
+            integers.then_some(c),
+        )
+    };
+    m.tables_with_references()
+        .into_iter()
+        .map(|(t, references)| {
+            let mut columns = Vec::new();
+            if t.oid == m.key.table.oid {
+                let k = quote_ident(&m.key.column.name);
+                columns.push(Rewritten {
+                    column: m.key.column.name.clone(),
+                    type_name: "uuid".into(),
+                    using: MAP_LOOKUP.new_key(&format!("{k}::text"), integers.then_some(&k)),
+                });
+                columns.push(Rewritten {
+                    column: m.old_name.clone(),
+                    type_name: declared(m.key.column),
+                    using: k,
+                });
+            }
+            for r in references {
+                let c = quote_ident(&r.column.name);
+                let (type_name, using) = match m.becomes(r) {
+                    Becomes::Uuid if r.column.type_oid == m.key.column.type_oid => (
+                        "uuid".to_string(),
+                        MAP_LOOKUP.new_key(&format!("{c}::text"), integers.then_some(&c)),
+                    ),
+                    // Another number type: its value as the key's type
+                    // writes it.
+                    Becomes::Uuid if family(m.snapshot, r.column) == Some(Family::Number) => {
+                        ("uuid".to_string(), new_key(&c))
+                    }
+                    Becomes::Uuid => (
+                        "uuid".to_string(),
+                        MAP_LOOKUP.new_key(&format!("{c}::text"), None),
+                    ),
+                    // Text: the values that are keys take the new key's
+                    // text, the others stay.
+                    Becomes::Text => {
+                        let old = m.key_of_text(&c);
+                        let new = MAP_LOOKUP.new_key(
+                            &format!("({old})::text"),
+                            integers.then_some(&format!("({old})")),
+                        );
+                        (declared(r.column), format!("coalesce(({new})::text, {c})"))
+                    }
+                };
+                columns.push(Rewritten {
+                    column: r.column.name.clone(),
+                    type_name,
+                    using,
+                });
+                columns.push(Rewritten {
+                    column: old_column(&r.column.name),
+                    type_name: declared(r.column),
+                    using: c,
+                });
+            }
+            Action::Table(Table::Rewrite {
+                table: t.sql_name(),
+                columns,
+            })
+        })
+        .collect()
+}
+
+/// Whether the key is an integer (`smallint`, `integer`, `bigint`, or a
+/// domain over one): the map may then be an array indexed by it.
+fn integer_key(m: &Migration) -> bool {
+    let name = m
+        .snapshot
+        .base_type(m.key.column.type_oid)
+        .map_or(m.key.column.type_name.as_str(), |t| t.name.as_str());
+    matches!(
+        name,
+        "int2" | "int4" | "int8" | "smallint" | "integer" | "bigint"
+    )
 }
 
 /// The tables written, each with its new columns' names and types: the

@@ -54,6 +54,9 @@ impl Kind for TheKey {
                 name: m.key.pk.name.clone(),
             }),
         )];
+        if !schedule.in_batches() {
+            out.push(Placed::action(Phase::DropDefaults, drop_key_default(m)));
+        }
         out.extend(key_move(m).placed(schedule));
         Ok(out)
     }
@@ -69,6 +72,14 @@ pub(crate) fn generator(target: &Target, answers: &Answers) -> Result<Option<Gen
         }
     }
     Ok(generator)
+}
+
+/// The key's identity, sequence or default dropped.
+fn drop_key_default(m: &Migration) -> Action {
+    Action::Table(Table::DropKeyDefault {
+        table: m.key.table.sql_name(),
+        column: m.key.column.name.clone(),
+    })
 }
 
 /// `column` of `table` made NOT NULL once it has its final name: in
@@ -165,9 +176,10 @@ fn key_leaves(m: &Migration) -> Vec<Leaf> {
         .collect()
 }
 
-/// The key: its default and sequence gone, the columns exchanged, NOT
-/// NULL, the primary key on the new column (in batches on the index built
-/// before), the old values' unique index, the default `uuidv7()`.
+/// The key: in batches its default and sequence gone, the columns
+/// exchanged, NOT NULL; the primary key on the new values (in batches on
+/// the index built before), the old values' unique index, the default
+/// `uuidv7()`.
 fn key_move(m: &Migration) -> Move {
     let t = m.key.table.sql_name();
     let k = &m.key.column.name;
@@ -179,21 +191,23 @@ fn key_move(m: &Migration) -> Move {
             to: to.to_string(),
         })
     };
-    let mut mv = Move::same(vec![
-        Action::Table(Table::DropKeyDefault {
-            table: t.clone(),
-            column: k.clone(),
-        }),
-        rename(k, &m.old_name),
-        // Rows made from now on have no old key.
-        Action::Table(Table::DropNotNull {
-            table: t.clone(),
-            column: m.old_name.clone(),
-        }),
-        rename(&new_column(k), k),
-    ]);
+    // In one transaction the column keeps its name, NOT NULL and place,
+    // and its default went before the rewrite; in batches the columns are
+    // exchanged in the swap.
+    let mut mv = Move {
+        swap: vec![
+            drop_key_default(m),
+            rename(k, &m.old_name),
+            // Rows made from now on have no old key.
+            Action::Table(Table::DropNotNull {
+                table: t.clone(),
+                column: m.old_name.clone(),
+            }),
+            rename(&new_column(k), k),
+        ],
+        ..Move::default()
+    };
     let not_null = not_null(m.key.table, k);
-    mv.at_once.extend(not_null.at_once);
     mv.prove = not_null.prove;
     mv.swap.extend(not_null.swap);
     let pk = m.key.pk.name.clone();

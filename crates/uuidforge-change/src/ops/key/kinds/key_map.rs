@@ -29,24 +29,45 @@ impl Kind for KeyMap {
                 .way_out(WayOut::OneTransaction),
             ));
         }
+        // In one transaction the map is filled at once and indexed after
+        // (two index builds cost less than an entry per row in each); in
+        // batches keys may be added to it run after run.
+        let columns = if schedule.in_batches() {
+            "old text PRIMARY KEY, new uuid NOT NULL UNIQUE"
+        } else {
+            "old text NOT NULL, new uuid NOT NULL"
+        };
         let mut out = vec![Placed::action(
             Phase::MakeMap,
             Action::Table(Table::Create {
                 table: map.to_string(),
-                columns: "old text PRIMARY KEY, new uuid NOT NULL UNIQUE".into(),
+                columns: columns.into(),
                 temporary: !schedule.in_batches(),
                 if_not_exists: false,
             }),
         )];
+        if !schedule.in_batches() {
+            out.push(Placed::action(
+                Phase::IndexMap,
+                Action::Table(Table::IndexMap {
+                    map: map.to_string(),
+                }),
+            ));
+        }
         out.push(Placed {
             phase: Phase::Keys,
             work: Work::Keys(NewKeys {
+                // In batches, the rows an earlier run left without a key.
                 read: crate::ops::key::checks::read_keys_sql(
                     m,
-                    &format!(
-                        " WHERE x.{} IS NULL",
-                        quote_ident(&new_column(&m.key.column.name))
-                    ),
+                    &if schedule.in_batches() {
+                        format!(
+                            " WHERE x.{} IS NULL",
+                            quote_ident(&new_column(&m.key.column.name))
+                        )
+                    } else {
+                        String::new()
+                    },
                 ),
                 map: map.to_string(),
                 ordered: m.order_column.is_some(),

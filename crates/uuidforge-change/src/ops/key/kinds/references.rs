@@ -1,12 +1,15 @@
-//! Each reference column exchanged with its new one: the old values kept
-//! beside it, its default given to the new column (an old key in it made
-//! the new key of its row), NOT NULL where it was (proved before the swap
-//! in batches).
+//! Each reference column's default made again over its new values (an old
+//! key in it made the new key of its row): in one transaction dropped
+//! before the rewrite; in batches the column exchanged with its new one
+//! in the swap, the old values kept beside it, NOT NULL where it was
+//! (proved before the swap).
 
 use super::{Kind, Migration, Placed, Schedule};
 use crate::action::{Action, RelationKind, Table};
+use crate::ops::key::literals::ReferenceDefault;
 use crate::ops::key::moves::Move;
 use crate::ops::key::naming::{new_column, old_column};
+use crate::ops::key::phase::Phase;
 use crate::ops::key::{by_column, Reference};
 use uuidforge_db::error::DbError;
 
@@ -18,6 +21,33 @@ impl Kind for References {
     }
 
     fn place(&self, m: &Migration, schedule: Schedule, _: &str) -> Result<Vec<Placed>, DbError> {
+        if !schedule.in_batches() {
+            let mut out = Vec::new();
+            for r in by_column(&m.references) {
+                if let Some(d) = default_of(m, r) {
+                    let t = r.table.sql_name();
+                    let c = &r.column.name;
+                    out.push(Placed::action(
+                        Phase::DropDefaults,
+                        Action::Table(Table::DropDefault {
+                            table: t.clone(),
+                            column: c.clone(),
+                        }),
+                    ));
+                    out.extend(d.default.iter().map(|expression| {
+                        Placed::action(
+                            Phase::Move,
+                            Action::Table(Table::SetDefault {
+                                table: t.clone(),
+                                column: c.clone(),
+                                expression: expression.clone(),
+                            }),
+                        )
+                    }));
+                }
+            }
+            return Ok(out);
+        }
         Ok(by_column(&m.references)
             .into_iter()
             .flat_map(|r| reference_move(m, r).placed(schedule))
@@ -25,7 +55,15 @@ impl Kind for References {
     }
 }
 
-/// A reference column exchanged with its new one, NOT NULL where it was.
+/// Reference `r`'s default, as it becomes over the new values.
+fn default_of<'m>(m: &'m Migration, r: &Reference) -> Option<&'m ReferenceDefault> {
+    m.defaults
+        .iter()
+        .find(|d| d.table == r.table.oid && d.column == r.column.name)
+}
+
+/// In batches, a reference column exchanged with its new one, NOT NULL
+/// where it was.
 fn reference_move(m: &Migration, r: &Reference) -> Move {
     let t = r.table.sql_name();
     let c = &r.column.name;
@@ -37,13 +75,12 @@ fn reference_move(m: &Migration, r: &Reference) -> Move {
             to: to.to_string(),
         })
     };
-    let mut mv = Move::same(vec![rename(c, &old_column(c)), rename(&new_column(c), c)]);
+    let mut mv = Move {
+        swap: vec![rename(c, &old_column(c)), rename(&new_column(c), c)],
+        ..Move::default()
+    };
     // Its default goes from the old column to the new one.
-    if let Some(d) = m
-        .defaults
-        .iter()
-        .find(|d| d.table == r.table.oid && d.column == *c)
-    {
+    if let Some(d) = default_of(m, r) {
         let mut moved = vec![Action::Table(Table::DropDefault {
             table: t.clone(),
             column: old_column(c),
@@ -55,7 +92,6 @@ fn reference_move(m: &Migration, r: &Reference) -> Move {
                 expression: expression.clone(),
             })
         }));
-        mv.at_once.extend(moved.clone());
         mv.swap.extend(moved);
     }
     if r.column.not_null {
@@ -65,10 +101,8 @@ fn reference_move(m: &Migration, r: &Reference) -> Move {
             table: t.clone(),
             column: old_column(c),
         });
-        mv.at_once.push(drop.clone());
         mv.swap.push(drop);
         let not_null = super::key::not_null(r.table, c);
-        mv.at_once.extend(not_null.at_once);
         mv.prove = not_null.prove;
         mv.swap.extend(not_null.swap);
     }

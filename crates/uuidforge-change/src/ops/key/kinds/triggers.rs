@@ -128,8 +128,21 @@ impl Kind for Triggers {
         }
         let mut out = dropped_and_made(drop, make);
         if !schedule.in_batches() {
-            // In batches each range of pages keeps its table's quiet.
-            let (quiet, restore) = Action::quiet_triggers(&quieted_triggers(m));
+            // In batches each range of pages keeps its table's quiet. In
+            // one transaction a rewrite fires no trigger: only the tables
+            // whose copies of the key are updated keep theirs quiet.
+            let updated: Vec<String> = m
+                .target
+                .copies
+                .iter()
+                .filter_map(|(oid, _)| m.snapshot.relation(*oid))
+                .map(|r| r.sql_name())
+                .collect();
+            let quieted: Vec<UserTrigger> = quieted_triggers(m)
+                .into_iter()
+                .filter(|t| updated.contains(&qualified(&t.schema, &t.table_name)))
+                .collect();
+            let (quiet, restore) = Action::quiet_triggers(&quieted);
             out.extend(Placed::actions(Phase::QuietTriggers, quiet));
             out.extend(Placed::actions(Phase::RestoreTriggers, restore));
         }
