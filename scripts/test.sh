@@ -93,25 +93,34 @@ db_tools_on_18() {
   # pick: the lowest major version at least the server's).
   . scripts/pg-env.sh
   pg_env 18
+  local failed=0
   UUIDFORGE_TEST_PGPORT="$PG_PORT" PATH="$PG_BIN:$PATH" python3 scripts/test_binaries.py run "$TEST_BINARIES" \
     uuidforge-db uuidforge-change uuidforge-fleet uuidforge-cli:cli_db uuidforge-cli:cli_migrate uuidforge-cli:cli_migrate_batched uuidforge-cli:cli_migrate_dependents \
     uuidforge-cli:cli_merge uuidforge-cli:cli_rename uuidforge-cli:cli_plans uuidforge-cli:cli_changes_together \
-    uuidforge-cli:cli_application_writes uuidforge-cli:cli_musicbrainz uuidforge-cli:cli_migrate_kong uuidforge-cli:cli_sql_edition
+    uuidforge-cli:cli_application_writes uuidforge-cli:cli_musicbrainz uuidforge-cli:cli_migrate_kong uuidforge-cli:cli_sql_edition \
+    || failed=1
   # The SQL edition where the extension's files never were (a managed
   # server's situation): install-sql, migrate-key's default, the script.
   pg_env 18bare
   UUIDFORGE_TEST_PGPORT="$PG_PORT" PATH="$PG_BIN:$PATH" python3 scripts/test_binaries.py run "$TEST_BINARIES" \
-    uuidforge-cli:cli_sql_edition
+    uuidforge-cli:cli_sql_edition || failed=1
+  # Either run failing fails the step (the second's success is not the
+  # first's).
+  return "$failed"
 }
 
 fuzz() {
   # One workspace (fuzz/) for every crate's targets: the library and
   # libFuzzer are built once, in one cargo run, then each target runs.
+  # Each command's own status counts, not its tail's.
+  local target failed=0
   cargo +nightly fuzz build 2>&1 | tail -n 1
-  local target
+  [ "${PIPESTATUS[0]}" -eq 0 ] || return 1
   for target in parse base32 uuid192 documents; do
     cargo +nightly fuzz run "$target" -- -max_total_time="$FUZZ_SECONDS" 2>&1 | tail -n 3
+    [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "fuzz target $target failed"; failed=1; }
   done
+  [ "$failed" = 0 ] || return 1
   # The fuzz workspace's lock file is committed: a build that rewrites it
   # means a dependency changed without it being committed.
   if git rev-parse --git-dir >/dev/null 2>&1; then
@@ -181,9 +190,12 @@ beside() {
   mkdir -p target
   rm -f "target/test-beside-$slot.took"
   # Its own seconds and share of the cores, taken when it ends.
+  # Not `(…) || status=$?`: a command list on the left of || runs with
+  # errexit ignored, so only its last command's failure would count.
   (
-    status=0
-    (set -euo pipefail; "$@") || status=$?
+    set +e
+    (set -euo pipefail; "$@")
+    status=$?
     echo "$((SECONDS - beside_started[$slot])) $(cpu_share "${beside_ticks[$slot]}")" >"target/test-beside-$slot.took"
     exit "$status"
   ) >"target/test-beside-$slot.log" 2>&1 &
@@ -254,8 +266,11 @@ step "PostgreSQL 15 extension: regression suite, concurrent writers (both modes)
 step "PostgreSQL 18 extension: regression suite, concurrent writers (both modes), checkpoint" \
   ./crates/uuidforge-pg/tests/run.sh 18
 sqlsmith_both() {
-  ./crates/uuidforge-pg/tests/sqlsmith.sh 15
-  ./crates/uuidforge-pg/tests/sqlsmith.sh 18
+  # Either server failing fails the step.
+  local failed=0
+  ./crates/uuidforge-pg/tests/sqlsmith.sh 15 || failed=1
+  ./crates/uuidforge-pg/tests/sqlsmith.sh 18 || failed=1
+  return "$failed"
 }
 step "sqlsmith: random queries over the extension's types and functions, on 15 and 18 (no backend ended by a signal)" \
   sqlsmith_both
