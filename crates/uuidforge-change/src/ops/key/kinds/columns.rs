@@ -18,7 +18,7 @@ use crate::ops::key::moves::Fill;
 use crate::ops::key::naming::{new_column, old_column, MAP_LOOKUP};
 use crate::ops::key::phase::{Phase, Work};
 use crate::ops::key::values::{declared, equal, family, Becomes, Family};
-use uuidforge_db::catalog::Relation;
+use uuidforge_db::catalog::{Column, Relation};
 use uuidforge_db::error::DbError;
 use uuidforge_ident::quote_ident;
 
@@ -89,12 +89,18 @@ fn old_columns(m: &Migration) -> Vec<Action> {
 /// old values (every `USING` reads the row as it was).
 fn rewrites(m: &Migration) -> Vec<Action> {
     let integers = integer_key(m);
-    // The new key of an old value `c` (a column of the key's family).
-    let new_key = |c: &str| {
-        MAP_LOOKUP.new_key(
-            &format!("{c}::{}::text", m.key.column.type_name),
-            integers.then_some(c),
-        )
+    // The new key of the old value in `column` (quoted `c`): the map's
+    // old keys are the key's text, so a number of another type is read as
+    // the key's type writes it.
+    let new_key = |c: &str, column: &Column| {
+        let text = if column.type_oid != m.key.column.type_oid
+            && family(m.snapshot, column) == Some(Family::Number)
+        {
+            format!("{c}::{}::text", m.key.column.type_name)
+        } else {
+            format!("{c}::text")
+        };
+        MAP_LOOKUP.new_key(&text, integers.then_some(c))
     };
     m.tables_with_references()
         .into_iter()
@@ -105,7 +111,7 @@ fn rewrites(m: &Migration) -> Vec<Action> {
                 columns.push(Rewritten {
                     column: m.key.column.name.clone(),
                     type_name: "uuid".into(),
-                    using: MAP_LOOKUP.new_key(&format!("{k}::text"), integers.then_some(&k)),
+                    using: new_key(&k, m.key.column),
                 });
                 columns.push(Rewritten {
                     column: m.old_name.clone(),
@@ -116,19 +122,7 @@ fn rewrites(m: &Migration) -> Vec<Action> {
             for r in references {
                 let c = quote_ident(&r.column.name);
                 let (type_name, using) = match m.becomes(r) {
-                    Becomes::Uuid if r.column.type_oid == m.key.column.type_oid => (
-                        "uuid".to_string(),
-                        MAP_LOOKUP.new_key(&format!("{c}::text"), integers.then_some(&c)),
-                    ),
-                    // Another number type: its value as the key's type
-                    // writes it.
-                    Becomes::Uuid if family(m.snapshot, r.column) == Some(Family::Number) => {
-                        ("uuid".to_string(), new_key(&c))
-                    }
-                    Becomes::Uuid => (
-                        "uuid".to_string(),
-                        MAP_LOOKUP.new_key(&format!("{c}::text"), None),
-                    ),
+                    Becomes::Uuid => ("uuid".to_string(), new_key(&c, r.column)),
                     // Text: the values that are keys take the new key's
                     // text, the others stay.
                     Becomes::Text => {
