@@ -34,11 +34,11 @@ import threading
 import time
 
 RUNS = int(os.environ.get("RUNS", "3"))
-PARENT_ROWS = int(os.environ.get("PARENT_ROWS", "1000000"))
-CHILD_ROWS = int(os.environ.get("CHILD_ROWS", "3000000"))
+# Set for each size measured (`sizes`).
+PARENT_ROWS = CHILD_ROWS = 0
 HOST = "127.0.0.1"
 BIN = os.environ.get("UUIDFORGE_BENCH_BIN", "target/release/uuidforge")
-TEMPLATE = f"uuidforge_bench_migrate_{PARENT_ROWS}_{CHILD_ROWS}"
+TEMPLATE = ""
 WORK = "uuidforge_bench_migrate_run"
 
 
@@ -121,8 +121,9 @@ COMMIT;"""
 
 
 def written(run):
-    """Runs `run` (a function) on the work copy: its seconds, the WAL it
-    wrote and the database's size after."""
+    """Runs `run` (a function) on the work copy: its seconds, the WAL
+    written meanwhile (the writers' too, when they run) and the database's
+    size after."""
     lsn = psql(WORK, "SELECT pg_current_wal_lsn()")
     t = time.perf_counter()
     run()
@@ -140,12 +141,17 @@ INSERT INTO parent (created_at, name) VALUES (now(), 'new');
 """
 
 
-def writers(script, stop, totals):
-    """pgbench in 5-second rounds until `stop` is set; sums its counts."""
+def writers(script, logs, stop, totals):
+    """pgbench in 5-second rounds until `stop` is set; sums its counts and
+    keeps its longest transaction (its per-transaction log, microseconds)."""
     env = dict(os.environ, PGPASSWORD="uuidforge", PGCLUSTER="15/main")
+    rounds = 0
     while not stop.is_set():
+        rounds += 1
+        prefix = os.path.join(logs, f"round{rounds}")
         out = subprocess.run(["pgbench", "-n", "-c", "4", "-j", "2", "-T", "5", "-f", script,
-                              "-h", HOST, "-U", "uuidforge", WORK], env=env, capture_output=True, text=True)
+                              "-l", "--log-prefix", prefix, "-h", HOST, "-U", "uuidforge", WORK],
+                             env=env, capture_output=True, text=True)
         text = out.stdout + out.stderr
         for line in text.splitlines():
             if line.startswith("number of transactions actually processed:"):
@@ -155,34 +161,64 @@ def writers(script, stop, totals):
         if out.returncode != 0 or "aborted" in text:
             totals["aborted"] += 1
             totals["last_error"] = text[-2000:]
+        for name in os.listdir(logs):
+            if name.startswith(f"round{rounds}."):
+                with open(os.path.join(logs, name)) as f:
+                    for line in f:
+                        fields = line.split()
+                        if len(fields) >= 3 and fields[2].isdigit():
+                            totals["longest"] = max(totals["longest"], int(fields[2]) / 1e6)
 
 
-def batched(batch_size):
-    """One batched migration under writers: its report and theirs."""
+def under_writers(run):
+    """Runs `run` (a function) on a fresh copy while pgbench writers insert
+    and update the parent and the children, from 2 s before to 2 s after:
+    what `written` says, and the writers' totals."""
     fresh_copy()
     with tempfile.TemporaryDirectory() as d:
         script = os.path.join(d, "writers.sql")
         with open(script, "w") as f:
             f.write(WRITERS)
+        logs = os.path.join(d, "logs")
+        os.mkdir(logs)
         stop = threading.Event()
-        totals = {"processed": 0, "failed": 0, "aborted": 0}
-        thread = threading.Thread(target=writers, args=(script, stop, totals))
+        totals = {"processed": 0, "failed": 0, "aborted": 0, "longest": 0.0}
+        thread = threading.Thread(target=writers, args=(script, logs, stop, totals))
         thread.start()
         time.sleep(2)
-        t = time.perf_counter()
+        try:
+            measured = written(run)
+        finally:
+            time.sleep(2)
+            stop.set()
+            thread.join()
+    return measured, totals
+
+
+def migrate_key(*extra):
+    """uuidforge's whole command (backup included) on the work copy: its
+    report."""
+    with tempfile.TemporaryDirectory() as d:
         out = subprocess.run([os.path.abspath(BIN), "db", "--db",
                               f"postgres://uuidforge:uuidforge@{HOST}:5432/{WORK}",
                               "migrate-key", "parent", "--order-by", "created_at", "--apply", "--json",
-                              "--batch-size", str(batch_size), "--backup", os.path.join(d, "b.dump"),
-                              "--key-file", os.path.join(d, "k")],
+                              "--backup", os.path.join(d, "b.dump"), "--key-file", os.path.join(d, "k"),
+                              *extra],
                              capture_output=True, text=True, cwd=d)
-        total = time.perf_counter() - t
-        time.sleep(2)
-        stop.set()
-        thread.join()
     if out.returncode != 0:
-        sys.exit(f"bench-migrate: batched migrate-key failed: {out.stderr}")
-    return json.loads(out.stdout)["applied"], total, totals
+        sys.exit(f"bench-migrate: migrate-key {' '.join(extra)} failed: {out.stderr}")
+    return json.loads(out.stdout)["applied"]
+
+
+def repack():
+    """pg_repack of the four tables (an online rewrite that changes no
+    value: the peer for writing each table once while writers go on)."""
+    env = dict(os.environ, PGPASSWORD="uuidforge")
+    out = subprocess.run(["pg_repack", "-h", HOST, "-U", "uuidforge_admin", "-d", WORK,
+                          "-t", "parent", "-t", "child_1", "-t", "child_2", "-t", "child_3"],
+                         env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"bench-migrate: pg_repack failed: {out.stderr}")
 
 
 def fresh_copy():
@@ -190,86 +226,122 @@ def fresh_copy():
     admin(f"CREATE DATABASE {WORK} TEMPLATE {TEMPLATE} OWNER uuidforge")
 
 
-def main():
+def sizes():
+    """The sizes measured, each (parent rows, rows of each child): 10^6
+    and 10^7 rows in all unless SIZES (`P:C P:C`) or PARENT_ROWS and
+    CHILD_ROWS say otherwise."""
+    if os.environ.get("PARENT_ROWS") or os.environ.get("CHILD_ROWS"):
+        return [(int(os.environ.get("PARENT_ROWS", "100000")), int(os.environ.get("CHILD_ROWS", "300000")))]
+    text = os.environ.get("SIZES", "100000:300000 1000000:3000000")
+    return [tuple(int(n) for n in pair.split(":")) for pair in text.split()]
+
+
+def measure_size(parent_rows, child_rows):
+    """Every mode on fresh copies of one template: rows for the table, and
+    whether the targets were met."""
+    global TEMPLATE, PARENT_ROWS, CHILD_ROWS
+    PARENT_ROWS, CHILD_ROWS = parent_rows, child_rows
+    TEMPLATE = f"uuidforge_bench_migrate_{PARENT_ROWS}_{CHILD_ROWS}"
     exists = admin(f"SELECT 1 FROM pg_database WHERE datname = '{TEMPLATE}'") == "1"
     if not exists:
         print(f"== generating {TEMPLATE} (once)", flush=True)
         t = time.perf_counter()
         generate()
         print(f"   generated in {time.perf_counter() - t:.0f} s", flush=True)
-    size = int(psql(TEMPLATE, "SELECT pg_database_size(current_database())"))
-    print(f"{TEMPLATE}: {size / 2**30:.2f} GiB; parent {PARENT_ROWS} rows, 3 children of {CHILD_ROWS}; "
-          f"median of {RUNS} runs, each on a fresh copy", flush=True)
-    floors, peers, ours, totals, backups = [], [], [], [], []
-    # BATCHED_ONLY=1: the batched measure alone.
-    for run in range(0 if os.environ.get("BATCHED_ONLY") else RUNS):
+    admin("CREATE EXTENSION IF NOT EXISTS pg_repack", db=TEMPLATE)
+    start = int(psql(TEMPLATE, "SELECT pg_database_size(current_database())"))
+    rows = PARENT_ROWS + 3 * CHILD_ROWS
+    print(f"== {TEMPLATE}: {rows} rows in all ({start / 2**20:.0f} MiB); parent {PARENT_ROWS} rows, "
+          f"3 children of {CHILD_ROWS}; median of {RUNS} runs, each mode on a fresh copy", flush=True)
+    batch_size = int(os.environ.get("BATCH_SIZE", "50000"))
+    runs = {k: [] for k in ("floor", "in_place", "one", "repack", "repack_w", "batched")}
+    extra = {"one": [], "batched": []}
+    for run in range(RUNS):
         fresh_copy()
-        floors.append(written(lambda: psql(WORK, FLOOR)))
+        runs["floor"].append(written(lambda: psql(WORK, FLOOR)) + (None,))
         fresh_copy()
-        peers.append(written(lambda: psql(WORK, PEER)))
+        runs["in_place"].append(written(lambda: psql(WORK, PEER)) + (None,))
         fresh_copy()
-        with tempfile.TemporaryDirectory() as d:
-            backup = os.path.join(d, "b.dump")
-            result = {}
-
-            def ours_run():
-                result["out"] = subprocess.run([os.path.abspath(BIN), "db", "--db",
-                                                f"postgres://uuidforge:uuidforge@{HOST}:5432/{WORK}",
-                                                "migrate-key", "parent", "--order-by", "created_at", "--apply",
-                                                "--json", "--backup", backup, "--key-file", os.path.join(d, "k")],
-                                               capture_output=True, text=True, cwd=d)
-            total = written(ours_run)
-            out = result["out"]
-            if out.returncode != 0:
-                sys.exit(f"bench-migrate: migrate-key failed: {out.stderr}")
-            applied = json.loads(out.stdout)["applied"]
-        # The change: the plan made again, the new keys, the statements and
-        # the checks, in one transaction; the backup before it is apart.
-        ours.append(applied["seconds"] - applied["backup_seconds"])
-        totals.append(total)
-        backups.append(applied["backup_seconds"])
-        print(f"   run {run + 1}: floor {floors[-1][0]:.1f} s, in place {peers[-1][0]:.1f} s, "
-              f"uuidforge whole command {total[0]:.1f} s (change {ours[-1]:.1f} s, backup {backups[-1]:.1f} s, "
-              f"{applied['keyed_rows']} rows keyed)", flush=True)
+        result = {}
+        runs["one"].append(written(lambda: result.update(a=migrate_key())) + (None,))
+        extra["one"].append(result["a"])
+        fresh_copy()
+        runs["repack"].append(written(repack) + (None,))
+        measured, w = under_writers(repack)
+        runs["repack_w"].append(measured + (w,))
+        result = {}
+        measured, w = under_writers(lambda: result.update(a=migrate_key("--batch-size", str(batch_size))))
+        runs["batched"].append(measured + (w,))
+        extra["batched"].append(result["a"])
+        print(f"   run {run + 1}: " + ", ".join(f"{k} {v[-1][0]:.1f} s" for k, v in runs.items()), flush=True)
     med = statistics.median
     mib = 2**20
-    time_ratio = med(t[0] / f[0] for t, f in zip(totals, floors)) if floors else 0.0
-    size_ratio = med(t[2] / f[2] for t, f in zip(totals, floors)) if floors else 0.0
-    print(f"{'measure':<52} {'s':>8} {'size after':>12} {'WAL':>10}  target, verdict")
-    if floors:
-        def row(what, runs, note=""):
-            print(f"{what:<52} {med(r[0] for r in runs):>8.2f} {med(r[2] for r in runs) / mib:>8.0f} MiB "
-                  f"{med(r[1] for r in runs) / mib:>6.0f} MiB  {note}")
-        row("the floor: each table written once (CREATE TABLE AS)", floors, "peer")
-        row("hand-written migration in place (UPDATE)", peers,
-            f"{med(p[0] / f[0] for p, f in zip(peers, floors)):.2f}x the floor's time, "
-            f"{med(p[2] / f[2] for p, f in zip(peers, floors)):.2f}x its size")
-        row("migrate-key --apply, whole command", totals,
-            f"<= 1.5x the floor's time: {'ok' if time_ratio <= 1.5 else 'MISSED'} {time_ratio:.2f}x; "
-            f"<= 1.1x its size: {'ok' if size_ratio <= 1.1 else 'MISSED'} {size_ratio:.3f}x")
-        print(f"{'  of which the change (plan again, keys, rewrite, checks)':<52} {med(ours):>8.2f}")
-        print(f"{'  of which the pg_dump backup':<52} {med(backups):>8.2f}")
-    batch_size = int(os.environ.get("BATCH_SIZE", "50000"))
-    outcome, total, w = batched(batch_size)
-    longest = outcome["longest_exclusive_seconds"]
-    print(f"{'batched (--batch-size ' + str(batch_size) + '), under pgbench writers':<52} {outcome['seconds']:<14.1f} {'stated':<10} "
-          f"{outcome['batches']} batches; whole command {total:.1f} s")
-    for what, seconds in outcome["exclusive"]:
-        print(f"{'  writers locked out: ' + what[:28]:<52} {seconds:<14.3f}")
-    print(f"{'longest step locking writers out':<52} {longest:<14.3f} {'<= 1 s':<10} "
-          f"{'ok' if longest <= 1.0 else 'MISSED'}")
-    print(f"{'writers: transactions, failed, aborted rounds':<52} "
-          f"{str(w['processed']) + ', ' + str(w['failed']) + ', ' + str(w['aborted']):<14} {'0 failed':<10} "
-          f"{'ok' if w['failed'] == 0 and w['aborted'] == 0 else 'MISSED'}")
+
+    def ratio(mode, peer, i):
+        return med(a[i] / b[i] for a, b in zip(runs[mode], runs[peer]))
+
+    def locked(mode):
+        w = [r[3] for r in runs[mode]]
+        return max(x["longest"] for x in w)
+
+    def failed(mode):
+        return sum(r[3]["failed"] + r[3]["aborted"] for r in runs[mode])
+
+    one_time, one_size = ratio("one", "floor", 0), ratio("one", "floor", 2)
+    b_time, b_size = ratio("batched", "floor", 0), ratio("batched", "floor", 2)
+    b_repack = ratio("batched", "repack_w", 0)
+    stated = max(a["longest_exclusive_seconds"] for a in extra["batched"])
+    b_failed = failed("batched")
+    print(f"{'mode':<50} {'time':>8} {'x floor':>8} {'size after':>11} {'x floor':>8} {'WAL':>9} "
+          f"{'longest wait':>13}  target, verdict")
+    rows_out = [
+        ("floor", "the floor: each table written once (CREATE TABLE AS)", "peer"),
+        ("in_place", "hand-written migration in place (UPDATE)", "second peer"),
+        ("one", "migrate-key --apply (one transaction), whole command",
+         f"<= 1.5x the floor's time: {'ok' if one_time <= 1.5 else 'MISSED'}, "
+         f"<= 1.1x its size: {'ok' if one_size <= 1.1 else 'MISSED'}"),
+        ("repack", "pg_repack of the four tables (no writers)", "peer"),
+        ("repack_w", "pg_repack of the four tables, under writers", "peer"),
+        ("batched", f"migrate-key --batch-size {batch_size}, under writers",
+         f"<= 3x the floor: {'ok' if b_time <= 3 else 'MISSED'}; <= 2x pg_repack under writers: "
+         f"{'ok' if b_repack <= 2 else 'MISSED'} ({b_repack:.2f}x); <= 1.1x its size: "
+         f"{'ok' if b_size <= 1.1 else 'MISSED'}; stated lock {stated:.3f} s <= 1 s: "
+         f"{'ok' if stated <= 1 else 'MISSED'}; failed writers {b_failed}: {'ok' if b_failed == 0 else 'MISSED'}"),
+    ]
+    for mode, what, note in rows_out:
+        r = runs[mode]
+        # One transaction locks writers out throughout; pg_repack alone
+        # has no writers to wait.
+        wait = (f"{locked(mode):.3f} s" if r[0][3] is not None
+                else "-" if mode == "repack" else "all of it")
+        print(f"{what:<50} {med(x[0] for x in r):>7.2f}s {ratio(mode, 'floor', 0):>7.2f}x "
+              f"{med(x[2] for x in r) / mib:>7.0f} MiB {ratio(mode, 'floor', 2):>7.3f}x "
+              f"{med(x[1] for x in r) / mib:>5.0f} MiB {wait:>13}  {note}")
+    print(f"{'  one transaction: of which the pg_dump backup':<50} "
+          f"{med(a['backup_seconds'] for a in extra['one']):>7.2f}s")
+    for what, seconds in extra["batched"][-1]["exclusive"]:
+        print(f"{'  batched, writers locked out: ' + what[:20]:<50} {seconds:>7.3f}s")
+    w = runs["batched"][-1][3]
+    print(f"{'  batched, writers: transactions, failed, aborted':<50} "
+          f"{w['processed']}, {w['failed']}, {w['aborted']}")
     if w.get("last_error"):
         print(w["last_error"])
     admin(f"DROP DATABASE IF EXISTS {WORK} WITH (FORCE)")
-    writers_ok = w["failed"] == 0 and w["aborted"] == 0
+    one_ok = one_time <= 1.5 and one_size <= 1.1
+    online_ok = b_time <= 3 and b_repack <= 2 and b_size <= 1.1 and stated <= 1.0
+    return {"rows": rows, "floor": med(x[0] for x in runs["floor"]), "one_ok": one_ok,
+            "online_ok": online_ok, "writers_ok": b_failed == 0}
+
+
+def main():
+    results = [measure_size(p, c) for p, c in sizes()]
+    if len(results) > 1:
+        a, b = results[0], results[-1]
+        print(f"growth: {b['rows'] / a['rows']:.0f}x the rows took the floor {b['floor'] / a['floor']:.1f}x the time")
     # The short mode's times mean nothing; a writer's failure always counts.
-    timed_ok = os.environ.get("BENCH_SHORT") == "1" or (
-        time_ratio <= 1.5 and size_ratio <= 1.1 and longest <= 1.0)
-    ok = writers_ok and timed_ok
-    return 0 if ok else 1
+    writers_ok = all(r["writers_ok"] for r in results)
+    timed_ok = os.environ.get("BENCH_SHORT") == "1" or all(r["one_ok"] and r["online_ok"] for r in results)
+    return 0 if writers_ok and timed_ok else 1
 
 
 if __name__ == "__main__":

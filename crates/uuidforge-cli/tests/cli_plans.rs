@@ -17,13 +17,19 @@ fn plan_of(db: &str, args: &[&str]) -> String {
         .get_output()
         .stdout
         .clone();
-    // Names made from table oids differ from run to run, and the pg_dump
-    // found from machine to machine.
+    // Names made from table oids differ from run to run, the pg_dump found
+    // and the data directory's free space from machine to machine.
     let text: String = String::from_utf8(out)
         .unwrap()
         .lines()
         .filter(|l| !l.starts_with("-- with --apply, backed up first by pg_dump "))
-        .map(|l| format!("{l}\n"))
+        .map(|l| match l.rsplit_once("; ") {
+            // Known where the server's extension has the function.
+            Some((head, _)) if l.starts_with("--   disk: ") => {
+                format!("{head}; (the free space, or why it is unknown)\n")
+            }
+            _ => format!("{l}\n"),
+        })
         .collect();
     uuidforge_fleet::plans::without_oids(&text)
 }

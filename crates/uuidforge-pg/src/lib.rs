@@ -28,6 +28,7 @@ use pgrx::prelude::*;
 pub mod bounds;
 mod checkpoint;
 pub mod column;
+mod disk;
 mod errors;
 pub mod extract;
 pub mod find;

@@ -18,7 +18,7 @@ done
 . "$here/../../../scripts/pg-env.sh"
 pg_env "$major"
 PG_REGRESS="$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress"
-tests=(setup generate extract bounds plausible column uuid192 find heap nulls keyed)
+tests=(setup generate extract bounds plausible column uuid192 find heap nulls keyed disk)
 out="$(mktemp -d /tmp/uuidforge-regress.XXXXXX)"
 chown postgres "$out"
 psql_() { runuser -u postgres -- "$PG_BIN/psql" -h "$PG_SOCKET" -p "$PG_PORT" -Xq "$@"; }

@@ -9,6 +9,7 @@
 //! verification SQL ([`checks`]).
 
 pub mod checks;
+pub mod cost;
 pub mod creation_time;
 pub mod dependents;
 pub mod keys_from;

@@ -87,6 +87,7 @@ pub fn reads(target: &Target, answers: &Answers) -> Result<Vec<Read>, DbError> {
             &[],
         ))),
     ];
+    reads.push(super::cost::free_space_read());
     let dependents = probed_dependents(target, answers)?;
     let so_far = SoFar {
         dependents: dependents.as_ref(),

@@ -71,6 +71,9 @@ pub struct MigratePlan {
     pub generator: Option<uuidforge_db::generators::Generator>,
     /// Functions and procedures using the changed columns, to review.
     pub functions: Vec<Mention>,
+    /// What it will cost: rows, sizes, the free disk it needs at most and
+    /// the time it expects (estimates, printed with the plan).
+    pub cost: key::cost::Cost,
     /// The change the runner runs.
     pub change: ChangePlan,
 }
@@ -104,10 +107,12 @@ impl Operation for MigrateKey {
     fn plan(&self, snapshot: &Snapshot, answers: &Answers) -> Result<MigratePlan, DbError> {
         let target = Target::new(snapshot, &self.table, &self.options)?;
         let m = Migration::new(target, answers)?;
-        let change = match self.schedule() {
+        let mut change = match self.schedule() {
             Schedule::Batches(size) => batched::change(&m, size)?,
             Schedule::OneTransaction => one_transaction::change(&m)?,
         };
+        let cost = cost(&m, self.schedule())?;
+        change.measured = measured(&m, &cost);
         Ok(MigratePlan {
             table: m.key.table.sql_name(),
             key: m.key.column.name.clone(),
@@ -121,6 +126,7 @@ impl Operation for MigrateKey {
                 .to_string(),
             generator: m.generator.clone(),
             functions: m.functions.clone(),
+            cost,
             change,
         })
     }
@@ -207,8 +213,18 @@ fn references(m: &Migration) -> Vec<ReferenceSummary> {
 }
 
 /// What planning measured: the search for copies of a uuid key's values.
-fn measured(m: &Migration) -> crate::ops::Measured {
-    crate::ops::Measured(crate::ops::key::kinds::copies::measured(m, &m.copies))
+/// What planning measured: the search for copies, the cost.
+fn measured(m: &Migration, cost: &key::cost::Cost) -> crate::ops::Measured {
+    let mut lines = crate::ops::key::kinds::copies::measured(m, &m.copies);
+    lines.extend(cost.lines());
+    crate::ops::Measured(lines)
+}
+
+/// What `m` will cost in `schedule`, with the free space the planning pass
+/// read (none where the server could not tell).
+fn cost(m: &Migration, schedule: Schedule) -> Result<key::cost::Cost, DbError> {
+    let free = m.answers.answer(&key::cost::FREE_SPACE)?.flatten();
+    Ok(key::cost::Cost::of(m, schedule, free))
 }
 
 /// The first lines of a migration plan: the table, the key and what
