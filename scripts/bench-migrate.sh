@@ -22,6 +22,6 @@ UUIDFORGE_BENCH_BIN=$(bench_bin)
 export UUIDFORGE_BENCH_BIN
 if [ "$SHORT" = 1 ]; then
   # Its times mean nothing: only a failed writer fails it.
-  export RUNS=1 SIZES=2000:6000 BATCH_SIZE=500 BENCH_SHORT=1
+  export RUNS=1 SIZES=2000:6000 BATCH_SIZE=500 COPY_BATCH_SIZE=500 BENCH_SHORT=1
 fi
 exec python3 scripts/bench_migrate.py

@@ -193,7 +193,7 @@ const AN_ORDER: &str =
 /// Completes whatever a killed run left: `--resume` when a batched
 /// migration is under way, a new run when none began, nothing when it
 /// finished.
-fn complete(db: &str, dir: &Path, table: &str, key: &str) {
+fn complete(db: &str, dir: &Path, table: &str, key: &str, extra: &[&str]) {
     let migrated = admin_sql(
         db,
         &format!("SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = '{table}'::regclass AND attname = 'id'"),
@@ -206,15 +206,14 @@ fn complete(db: &str, dir: &Path, table: &str, key: &str) {
     } else if !migrated {
         let backup = dir.join(format!("{db}-complete.dump"));
         migrate_table(db, dir, table)
-            .args([
-                "--batch-size",
-                "100",
-                "--apply",
-                "--key-file",
-                key,
-                "--backup",
-            ])
+            .args(if extra.contains(&"--batch-size") {
+                &["--apply"][..]
+            } else {
+                &["--batch-size", "100", "--apply"][..]
+            })
+            .args(["--key-file", key, "--backup"])
             .arg(backup)
+            .args(extra)
             .assert()
             .success();
     }
@@ -234,14 +233,28 @@ struct KillCase<'a> {
     keys: &'a str,
     /// Asserts a completed migration.
     check: &'a dyn Fn(&str),
+    /// More arguments of the migration (`--copy`).
+    extra: &'a [&'a str],
 }
 
 /// `migrate-key TABLE --batch-size 100 --apply` in the background.
-fn spawn_migration(db: &str, dir: &Path, table: &str, key: &str) -> std::process::Child {
+fn spawn_migration(
+    db: &str,
+    dir: &Path,
+    table: &str,
+    key: &str,
+    extra: &[&str],
+) -> std::process::Child {
     std::process::Command::new(assert_cmd::cargo::cargo_bin("uuidforge"))
         .current_dir(dir)
         .args(["db", "--db", &url(db), "migrate-key", table])
-        .args(["--batch-size", "100", "--apply", "--key-file", key])
+        .args(if extra.contains(&"--batch-size") {
+            &["--apply"][..]
+        } else {
+            &["--batch-size", "100", "--apply"][..]
+        })
+        .args(["--key-file", key])
+        .args(extra)
         .env_remove("UUIDFORGE_DB")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -262,14 +275,14 @@ fn wait_until_recorded(db: &str, child: &mut std::process::Child) -> Instant {
 /// an uninterrupted run; after each: nothing lost, writers work, and the
 /// completed migration checks out with the same keys.
 fn kill_at_random_points(case: KillCase) {
-    let dir = scratch(&format!("kill_{}", case.table));
+    let dir = scratch(&format!("kill_{}{}", case.table, case.extra.join("")));
     let key = dir.join("secret.key");
     let key = key.to_str().unwrap().to_string();
     let timed = copy_of(case.template, &format!("{}_t", case.template));
     // The run is timed from the moment its state table holds a step: the
     // backup and planning before it take a share of the time that varies
     // with the machine's load, and would crowd the kill points out.
-    let mut child = spawn_migration(&timed, &dir, case.table, &key);
+    let mut child = spawn_migration(&timed, &dir, case.table, &key, case.extra);
     let started = wait_until_recorded(&timed, &mut child);
     assert!(child.wait().unwrap().success());
     let full = started.elapsed();
@@ -296,7 +309,7 @@ fn kill_at_random_points(case: KillCase) {
             full.mul_f64((f64::from(point - 1) + within) / f64::from(case.points - 1))
         };
         let db = copy_of(case.template, &format!("{}_{point}", case.template));
-        let mut child = spawn_migration(&db, &dir, case.table, &key);
+        let mut child = spawn_migration(&db, &dir, case.table, &key, case.extra);
         // Point 0 falls before the first step (backup, planning); the
         // others after the state table holds one.
         if point > 0 {
@@ -312,7 +325,7 @@ fn kill_at_random_points(case: KillCase) {
         // Nothing lost, and writers still work, whatever the schema is now.
         assert_eq!(admin_sql(&db, case.counts), before, "{context}");
         admin_sql(&db, &format!("SET ROLE uuidforge; {}", case.write));
-        complete(&db, &dir, case.table, &key);
+        complete(&db, &dir, case.table, &key, case.extra);
         (case.check)(&db);
         assert_eq!(admin_sql(&db, case.keys), expected_keys, "{context}");
         admin_sql("postgres", &format!("DROP DATABASE {db} WITH (FORCE)"));
@@ -339,6 +352,193 @@ fn kill_9_at_random_points_then_resume_completes() {
         write: AN_ORDER,
         keys: "SELECT md5(string_agg(id::text, ',' ORDER BY id_old)) FROM customers WHERE id_old <= 3000",
         check: &|db| assert_migrated(db, 3000),
+        extra: &[],
+    });
+}
+
+/// A psql session of its own holding the lock of the change's state row
+/// (`FOR UPDATE`, as the runner takes it at the start of every step) until
+/// dropped.
+struct RowLock {
+    session: std::process::Child,
+    output: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl RowLock {
+    /// Asks for the lock; `wait` reads until it is granted.
+    fn ask(db: &str) -> RowLock {
+        use std::io::Write;
+        let mut session = std::process::Command::new("psql")
+            .arg(common::admin_url(db))
+            .args(["-X", "-q", "-At"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        writeln!(
+            session.stdin.as_mut().unwrap(),
+            "BEGIN; SELECT 'locked' FROM uuidforge_changes FOR UPDATE;"
+        )
+        .unwrap();
+        let output = std::io::BufReader::new(session.stdout.take().unwrap());
+        RowLock { session, output }
+    }
+
+    fn wait(mut self) -> RowLock {
+        use std::io::BufRead;
+        let mut line = String::new();
+        self.output.read_line(&mut line).unwrap();
+        assert_eq!(line.trim(), "locked");
+        self
+    }
+}
+
+impl Drop for RowLock {
+    fn drop(&mut self) {
+        let _ = self.session.kill();
+        let _ = self.session.wait();
+    }
+}
+
+/// Waits until a session of `application` waits for a lock.
+fn wait_until_blocked(db: &str, application: &str) {
+    let blocked = format!("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = '{application}' AND wait_event_type = 'Lock'");
+    let blocked = blocked.as_str();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while admin_sql(db, blocked) == "0" {
+        assert!(
+            Instant::now() < deadline,
+            "the run never waited for the state row"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// The step the state table records now, in one statement (the run may
+/// remove the table between two), or "none".
+fn step_now(db: &str) -> String {
+    admin_sql(
+        db,
+        "SELECT coalesce((SELECT (xpath('/row/step/text()', query_to_xml('SELECT step FROM uuidforge_changes', false, true, '')))[1]::text WHERE to_regclass('uuidforge_changes') IS NOT NULL), 'none')",
+    )
+}
+
+/// An online copy in ranges of 2000 rows: every step, every range and
+/// every replay round is a lock cycle the kill test below steps through.
+const COPY_IN_RANGES: &[&str] = &["--copy", "--batch-size", "2000"];
+
+/// The online copy killed before each of its steps. The run is held at
+/// the start of a step by a lock of its state row and let through one
+/// step at a time (a second session queues for the row behind the run,
+/// and takes it when the step commits), then killed where it waits. After
+/// each: nothing lost, writers work, and `--resume` completes the
+/// migration with the same keys, leaving no shadow, log or trigger of the
+/// copy behind. (Kills inside a step, at random points: above.)
+#[test]
+fn kill_9_before_every_step_of_an_online_copy_then_resume_completes() {
+    let template = template("batched_kill_copy", 5000);
+    let dir = scratch("kill_copy");
+    let key = dir.join("secret.key");
+    let key = key.to_str().unwrap().to_string();
+    let check = |db: &str| {
+        assert_migrated(db, 5000);
+        assert_eq!(
+            admin_sql(db, "SELECT count(*) FROM pg_class WHERE relname LIKE 'uuidforge_copy%' OR relname LIKE 'uuidforge_log%'"),
+            "0"
+        );
+    };
+    let timed = copy_of(&template, &format!("{template}_t"));
+    let mut child = spawn_migration(&timed, &dir, "customers", &key, COPY_IN_RANGES);
+    assert!(child.wait().unwrap().success());
+    check(&timed);
+    let keys =
+        "SELECT md5(string_agg(id::text, ',' ORDER BY id_old)) FROM customers WHERE id_old <= 5000";
+    let expected_keys = admin_sql(&timed, keys);
+    let plan: serde_json::Value = serde_json::from_slice(
+        &migrate(&template, &dir)
+            .args(COPY_IN_RANGES)
+            .arg("--json")
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone(),
+    )
+    .unwrap();
+    let steps = plan["change"]["run"]["steps"].as_array().unwrap().len();
+    let before = admin_sql(&template, COUNTS);
+    let mut killed_at = std::collections::BTreeSet::new();
+    for step in 1..steps {
+        let db = copy_of(&template, &format!("{template}_{step}"));
+        let mut child = spawn_migration(&db, &dir, "customers", &key, COPY_IN_RANGES);
+        while step_now(&db) == "none" {
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "the run ended before its first step"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let mut held = RowLock::ask(&db).wait();
+        let mut at: usize = step_now(&db).parse().unwrap();
+        while at < step {
+            wait_until_blocked(&db, "uuidforge");
+            let next = RowLock::ask(&db);
+            // Queued behind the run before the row is let go.
+            wait_until_blocked(&db, "psql");
+            drop(held);
+            held = next.wait();
+            at = step_now(&db).parse().unwrap();
+        }
+        wait_until_blocked(&db, "uuidforge");
+        let _ = child.kill();
+        child.wait().unwrap();
+        drop(held);
+        wait_for_orphans(&db);
+        let at = recorded_step(&db);
+        killed_at.insert(at.clone());
+        let context = format!("killed before step {step} (recorded: {at})");
+        assert_eq!(admin_sql(&db, COUNTS), before, "{context}");
+        admin_sql(&db, &format!("SET ROLE uuidforge; {AN_ORDER}"));
+        complete(&db, &dir, "customers", &key, COPY_IN_RANGES);
+        check(&db);
+        assert_eq!(admin_sql(&db, keys), expected_keys, "{context}");
+        admin_sql("postgres", &format!("DROP DATABASE {db} WITH (FORCE)"));
+    }
+    eprintln!("online copy: killed with steps {killed_at:?} recorded");
+    // The state row first holds step 1, when the first step has committed:
+    // the runs were killed before every later step.
+    let mut hit: Vec<usize> = killed_at.iter().filter_map(|s| s.parse().ok()).collect();
+    hit.sort_unstable();
+    let first = hit.first().copied().unwrap_or(usize::MAX);
+    assert!(first <= 3, "the first kill came late: {killed_at:?}");
+    assert_eq!(
+        hit,
+        (first..steps).collect::<Vec<_>>(),
+        "kills: {killed_at:?}"
+    );
+}
+
+/// The same online copy killed at random points, inside its steps too
+/// (the copy's ranges, the replay's rounds).
+#[test]
+fn kill_9_at_random_points_of_an_online_copy_then_resume_completes() {
+    let template = template("batched_kill_copy_random", 3000);
+    kill_at_random_points(KillCase {
+        template: &template,
+        table: "customers",
+        points: 10,
+        counts: COUNTS,
+        write: AN_ORDER,
+        keys: "SELECT md5(string_agg(id::text, ',' ORDER BY id_old)) FROM customers WHERE id_old <= 3000",
+        check: &|db| {
+            assert_migrated(db, 3000);
+            assert_eq!(
+                admin_sql(db, "SELECT count(*) FROM pg_class WHERE relname LIKE 'uuidforge_copy%' OR relname LIKE 'uuidforge_log%'"),
+                "0"
+            );
+        },
+        extra: &["--copy"],
     });
 }
 
@@ -436,6 +636,7 @@ CREATE INDEX payments_1_event ON public.payments_1 USING btree (event_id, event_
                 INSERT INTO payments (event_id, event_at, region, amount) SELECT id, at, 1, 0 FROM events ORDER BY at DESC LIMIT 1",
         keys: "SELECT md5(string_agg(id::text, ',' ORDER BY id_old)) FROM events WHERE id_old <= 3000",
         check: &check,
+        extra: &[],
     });
 }
 
@@ -484,8 +685,43 @@ fn a_terminated_connection_stops_the_run_and_resume_completes_it() {
 
 #[test]
 fn writers_run_throughout_a_batched_migration() {
-    let db = template("batched_pgbench", 20000);
-    let dir = scratch("pgbench");
+    writers_run_throughout("batched_pgbench", &[]);
+}
+
+/// The same for the online copy; the tables end no larger than a fresh
+/// load of their rows would leave them.
+#[test]
+fn writers_run_throughout_an_online_copy() {
+    let db = writers_run_throughout("batched_pgbench_copy", &["--copy"]);
+    let size = |tables: &str| -> f64 {
+        admin_sql(
+            &db,
+            &format!(
+                "SELECT sum(pg_total_relation_size(t)) FROM unnest(ARRAY[{tables}]::regclass[]) t"
+            ),
+        )
+        .parse()
+        .unwrap()
+    };
+    let migrated = size("'customers', 'orders', 'referrals', '\"Zeilen\"'");
+    admin_sql(
+        &db,
+        "CREATE TABLE f_customers AS SELECT * FROM customers; ALTER TABLE f_customers ADD PRIMARY KEY (id); CREATE UNIQUE INDEX ON f_customers (id_old);
+         CREATE TABLE f_orders AS SELECT * FROM orders; ALTER TABLE f_orders ADD PRIMARY KEY (id); CREATE INDEX ON f_orders (customer_id);
+         CREATE TABLE f_referrals AS SELECT * FROM referrals; ALTER TABLE f_referrals ADD PRIMARY KEY (id);
+         CREATE TABLE f_zeilen AS SELECT * FROM \"Zeilen\"; ALTER TABLE f_zeilen ADD PRIMARY KEY (\"Kunde\", n);",
+    );
+    let fresh = size("'f_customers', 'f_orders', 'f_referrals', 'f_zeilen'");
+    assert!(
+        migrated <= 1.1 * fresh,
+        "after the copy {migrated} bytes, a fresh load of the same rows {fresh}"
+    );
+}
+
+/// Migrates under pgbench writers with `extra` arguments: the database.
+fn writers_run_throughout(tag: &str, extra: &[&str]) -> String {
+    let db = template(tag, 20000);
+    let dir = scratch(tag);
     let script = dir.join("writers.sql");
     // Statements that work before, during and after: no key type named.
     std::fs::write(
@@ -508,6 +744,7 @@ fn writers_run_throughout_a_batched_migration() {
             "--apply",
             "--json",
         ])
+        .args(extra)
         .assert()
         .success()
         .get_output()
@@ -525,6 +762,7 @@ fn writers_run_throughout_a_batched_migration() {
     let writes_after = admin_sql(&db, "SELECT count(*) FROM customers WHERE id_old IS NULL");
     assert_ne!(writes_after, "0", "no writer ran after the swap:\n{text}");
     assert_migrated(&db, 20000);
+    db
 }
 
 /// Quotes, semicolons and comment marks in schema, table and column names

@@ -10,7 +10,7 @@ use hmac::{Hmac, KeyInit, Mac};
 use uuidforge_db::error::DbError;
 
 /// Names a change makes from a table's oid.
-const OID_NAMES: [&str; 3] = ["uuidforge_keymap_", "uuidforge_migrate_", "uuidforge_nn_"];
+const OID_NAMES: [&str; 6] = uuidforge_change::ops::key_names::OID_PREFIXES;
 
 /// `text` with the oid after each name a change makes from a table's oid
 /// written `<oid>`.

@@ -49,6 +49,7 @@ fn printed(change: &ChangePlan, measured: bool, vocabulary: &dyn Vocabulary) -> 
                         exclusive: true, ..
                     } => " (one transaction; writers wait)",
                     BatchStep::Backfill(_) => ", one transaction per range of pages",
+                    BatchStep::Replay { .. } => ", one transaction per round",
                     BatchStep::Concurrently { .. } => " (no transaction; writers go on)",
                     _ => " (one transaction)",
                 };
@@ -100,13 +101,33 @@ fn print_batch_step(step: &BatchStep) -> Vec<String> {
         BatchStep::Backfill(b) => {
             let mut out = vec!["-- each range of pages, one transaction:".to_string()];
             out.extend(b.quiet.iter().map(|s| format!("{s};")));
-            out.push(format!("{};  -- $1 its first page, $2 the page after its last: rows filled, and how many of them changed in other columns (0, else rollback)", b.update_sql));
+            let mismatch = b
+                .mismatch
+                .as_deref()
+                .unwrap_or("how many of them changed in other columns");
+            out.push(format!("{};  -- $1 its first page, $2 the page after its last: rows filled, and {mismatch} (0, else rollback)", b.update_sql));
             out.extend(b.restore.iter().map(|s| format!("{s};")));
             out
         }
         BatchStep::Concurrently {
             cleanup, statement, ..
         } => vec![format!("{cleanup};"), format!("{statement};")],
+        BatchStep::Replay {
+            statements,
+            remaining,
+            until,
+            rounds,
+            ..
+        } => {
+            let mut out = vec![format!(
+                "-- each round, one transaction, until at most {until} remain or {rounds} rounds ran:"
+            )];
+            out.push("BEGIN;".into());
+            out.extend(statements.iter().map(|s| format!("{s};")));
+            out.push("COMMIT;".into());
+            out.push(format!("{remaining};  -- how many remain"));
+            out
+        }
         BatchStep::Check { sql, binds, .. } => {
             let bound: Vec<String> = binds
                 .iter()

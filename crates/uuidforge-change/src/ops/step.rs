@@ -141,6 +141,10 @@ pub struct Backfill {
     /// Puts them back.
     #[serde(default)]
     pub restore: Vec<String>,
+    /// What a mismatch means, when not other columns changed by the
+    /// update (a copy's rows not copied, or without their new key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mismatch: Option<String>,
 }
 
 /// One step of a change in batches: each commits on its own.
@@ -167,6 +171,11 @@ pub enum BatchStep {
         /// The name its transaction id is recorded under.
         #[serde(default)]
         mark: Option<String>,
+        /// It puts new tables in the places of those the change writes (an
+        /// online copy's swap): the change's tables are found again by
+        /// their names before it commits.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        replaces_tables: bool,
     },
     /// A new column filled range of pages by range of pages.
     Backfill(Backfill),
@@ -191,6 +200,22 @@ pub enum BatchStep {
         #[serde(default)]
         binds: Vec<String>,
     },
+    /// The application's writes carried into a copy round by round, each
+    /// round `statements` in a transaction of its own, until `remaining`
+    /// (one number as text) is at most `until`, or after `rounds` rounds
+    /// (the rest is carried under the swap's locks).
+    Replay {
+        /// What the step does.
+        what: String,
+        /// One round.
+        statements: Vec<String>,
+        /// How many writes are left to carry.
+        remaining: String,
+        /// Few enough to stop at.
+        until: i64,
+        /// At most this many rounds.
+        rounds: u32,
+    },
     /// A data action in a transaction of its own (its own `kind`).
     #[serde(untagged)]
     Data(Data),
@@ -202,7 +227,8 @@ impl BatchStep {
         match self {
             BatchStep::Transaction { what, .. }
             | BatchStep::Concurrently { what, .. }
-            | BatchStep::Check { what, .. } => what,
+            | BatchStep::Check { what, .. }
+            | BatchStep::Replay { what, .. } => what,
             BatchStep::Backfill(b) => &b.what,
             BatchStep::Data(data) => data.what(),
         }
@@ -223,6 +249,7 @@ impl BatchStep {
             statements: crate::action::statements(actions),
             exclusive,
             mark: None,
+            replaces_tables: false,
         }
     }
 

@@ -76,10 +76,12 @@ async fn fill(
     if changed == 0 {
         return Ok(());
     }
+    let why = step
+        .mismatch
+        .as_deref()
+        .unwrap_or("other columns changed by the update (a trigger the plan did not quiet?)");
     Err(DbError::verification_failed(
         format!("verify {} (this batch was not committed)", what()),
-        vec![format!(
-            "other columns changed by the update: {changed} of {filled} rows (a trigger the plan did not quiet?)"
-        )],
+        vec![format!("{why}: {changed} of {filled} rows")],
     ))
 }

@@ -433,6 +433,8 @@ impl Session for FakeSession {
                         r.marks.insert(name, "7".into());
                     }
                     StateUpdate::Pages(next, end) => r.blocks = (Some(next), Some(end)),
+                    // The fake's tables keep their oids.
+                    StateUpdate::TablesByName => {}
                 }
             }
         });

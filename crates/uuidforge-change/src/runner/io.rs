@@ -60,6 +60,9 @@ pub enum StateUpdate {
     Mark(String),
     /// A backfill's next block and end block.
     Pages(i64, i64),
+    /// Its tables found again by their names (the plan's backup
+    /// relations): new tables took their places.
+    TablesByName,
 }
 
 /// One connection: what the runner does on it.

@@ -174,8 +174,15 @@ pub struct Applied {
     pub exclusive: Vec<(String, f64)>,
     /// The longest of those.
     pub longest_exclusive_seconds: f64,
-    /// Transactions of the backfills (in batches).
+    /// Transactions of the backfills, a copy's ranges and its replay's
+    /// rounds (in batches).
     pub batches: u64,
+    /// Of those, the ranges a copy copied, each checked.
+    #[serde(skip)]
+    copied_ranges: u64,
+    /// Of those, the rounds a copy's replay ran.
+    #[serde(skip)]
+    replayed_rounds: u64,
     /// The step a `--resume` went on from (1 the first).
     pub resumed_at_step: Option<usize>,
     /// The whole run.
@@ -198,6 +205,11 @@ impl Applied {
             self.count(name, n);
         }
         self.batches += done.batches;
+        match step {
+            BatchStep::Backfill(b) if b.mismatch.is_some() => self.copied_ranges += done.batches,
+            BatchStep::Replay { .. } => self.replayed_rounds += done.batches,
+            _ => {}
+        }
         if let Some(seconds) = done.exclusive {
             self.exclusive.push((step.what().to_string(), seconds));
             self.longest_exclusive_seconds = self.longest_exclusive_seconds.max(seconds);
@@ -209,10 +221,16 @@ impl Applied {
 
     /// The checks each batch made of its own rows.
     fn batch_checks(&mut self) {
-        if self.batches > 0 {
+        let filled = self.batches - self.copied_ranges - self.replayed_rounds;
+        if filled > 0 {
             self.checks.push(format!(
-                "other columns changed by the backfill ({} batches, each checked): 0",
-                self.batches
+                "other columns changed by the backfill ({filled} batches, each checked): 0"
+            ));
+        }
+        if self.copied_ranges > 0 {
+            self.checks.push(format!(
+                "rows not copied, or without their new key ({} ranges copied, each checked): 0",
+                self.copied_ranges
             ));
         }
     }

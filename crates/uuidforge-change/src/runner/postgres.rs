@@ -387,6 +387,14 @@ impl Session for PgSession<'_> {
                 )
                 .await?
             }
+            StateUpdate::TablesByName => {
+                self.exec(
+                    context,
+                    &format!("UPDATE {t} SET tables = array(SELECT to_regclass(r.name)::oid FROM jsonb_array_elements_text(plan->'backup'->'relations') WITH ORDINALITY r(name, n) ORDER BY r.n) WHERE id = $1"),
+                    &[&at.id],
+                )
+                .await?
+            }
             StateUpdate::Pages(next, end) => {
                 self.exec(
                     context,

@@ -158,6 +158,7 @@ async fn run_step(
             statements,
             exclusive,
             mark,
+            replaces_tables,
             ..
         } => {
             let work = Work {
@@ -165,6 +166,7 @@ async fn run_step(
                 statements,
                 mark: mark.as_deref(),
                 exclusive: *exclusive,
+                replaces_tables: *replaces_tables,
             };
             let seconds = transaction(session, at, work, next).await?;
             if *exclusive {
@@ -204,10 +206,61 @@ async fn run_step(
         BatchStep::Check { what, sql, binds } => {
             done.checks = check(session, (what, sql, binds), &position.marks).await?;
         }
+        BatchStep::Replay {
+            what,
+            statements,
+            remaining,
+            until,
+            rounds,
+        } => {
+            session.execute("COMMIT").await?;
+            done.batches =
+                replay(session, at, (what, statements, remaining), *until, *rounds).await?;
+            if locked(session, at).await?.is_none() {
+                return Ok(done);
+            }
+        }
     }
     session.update(at, StateUpdate::Advance(next)).await?;
     session.execute("COMMIT").await?;
     Ok(done)
+}
+
+/// Runs a replay step's rounds, each in a transaction of its own holding
+/// the change's state row, until at most `until` writes remain to carry
+/// or `rounds` ran; how many ran. A round killed half-way rolls back: the
+/// writes it took are carried by the next.
+async fn replay(
+    session: &impl Session,
+    at: &Recorded,
+    (what, statements, remaining): (&str, &[String], &str),
+    until: i64,
+    rounds: u32,
+) -> Result<u64, DbError> {
+    let mut ran = 0;
+    while ran < u64::from(rounds) {
+        let Some(_) = locked(session, at).await? else {
+            return Ok(ran);
+        };
+        for sql in statements {
+            if let Err(e) = session.execute(sql).await {
+                rollback(session).await;
+                return Err(e.within(what.to_string()));
+            }
+        }
+        session.execute("COMMIT").await?;
+        ran += 1;
+        let left = session
+            .read(&uuidforge_db::plan::Query::new(remaining), what)
+            .await?;
+        let left: i64 = left.trim().parse().map_err(|_| {
+            DbError::unreadable(what.to_string(), format!("'{left}' is not a count"))
+        })?;
+        if left <= until {
+            break;
+        }
+    }
+    Ok(ran)
 }
 
 /// Runs a check step: every count zero, else the change stops here.
@@ -248,6 +301,7 @@ struct Work<'a> {
     statements: &'a [String],
     mark: Option<&'a str>,
     exclusive: bool,
+    replaces_tables: bool,
 }
 
 /// Runs a step's statements in the transaction `locked` opened, with the
@@ -266,6 +320,7 @@ async fn transaction(
         statements,
         mark,
         exclusive,
+        replaces_tables,
     } = work;
     let mut tries = 0;
     loop {
@@ -286,6 +341,9 @@ async fn transaction(
             result = session
                 .update(at, StateUpdate::Mark(mark.to_string()))
                 .await;
+        }
+        if result.is_ok() && replaces_tables {
+            result = session.update(at, StateUpdate::TablesByName).await;
         }
         if result.is_ok() {
             result = session.update(at, StateUpdate::Advance(next)).await;

@@ -115,6 +115,7 @@ fn batched() -> TestOp {
                         statements: vec!["ALTER TABLE t ADD COLUMN n uuid".into()],
                         exclusive: true,
                         mark: None,
+                        replaces_tables: false,
                     },
                     BatchStep::Concurrently {
                         what: "index".into(),
@@ -127,6 +128,7 @@ fn batched() -> TestOp {
                         statements: vec!["ALTER TABLE t RENAME n TO m".into()],
                         exclusive: true,
                         mark: None,
+                        replaces_tables: false,
                     },
                 ],
             },

@@ -68,6 +68,8 @@ fn of_plan(change: &ChangePlan) -> (Counts, Counts) {
                     BatchStep::Data(d) => count(&mut statements, d.printed()),
                     BatchStep::Backfill(b) => count(&mut pieces, [b.table.clone()]),
                     BatchStep::Check { .. } => {}
+                    // The online copy's (not a schedule of the model's work).
+                    BatchStep::Replay { .. } => panic!("a schedule of the model replays nothing"),
                 }
             }
         }

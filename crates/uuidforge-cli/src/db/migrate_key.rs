@@ -78,6 +78,15 @@ pub(super) struct MigrateKeyArgs {
     /// them out; progress is kept in the table uuidforge_changes.
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = clap::value_parser!(i64).range(1..=2_147_483_647))]
     batch_size: Option<i64>,
+    /// With --batch-size: migrate online as a copy, in the manner of
+    /// pg_repack: each table written once into a shadow table through the
+    /// key map while a trigger logs the rows written meanwhile, then a
+    /// short swap puts the shadows in the tables' places (no row updated
+    /// in place, so no dead rows: the tables end the size of a fresh load).
+    /// Tables with triggers, policies, views, publications or partitions
+    /// are refused by name (batches in place carry them).
+    #[arg(long, requires = "batch_size")]
+    copy: bool,
     /// Complete the migration once the application runs on the new keys:
     /// drop the old keys (KEY_old, or --keep-old NAME) with their unique
     /// index and every reference's old column, backed up first; refused
@@ -246,6 +255,7 @@ impl MigrateKeyArgs {
                 no_default: self.no_default,
                 given_keys: None,
                 plan_only: !self.change.apply,
+                copy: self.copy,
             },
             batch_size: self.batch_size,
         }

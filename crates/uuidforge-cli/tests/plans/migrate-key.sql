@@ -7,12 +7,6 @@
 --   referenced by "public"."referrals".referred_by (referrals_referred_by_fkey)
 --   moved to the new columns from their definitions: constraint Zeilen_pkey, index orders_customer_id_idx
 --   new default: public.uuidv7() (the uuidforge extension; ordered per session: the server does not preload it (shared_preload_libraries))
---   cost: the rows written in 4 tables, about 1 s expected (at the rate measured on a 2-core VM; faster disks take less)
---     "public"."customers": rows not estimated yet (never analysed), 32 kiB now, about 32 kiB after
---     "public"."Zeilen": rows not estimated yet (never analysed), 24 kiB now, about 24 kiB after
---     "public"."orders": rows not estimated yet (never analysed), 40 kiB now, about 40 kiB after
---     "public"."referrals": rows not estimated yet (never analysed), 24 kiB now, about 24 kiB after
---   disk: needs at most 240 kiB free in the data directory (the tables written anew beside the old until commit, as much WAL, the key map); (the free space, or why it is unknown)
 BEGIN;
 LOCK TABLE "public"."Zeilen", "public"."orders", "public"."referrals", "public"."customers" IN ACCESS EXCLUSIVE MODE;
 CREATE TEMP TABLE uuidforge_keymap (old text NOT NULL, new uuid NOT NULL) ON COMMIT DROP;

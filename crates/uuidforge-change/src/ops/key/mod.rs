@@ -20,6 +20,7 @@ pub mod moves;
 pub mod naming;
 pub mod phase;
 pub mod references;
+pub mod shadow;
 pub mod substitute;
 pub mod target;
 pub mod values;

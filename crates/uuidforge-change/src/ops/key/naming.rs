@@ -116,3 +116,45 @@ mod tests {
         assert_eq!(writers_function(7), "uuidforge_migrate_7");
     }
 }
+
+/// The shadow an online copy writes a table into, by the table's oid.
+pub fn shadow_table(table_oid: u32) -> String {
+    format!("{COPY_PREFIX}{table_oid}")
+}
+
+/// A shadow's `n`th index, under this name until the swap.
+pub fn shadow_index(table_oid: u32, n: usize) -> String {
+    format!("{COPY_PREFIX}{table_oid}_{n}")
+}
+
+/// A shadow's `n`th identity sequence, under this name until the swap.
+pub fn shadow_sequence(table_oid: u32, n: usize) -> String {
+    format!("{SEQUENCE_PREFIX}{table_oid}_{n}")
+}
+
+/// The log of the rows written while an online copy runs (and the function
+/// its trigger runs), by the table's oid.
+pub fn copy_log(table_oid: u32) -> String {
+    format!("{LOG_PREFIX}{table_oid}")
+}
+
+/// The trigger that fills that log.
+pub const COPY_TRIGGER: &str = "uuidforge_copy";
+
+const COPY_PREFIX: &str = "uuidforge_copy_";
+const LOG_PREFIX: &str = "uuidforge_log_";
+const SEQUENCE_PREFIX: &str = "uuidforge_seq_";
+
+/// Where names made from a table's oid begin: the oid follows (what
+/// differs from one server to another in the same change's plan).
+pub const OID_PREFIXES: [&str; 6] = [
+    TEMPORARY_MAP_PREFIX,
+    "uuidforge_migrate_",
+    "uuidforge_nn_",
+    COPY_PREFIX,
+    LOG_PREFIX,
+    SEQUENCE_PREFIX,
+];
+
+/// The kept key map's name before its table's oid.
+const TEMPORARY_MAP_PREFIX: &str = "uuidforge_keymap_";

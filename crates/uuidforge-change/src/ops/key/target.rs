@@ -46,6 +46,10 @@ pub struct MigrateOptions {
     /// refusal (`--apply` still refuses it).
     #[serde(default)]
     pub plan_only: bool,
+    /// In batches, as an online copy into shadow tables (each table
+    /// written once) rather than by updates in place.
+    #[serde(default)]
+    pub copy: bool,
 }
 
 /// Key types a migration reads.

@@ -153,6 +153,7 @@ fn backfill(
         ),
         quiet: statements(&quiet),
         restore: statements(&restore),
+        mismatch: None,
     })
 }
 

@@ -11,6 +11,7 @@
 //! and verify the same things (`ops::key::checks`).
 
 pub mod batched;
+pub mod copy;
 pub mod one_transaction;
 
 pub use crate::ops::key::keys_from;
@@ -101,13 +102,28 @@ impl Operation for MigrateKey {
                 format!("{size} (expected 1 to {})", i32::MAX),
             ));
         }
-        key::reads(&Target::new(snapshot, &self.table, &self.options)?, answers)
+        if self.options.copy && self.batch_size.is_none() {
+            return Err(DbError::invalid(
+                "copy",
+                "without --batch-size (expected it with --batch-size N: the copy runs online, in ranges of about N rows)",
+            ));
+        }
+        let target = Target::new(snapshot, &self.table, &self.options)?;
+        let mut reads = key::reads(&target, answers)?;
+        if self.options.copy {
+            let oids: Vec<u32> = target.written().iter().map(|r| r.oid).collect();
+            reads.push(key::shadow::read(&oids));
+        }
+        Ok(reads)
     }
 
     fn plan(&self, snapshot: &Snapshot, answers: &Answers) -> Result<MigratePlan, DbError> {
         let target = Target::new(snapshot, &self.table, &self.options)?;
         let m = Migration::new(target, answers)?;
         let mut change = match self.schedule() {
+            Schedule::Batches(size) if self.options.copy => {
+                copy::change(&m, size, &answers.required(&key::shadow::SHADOWED)?)?
+            }
             Schedule::Batches(size) => batched::change(&m, size)?,
             Schedule::OneTransaction => one_transaction::change(&m)?,
         };
