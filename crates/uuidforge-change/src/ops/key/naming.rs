@@ -98,25 +98,6 @@ pub fn piece(name: &str, partition: u32) -> String {
     cut(&format!("{}_{}", cut_to(name, 50), partition))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_fit_postgresql_and_cut_at_a_character() {
-        assert_eq!(new_column("id"), "id_uuidforge_new");
-        assert!(is_new_column(&new_column("x")) && !is_new_column("x_old"));
-        let cut = cut(&"é".repeat(40));
-        assert!(cut.len() <= 63 && cut.len().is_multiple_of(2));
-        assert_eq!(
-            piece(&"x".repeat(60), 16384),
-            format!("{}_16384", "x".repeat(50))
-        );
-        assert_eq!(kept_map(7), "uuidforge_keymap_7");
-        assert_eq!(writers_function(7), "uuidforge_migrate_7");
-    }
-}
-
 /// The shadow an online copy writes a table into, by the table's oid.
 pub fn shadow_table(table_oid: u32) -> String {
     format!("{COPY_PREFIX}{table_oid}")
@@ -158,3 +139,22 @@ pub const OID_PREFIXES: [&str; 6] = [
 
 /// The kept key map's name before its table's oid.
 const TEMPORARY_MAP_PREFIX: &str = "uuidforge_keymap_";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_fit_postgresql_and_cut_at_a_character() {
+        assert_eq!(new_column("id"), "id_uuidforge_new");
+        assert!(is_new_column(&new_column("x")) && !is_new_column("x_old"));
+        let cut = cut(&"é".repeat(40));
+        assert!(cut.len() <= 63 && cut.len().is_multiple_of(2));
+        assert_eq!(
+            piece(&"x".repeat(60), 16384),
+            format!("{}_16384", "x".repeat(50))
+        );
+        assert_eq!(kept_map(7), "uuidforge_keymap_7");
+        assert_eq!(writers_function(7), "uuidforge_migrate_7");
+    }
+}
