@@ -67,6 +67,17 @@ pub struct Migration<'a> {
     pub answers: Answers,
 }
 
+/// What the key's values are, by their base type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyBase {
+    /// `smallint`, `integer`, `bigint`, or a domain over one.
+    Integer,
+    /// `uuid`, or a domain over it.
+    Uuid,
+    /// Text, or anything else.
+    Other,
+}
+
 impl<'a> std::ops::Deref for Migration<'a> {
     type Target = Target<'a>;
     fn deref(&self) -> &Target<'a> {
@@ -227,7 +238,20 @@ impl<'a> Migration<'a> {
         }
     }
 
-    /// The unique index kept on the old key values.
+    /// What the key's values are, by their base type.
+    pub fn key_base_type(&self) -> KeyBase {
+        let name = self
+            .snapshot
+            .base_type(self.key.column.type_oid)
+            .map_or(self.key.column.type_name.as_str(), |t| t.name.as_str());
+        match name {
+            "int2" | "int4" | "int8" | "smallint" | "integer" | "bigint" => KeyBase::Integer,
+            "uuid" => KeyBase::Uuid,
+            _ => KeyBase::Other,
+        }
+    }
+
+    /// The unique index kept on the old values.
     pub fn old_index_name(&self) -> String {
         super::naming::old_key_index(&self.key.table.name, &self.old_name)
     }

@@ -14,6 +14,7 @@ use super::{Kind, Migration, Placed, Schedule};
 use crate::action::{Action, Rewritten, Table};
 use crate::ops::key::by_column;
 use crate::ops::key::checks::{changed_columns, row_hash};
+use crate::ops::key::model::KeyBase;
 use crate::ops::key::moves::Fill;
 use crate::ops::key::naming::{new_column, old_column, MAP_LOOKUP};
 use crate::ops::key::phase::{Phase, Work};
@@ -153,17 +154,10 @@ fn rewrites(m: &Migration) -> Vec<Action> {
         .collect()
 }
 
-/// Whether the key is an integer (`smallint`, `integer`, `bigint`, or a
-/// domain over one): the map may then be an array indexed by it.
+/// Whether the key is an integer: the map may then be an array indexed by
+/// it.
 fn integer_key(m: &Migration) -> bool {
-    let name = m
-        .snapshot
-        .base_type(m.key.column.type_oid)
-        .map_or(m.key.column.type_name.as_str(), |t| t.name.as_str());
-    matches!(
-        name,
-        "int2" | "int4" | "int8" | "smallint" | "integer" | "bigint"
-    )
+    m.key_base_type() == KeyBase::Integer
 }
 
 /// The tables written, each with its new columns' names and types: the
