@@ -543,16 +543,18 @@ pub fn change(
         ordered: m.order_column.is_some(),
         given: None,
     })));
-    let mut index_map =
-        crate::action::Action::Table(crate::action::Table::IndexMap { map: map.clone() })
-            .statements();
+    // The replay looks rows up in the map the copy reads: that one is
+    // indexed (the checks join the kept map by hash, and prove the new
+    // keys 1:1 on the table itself).
     let typed = copy_map(m, &map);
-    if let Some(ty) = map_key_type(m) {
-        index_map.push(format!(
-            "CREATE TABLE {typed} AS SELECT old::{ty} AS old, new FROM {map}"
-        ));
-        index_map.push(format!("ALTER TABLE {typed} ADD PRIMARY KEY (old)"));
-    }
+    let index_map = match map_key_type(m) {
+        Some(ty) => vec![
+            format!("CREATE TABLE {typed} AS SELECT old::{ty} AS old, new FROM {map}"),
+            format!("ALTER TABLE {typed} ADD PRIMARY KEY (old)"),
+        ],
+        None => crate::action::Action::Table(crate::action::Table::IndexMap { map: map.clone() })
+            .statements(),
+    };
     steps.push(BatchStep::Transaction {
         what: "index the key map".into(),
         lock: None,
