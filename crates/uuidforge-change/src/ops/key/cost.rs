@@ -9,7 +9,6 @@
 //! made again before it runs.
 
 use super::model::Migration;
-use super::phase::Schedule;
 use crate::ops::{Line, Named, Read, Reading};
 use serde::Serialize;
 use uuidforge_db::catalog::{RelKind, Relation};
@@ -34,13 +33,32 @@ pub(crate) fn free_space_read() -> Read {
     ))
 }
 
-/// Bytes one transaction's whole command moves per second of the tables'
-/// sizes before it, on the benchmark's 2-core VM (`scripts/bench-migrate.sh`:
-/// 179 MiB in 6.5 s, backup and checks included); a server with faster
-/// disks and more cores takes less.
-const ONE_TRANSACTION_BYTES_PER_SECOND: f64 = 28.0 * MIB;
-/// The same for batches, writers going on (179 MiB in 59 s).
-const BATCHES_BYTES_PER_SECOND: f64 = 3.0 * MIB;
+/// How a migration writes the tables: what its expected time depends on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writing {
+    /// Rewritten in one transaction.
+    OneTransaction,
+    /// Updated in place, batch by batch.
+    InPlace,
+    /// Copied online into shadow tables.
+    Copy,
+}
+
+impl Writing {
+    /// Bytes of the tables' sizes before it that the whole command moves
+    /// per second, backup and checks included, on the benchmark's 2-core VM
+    /// (`scripts/bench-migrate.sh`, 10^6 rows in all, 93 MiB: one
+    /// transaction 2.4 s, in place under writers 15.8 s, the copy under
+    /// writers 4.1-5.2 s); a server with faster disks and more cores takes
+    /// less.
+    fn bytes_per_second(self) -> f64 {
+        match self {
+            Writing::OneTransaction => 38.0 * MIB,
+            Writing::InPlace => 6.0 * MIB,
+            Writing::Copy => 20.0 * MIB,
+        }
+    }
+}
 const MIB: f64 = 1024.0 * 1024.0;
 /// Bytes a changed column adds to each row and to each index entry over
 /// it: a uuid of 16 bytes beside the old value kept (alignment aside).
@@ -86,9 +104,9 @@ impl PartialEq for Cost {
 }
 
 impl Cost {
-    /// The cost of `m` run as `schedule`, the data directory having
+    /// The cost of `m` written as `writing`, the data directory having
     /// `free_bytes` free.
-    pub fn of(m: &Migration, schedule: Schedule, free_bytes: Option<i64>) -> Cost {
+    pub fn of(m: &Migration, writing: Writing, free_bytes: Option<i64>) -> Cost {
         let mut tables = Vec::new();
         for r in m.written() {
             let changed = changed_columns(m, r);
@@ -116,10 +134,7 @@ impl Cost {
         let after: i64 = tables.iter().map(|t| t.bytes_after).sum();
         let before: i64 = tables.iter().map(|t| t.bytes).sum();
         let map = m.key.table.est_rows.max(0) * MAP_BYTES_PER_ROW;
-        let rate = match schedule {
-            Schedule::OneTransaction => ONE_TRANSACTION_BYTES_PER_SECOND,
-            Schedule::Batches(_) => BATCHES_BYTES_PER_SECOND,
-        };
+        let rate = writing.bytes_per_second();
         Cost {
             tables,
             // The new files and as much WAL (kept until a checkpoint

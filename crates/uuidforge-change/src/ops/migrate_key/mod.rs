@@ -127,7 +127,12 @@ impl Operation for MigrateKey {
             Schedule::Batches(size) => batched::change(&m, size)?,
             Schedule::OneTransaction => one_transaction::change(&m)?,
         };
-        let cost = cost(&m, self.schedule())?;
+        let writing = match self.schedule() {
+            Schedule::OneTransaction => key::cost::Writing::OneTransaction,
+            Schedule::Batches(_) if self.options.copy => key::cost::Writing::Copy,
+            Schedule::Batches(_) => key::cost::Writing::InPlace,
+        };
+        let cost = cost(&m, writing)?;
         change.measured = measured(&m, &cost);
         Ok(MigratePlan {
             table: m.key.table.sql_name(),
@@ -238,9 +243,9 @@ fn measured(m: &Migration, cost: &key::cost::Cost) -> crate::ops::Measured {
 
 /// What `m` will cost in `schedule`, with the free space the planning pass
 /// read (none where the server could not tell).
-fn cost(m: &Migration, schedule: Schedule) -> Result<key::cost::Cost, DbError> {
+fn cost(m: &Migration, writing: key::cost::Writing) -> Result<key::cost::Cost, DbError> {
     let free = m.answers.answer(&key::cost::FREE_SPACE)?.flatten();
-    Ok(key::cost::Cost::of(m, schedule, free))
+    Ok(key::cost::Cost::of(m, writing, free))
 }
 
 /// The first lines of a migration plan: the table, the key and what
