@@ -469,7 +469,12 @@ fn kill_9_before_every_step_of_an_online_copy_then_resume_completes() {
     let steps = plan["change"]["run"]["steps"].as_array().unwrap().len();
     let before = admin_sql(&template, COUNTS);
     let mut killed_at = std::collections::BTreeSet::new();
-    for step in 1..steps {
+    // A loaded machine can let a run past the step the test holds it at
+    // (it reaches its first lock late): that step is tried again.
+    for step in (1..steps).flat_map(|s| std::iter::repeat_n(s, 3)) {
+        if killed_at.contains(&step.to_string()) {
+            continue;
+        }
         let db = copy_of(&template, &format!("{template}_{step}"));
         let mut child = spawn_migration(&db, &dir, "customers", &key, COPY_IN_RANGES);
         while step_now(&db) == "none" {
@@ -510,8 +515,12 @@ fn kill_9_before_every_step_of_an_online_copy_then_resume_completes() {
     // the runs were killed before every later step.
     let mut hit: Vec<usize> = killed_at.iter().filter_map(|s| s.parse().ok()).collect();
     hit.sort_unstable();
+    hit.dedup();
     let first = hit.first().copied().unwrap_or(usize::MAX);
     assert!(first <= 3, "the first kill came late: {killed_at:?}");
+    // A retried run may also have been killed one step late: those are
+    // kills too, after the last step among them.
+    hit.retain(|&s| s < steps);
     assert_eq!(
         hit,
         (first..steps).collect::<Vec<_>>(),

@@ -86,9 +86,3 @@ BEGIN
     END LOOP;
 END
 $upgrade$;
-
--- The free space of the data directory's file system, which a change's
--- plan compares with what it may need.
-CREATE FUNCTION "uuidforge_data_directory_free_bytes"() RETURNS bigint
-STRICT VOLATILE PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'uuidforge_data_directory_free_bytes_wrapper';
