@@ -193,10 +193,14 @@ for from in "${releases[@]}"; do
   sed 's/^/   /' "$work/$db.update"
   [ "$(sql "$db" "SELECT extversion FROM pg_extension WHERE extname = 'uuidforge'")" = "$current" ] ||
     fail "$from: not at $current after the update"
-  grep -q 'rebuilding index app.events_v6_time' "$work/$db.update" || fail "$from: the index over v6 times was not rebuilt"
-  for told in 'generated column app.events.v6_at' 'CHECK constraint events_v6_recent on app.events' 'materialized view app.event_times'; do
-    grep -q "$told" "$work/$db.update" || fail "$from: the update did not name the $told (it stores v6 times)"
-  done
+  # The step to 0.3.0 changed what uuid_extract_timestamp answers for v6:
+  # an update through it rebuilds and names what stored the old answers.
+  if [ "$(printf '%s\n0.3.0\n' "$from" | sort -V | head -1)" != 0.3.0 ]; then
+    grep -q 'rebuilding index app.events_v6_time' "$work/$db.update" || fail "$from: the index over v6 times was not rebuilt"
+    for told in 'generated column app.events.v6_at' 'CHECK constraint events_v6_recent on app.events' 'materialized view app.event_times'; do
+      grep -q "$told" "$work/$db.update" || fail "$from: the update did not name the $told (it stores v6 times)"
+    done
+  fi
   psql_ -d "$db" -f "$here/upgrade/digest.sql" >"$work/$db.after"
   # The tables the update adds (the profile table of 0.2.0) come empty.
   cut -d'|' -f1 "$work/$db.before" | sed 's/$/|/' >"$work/$db.names"
