@@ -276,7 +276,7 @@ step "sqlsmith: random queries over the extension's types and functions, on 15 a
   sqlsmith_both
 step "the extension's PostgreSQL 18 functions against 18's own, on 15 and 18" \
   ./crates/uuidforge-pg/tests/differential.sh
-step "the extension updated from every release (ALTER EXTENSION UPDATE from 0.1.0 and 0.2.0, on 15)" \
+step "the extension updated from every release (ALTER EXTENSION UPDATE from 0.1.0, 0.2.0 and 0.3.0, on 15)" \
   ./crates/uuidforge-pg/tests/upgrade.sh
 step "a major-version upgrade 15 -> 18 with the extension in use (pg_upgrade, or pg_dump where it cannot)" \
   ./crates/uuidforge-pg/tests/pg-upgrade.sh

@@ -12,25 +12,39 @@ use super::model::Migration;
 use crate::ops::{Line, Named, Read, Reading};
 use serde::Serialize;
 use uuidforge_db::catalog::{RelKind, Relation};
+use uuidforge_db::error::DbError;
 
-/// The read of the data directory's free bytes: a number, or `null` when
-/// the extension (or its function) is not there.
+/// The read of the extension's function that tells the data directory's
+/// free space, qualified and quoted: `null` when the extension (or that
+/// function, or the right to call it) is not there.
+pub(crate) const FREE_SPACE_FUNCTION: Named<Option<String>> = Named::new(
+    "free_space_function",
+    "find the extension's uuidforge_data_directory_free_bytes()",
+);
+
+/// The read of the data directory's free bytes, made once the function is
+/// known to be there (a statement naming a missing function would not
+/// parse).
 pub(crate) const FREE_SPACE: Named<Option<i64>> = Named::new(
     "free_space",
     "read the free space of the data directory (the extension's uuidforge_data_directory_free_bytes())",
 );
 
-/// The free-space read: the extension's function called only where it
-/// exists (through `query_to_xml`, so that the statement parses without it).
-pub(crate) fn free_space_read() -> Read {
-    FREE_SPACE.read(uuidforge_db::plan::Query::new(
-        "SELECT coalesce((SELECT to_json((xpath('/row/f/text()', \
-           query_to_xml(format('SELECT %I.uuidforge_data_directory_free_bytes() AS f', n.nspname), false, true, '')))[1]::text::int8) \
-         FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace \
-         WHERE p.proname = 'uuidforge_data_directory_free_bytes' AND p.pronargs = 0 \
-           AND has_function_privilege(p.oid, 'EXECUTE') LIMIT 1), 'null'::json)::text"
-            .to_string(),
-    ))
+/// The reads of the free space, given what was read so far: the function
+/// first, then, where it is there, its answer.
+pub(crate) fn free_space_reads(answers: &crate::ops::Answers) -> Result<Vec<Read>, DbError> {
+    let mut reads = vec![FREE_SPACE_FUNCTION.read(uuidforge_db::plan::Query::new(
+        "SELECT coalesce(to_json((SELECT pg_catalog.format('%I.%I', n.nspname, p.proname) \
+           FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace \
+          WHERE p.proname = 'uuidforge_data_directory_free_bytes' AND p.pronargs = 0 \
+            AND has_function_privilege(p.oid, 'EXECUTE') LIMIT 1))::text, 'null')",
+    ))];
+    if let Some(Some(function)) = answers.answer(&FREE_SPACE_FUNCTION)? {
+        reads.push(FREE_SPACE.read(uuidforge_db::plan::Query::new(format!(
+            "SELECT coalesce(to_json({function}())::text, 'null')"
+        ))));
+    }
+    Ok(reads)
 }
 
 /// How a migration writes the tables: what its expected time depends on.

@@ -98,7 +98,7 @@ pub fn reads(target: &Target, answers: &Answers) -> Result<Vec<Read>, DbError> {
             &[],
         ))),
     ];
-    reads.push(super::cost::free_space_read());
+    reads.extend(super::cost::free_space_reads(answers)?);
     let dependents = probed_dependents(target, answers)?;
     let so_far = SoFar {
         dependents: dependents.as_ref(),
