@@ -530,6 +530,110 @@ fn kill_9_before_every_step_of_an_online_copy_then_resume_completes() {
     );
 }
 
+/// An old value the maps lack stops the online copy in the statement that
+/// would write it: the range rolls back with the value named, and the
+/// tables are as they were and still take writes. The run is held before
+/// its first copy step (as the kill test above holds it) while a key is
+/// deleted from the map the copy reads, as if the keys step had missed it.
+#[test]
+fn an_old_value_the_maps_lack_stops_the_online_copy() {
+    let template = template("batched_missing_copy", 5000);
+    admin_sql(&template, STEP_NOW);
+    let dir = scratch("missing_copy");
+    let key = dir.join("secret.key");
+    let plan: serde_json::Value = serde_json::from_slice(
+        &migrate(&template, &dir)
+            .args(COPY_IN_RANGES)
+            .arg("--json")
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone(),
+    )
+    .unwrap();
+    let copy = plan["change"]["run"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|s| s["what"].as_str().unwrap_or("").starts_with("copy "))
+        .expect("a copy step");
+    // A loaded machine can let the run past the copy before the test
+    // holds it (it reaches its first lock late): then it is tried again.
+    let mut tries = 0;
+    let (db, before, child, held) = loop {
+        tries += 1;
+        let db = copy_of(&template, &format!("{template}_{tries}"));
+        let before = admin_sql(&db, COUNTS);
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("uuidforge"))
+            .current_dir(&dir)
+            .args([
+                "db",
+                "--db",
+                &url(&db),
+                "migrate-key",
+                "customers",
+                "--apply",
+            ])
+            .arg("--key-file")
+            .arg(&key)
+            .args(COPY_IN_RANGES)
+            .env_remove("UUIDFORGE_DB")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        while step_now(&db) == "none" {
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "the run ended before its first step"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let mut held = RowLock::ask(&db).wait();
+        let mut at: usize = step_now(&db).parse().unwrap();
+        while at < copy {
+            wait_until_blocked(&db, "uuidforge");
+            let next = RowLock::ask(&db);
+            wait_until_blocked(&db, "psql");
+            drop(held);
+            held = next.wait();
+            at = step_now(&db).parse().unwrap();
+        }
+        if at == copy {
+            break (db, before, child, held);
+        }
+        assert!(tries < 5, "the run went past the copy {tries} times");
+        drop(held);
+        let _ = child.kill();
+        child.wait().unwrap();
+        admin_sql("postgres", &format!("DROP DATABASE {db} WITH (FORCE)"));
+    };
+    wait_until_blocked(&db, "uuidforge");
+    let map = admin_sql(
+        &db,
+        "SELECT relname FROM pg_class WHERE relname LIKE 'uuidforge\\_keymap\\_%\\_typed'",
+    );
+    assert!(!map.is_empty(), "the copy reads a map keyed by bigint");
+    admin_sql(&db, &format!("DELETE FROM {map} WHERE old = 1"));
+    drop(held);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("no new key in the map for public.customers.") && stderr.contains("= 1"),
+        "{stderr}"
+    );
+    assert_eq!(
+        step_now(&db),
+        copy.to_string(),
+        "the copy step was not recorded done"
+    );
+    assert_eq!(admin_sql(&db, COUNTS), before);
+    admin_sql(&db, &format!("SET ROLE uuidforge; {AN_ORDER}"));
+    admin_sql("postgres", &format!("DROP DATABASE {db} WITH (FORCE)"));
+}
+
 /// The same online copy killed at random points, inside its steps too
 /// (the copy's ranges, the replay's rounds).
 #[test]

@@ -92,7 +92,32 @@ pub enum Run {
         batch_size: i64,
         /// The steps, in order.
         steps: Vec<BatchStep>,
+        /// Settings of the runner's session, made before every step (the
+        /// memory of its joins, sorts and index builds).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        session: Vec<SessionSetting>,
     },
+}
+
+/// A setting of a change's session (`SET name = 'value'`): it lasts for
+/// the session, across the steps' transactions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionSetting {
+    /// The setting's name (a server parameter).
+    pub name: String,
+    /// Its value.
+    pub value: String,
+}
+
+impl SessionSetting {
+    /// The statement that makes it.
+    pub fn statement(&self) -> String {
+        format!(
+            "SET {} = {}",
+            self.name,
+            uuidforge_ident::quote_literal(&self.value)
+        )
+    }
 }
 
 impl Default for Run {

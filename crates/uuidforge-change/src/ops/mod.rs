@@ -33,7 +33,9 @@ mod step;
 pub mod unmerge;
 
 pub use crate::action::{one_line, Binding, Statement, Value};
-pub use change::{distinct, lines, touched, Backup, ChangePlan, Line, Measured, Run, Touched};
+pub use change::{
+    distinct, lines, touched, Backup, ChangePlan, Line, Measured, Run, SessionSetting, Touched,
+};
 pub use key::naming as key_names;
 pub use lock::Lock;
 pub use print::{print, print_compared};

@@ -42,7 +42,12 @@ fn printed(change: &ChangePlan, measured: bool, vocabulary: &dyn Vocabulary) -> 
             }
             out.push("COMMIT;".into());
         }
-        Run::Batches { steps, .. } => {
+        Run::Batches { steps, session, .. } => {
+            if !session.is_empty() {
+                out.push(String::new());
+                out.push("-- the session of every step:".into());
+                out.extend(session.iter().map(|s| format!("{};", s.statement())));
+            }
             for (i, step) in steps.iter().enumerate() {
                 let how = match step {
                     BatchStep::Transaction {

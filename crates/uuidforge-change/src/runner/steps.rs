@@ -9,7 +9,7 @@
 use super::io::{Database, Session, StateUpdate};
 use super::state::{Position, Recorded};
 use super::{Applied, Progress};
-use crate::ops::{BatchStep, ChangePlan, Lock, Operation, Planned, Run};
+use crate::ops::{BatchStep, ChangePlan, Lock, Operation, Planned, Run, SessionSetting};
 use std::time::Instant;
 use uuidforge_db::error::DbError;
 
@@ -43,7 +43,7 @@ async fn try_start<O: Operation, D: Database>(
     pid: i32,
 ) -> Result<(Recorded, f64), DbError> {
     let started = Instant::now();
-    let Run::Batches { steps, .. } = &expected.change().run else {
+    let Run::Batches { steps, session, .. } = &expected.change().run else {
         return Err(DbError::unreadable("plan", "not a change in batches"));
     };
     let Some(BatchStep::Transaction {
@@ -53,6 +53,7 @@ async fn try_start<O: Operation, D: Database>(
         return Err(DbError::unreadable("plan", "the plan has no first step"));
     };
     let tx = db.connect().await?;
+    set_up(&tx, session).await?;
     super::locks::begin(&tx).await?;
     // Its locks first (super::locks); then the plan made again under them
     // (nothing can change between the comparison and the statements).
@@ -67,6 +68,15 @@ async fn try_start<O: Operation, D: Database>(
     let at = tx.record(plan.change(), pid).await?;
     tx.execute("COMMIT").await?;
     Ok((at, started.elapsed().as_secs_f64()))
+}
+
+/// Makes the change's session settings on a new session, outside any
+/// transaction (they last across the steps').
+async fn set_up(session: &impl Session, settings: &[SessionSetting]) -> Result<(), DbError> {
+    for s in settings {
+        session.execute(&s.statement()).await?;
+    }
+    Ok(())
 }
 
 /// Begins a transaction holding the change's state row: the step it is
@@ -93,12 +103,18 @@ pub(super) async fn run<D: Database>(
     secret: &[u8],
     progress: &mut (dyn FnMut(Progress) + Send),
 ) -> Result<Applied, DbError> {
-    let Run::Batches { batch_size, steps } = &change.run else {
+    let Run::Batches {
+        batch_size,
+        steps,
+        session: settings,
+    } = &change.run
+    else {
         return Err(DbError::unreadable("plan", "not a change in batches"));
     };
     let started = Instant::now();
     let mut applied = Applied::default();
     let session = db.connect().await?;
+    set_up(&session, settings).await?;
     loop {
         let Some(position) = locked(&session, at).await? else {
             break;

@@ -108,6 +108,7 @@ fn batched() -> TestOp {
             touches: touches(),
             run: Run::Batches {
                 batch_size: 100,
+                session: Vec::new(),
                 steps: vec![
                     BatchStep::Transaction {
                         what: "prepare".into(),

@@ -200,10 +200,13 @@ case!(batched_bigint, "shop", "batched bigint", |plan, _c| {
     let Run::Batches {
         batch_size: 1000,
         steps,
+        session,
     } = &b.run
     else {
         panic!("in batches of 1000: {:?}", b.run);
     };
+    // Memory for the joins and the index builds, for the whole session.
+    assert!(session.iter().any(|s| s.name == "work_mem"), "{session:?}");
     assert!(matches!(
         steps[0],
         BatchStep::Transaction {

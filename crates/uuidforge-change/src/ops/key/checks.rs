@@ -43,9 +43,10 @@ impl When {
 /// A row `x` not changed since the swap: its transaction is older than
 /// `$1`, the swap's (`age` counts back from the same transaction for both,
 /// across the 32-bit wraparound, and gives frozen rows the oldest age; it
-/// costs a quarter of reading `xmin` through text per row).
+/// costs a quarter of reading `xmin` through text per row). The swap's age
+/// is a subquery, computed once, not once per row.
 fn unchanged(x: &str) -> String {
-    format!("age({x}.xmin) > age(($1::int8 % 4294967296)::text::xid)")
+    format!("age({x}.xmin) > (SELECT age(($1::int8 % 4294967296)::text::xid))")
 }
 
 /// Reads the old keys in the new order, (old key as text, Unix ms or
@@ -100,7 +101,54 @@ fn old_join(target: &Target, r: &Reference, p_old: &str, x_old: &str) -> String 
 /// The checks of `phase` against the key map `map`: a JSON object of
 /// counts that must all be zero.
 pub fn verify_sql(m: &Migration, phase: When, map: &str) -> String {
+    verify_through(m, phase, map, MapKeys::Text, ReferencesWritten::Apart)
+}
+
+/// How a key map holds its old keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MapKeys {
+    /// As text (the kept map: any key type).
+    Text,
+    /// In the key's own type (the online copy's map of an integer or uuid
+    /// key): joined without a cast per row.
+    Typed,
+}
+
+/// How the references were written, which decides what proves them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReferencesWritten {
+    /// Apart from their table's keys: each is checked against the row its
+    /// old value names (a join of the referencing table with the table).
+    Apart,
+    /// By the same lookup of the map that wrote the table's keys: in one
+    /// transaction each reference and each key is rewritten by the same
+    /// `USING` expression over the map (its array for dense integer keys),
+    /// in the online copy each is `coalesce(map.new, since.new)` of its old
+    /// value, a value the maps lack stopping the statement. The keys are
+    /// checked against the map by a join; every old value of a reference
+    /// was an old key (its foreign key held; one declared `NOT VALID` does
+    /// not count), so a reference holds the new key of the row its old
+    /// value names by construction, and its foreign key, made again
+    /// validated, proves it names a row. A join per referencing row (as
+    /// costly as writing the row) would only say it again; references
+    /// without a validated foreign key are still joined.
+    ThroughTheKeysMap,
+}
+
+/// [`verify_sql`] against a map that holds its old keys as `keys` says,
+/// the references proved as `references` says.
+pub fn verify_through(
+    m: &Migration,
+    phase: When,
+    map: &str,
+    keys: MapKeys,
+    references: ReferencesWritten,
+) -> String {
     let t = m.key.table.sql_name();
+    let cast = match keys {
+        MapKeys::Text => "::text",
+        MapKeys::Typed => "",
+    };
     let (old, new) = phase.names(&m.key.column.name, &m.old_name);
     let (old, new) = (quote_ident(&old), quote_ident(&new));
     let concurrent = phase != When::OneTransaction;
@@ -111,15 +159,26 @@ pub fn verify_sql(m: &Migration, phase: When, map: &str) -> String {
             String::new()
         }
     };
-    let mut checks = vec![
-        format!("'rows without a new key', (SELECT count(*) FROM {t} WHERE {new} IS NULL)"),
-        format!(
+    let mut checks = Vec::new();
+    if enforced_one_to_one(m, phase) {
+        // The primary key is proved by the objects check; the old values'
+        // index is new, so proved here.
+        checks.push(format!(
+            "'old values without their unique index', (SELECT count(*) FROM (SELECT) one WHERE NOT EXISTS (SELECT FROM pg_index i WHERE i.indrelid = {tl}::regclass AND i.indisunique AND i.indisvalid AND i.indpred IS NULL AND i.indexprs IS NULL AND i.indnkeyatts = 1 AND i.indkey[0] = (SELECT a.attnum FROM pg_attribute a WHERE a.attrelid = {tl}::regclass AND a.attname = {ol})))",
+            tl = quote_literal(&t),
+            ol = quote_literal(&m.old_name)
+        ));
+    } else {
+        checks.push(format!(
+            "'rows without a new key', (SELECT count(*) FROM {t} WHERE {new} IS NULL)"
+        ));
+        checks.push(format!(
             "'new keys not 1:1 with old keys', (SELECT count(*) - count(DISTINCT {new}) + count({old}) - count(DISTINCT {old}) FROM {t})"
-        ),
-    ];
+        ));
+    }
     if concurrent {
         checks.push(format!(
-            "'new keys not from the map', (SELECT count(*) FROM {t} x JOIN {map} m ON m.old = x.{old}::text WHERE m.new <> x.{new}{})",
+            "'new keys not from the map', (SELECT count(*) FROM {t} x JOIN {map} m ON m.old = x.{old}{cast} WHERE m.new <> x.{new}{})",
             since("x")
         ));
     } else {
@@ -127,20 +186,25 @@ pub fn verify_sql(m: &Migration, phase: When, map: &str) -> String {
             "'rows without their old key', (SELECT count(*) FROM {t} WHERE {old} IS NULL)"
         ));
         checks.push(format!(
-            "'new keys not from the map', (SELECT count(*) FROM {t} x LEFT JOIN {map} m ON m.old = x.{old}::text WHERE m.new IS DISTINCT FROM x.{new})"
+            "'new keys not from the map', (SELECT count(*) FROM {t} x LEFT JOIN {map} m ON m.old = x.{old}{cast} WHERE m.new IS DISTINCT FROM x.{new})"
         ));
     }
     let mapped = match phase {
         When::OneTransaction => String::new(),
-        When::BeforeSwap => format!(" JOIN {map} m ON m.old = x.{old}::text"),
+        When::BeforeSwap => format!(" JOIN {map} m ON m.old = x.{old}{cast}"),
         When::AfterSwap => format!(
-            " JOIN {map} m ON m.old = x.{old}::text AND {}",
+            " JOIN {map} m ON m.old = x.{old}{cast} AND {}",
             unchanged("x")
         ),
     };
     checks.extend(order_checks(m, &new, &old, &mapped));
     for r in by_column(&m.references) {
-        checks.extend(reference_checks(m, r, phase));
+        let proved_by_construction = references == ReferencesWritten::ThroughTheKeysMap
+            && r.fk.is_some_and(|fk| fk.validated)
+            && m.becomes(r) == Becomes::Uuid;
+        if !proved_by_construction {
+            checks.extend(reference_checks(m, r, phase));
+        }
     }
     checks.extend(foreign_keys_valid(m));
     if phase != When::BeforeSwap {
@@ -153,6 +217,16 @@ pub fn verify_sql(m: &Migration, phase: When, map: &str) -> String {
         }
     }
     uuidforge_db::plan::json_object(&checks)
+}
+
+/// Whether the server itself holds the keys 1:1 when `phase`'s checks
+/// run: a primary key of the key alone, made again on the new key (unique
+/// and NOT NULL), and the old values' unique index, both made before the
+/// checks and proved there by the objects check. Two counts of distinct
+/// values (a sort of the table each, the costliest of the checks) would
+/// only say again what the two indexes enforce.
+fn enforced_one_to_one(m: &Migration, phase: When) -> bool {
+    phase != When::BeforeSwap && m.key.pk.columns == [m.key.column.num]
 }
 
 /// Each key at its row's millisecond, and the keys in order.

@@ -275,7 +275,11 @@ pub fn change(m: &Migration, batch_size: i64) -> Result<ChangePlan, DbError> {
         touches: touches(m),
         summary: lines,
         backup: backup(m),
-        run: Run::Batches { batch_size, steps },
+        run: Run::Batches {
+            batch_size,
+            steps,
+            session: crate::ops::key::kinds::transaction::memory(),
+        },
         epilogue: Vec::new(),
         // The search's time and the cost, added by the operation.
         measured: Default::default(),

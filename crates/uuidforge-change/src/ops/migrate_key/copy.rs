@@ -37,7 +37,7 @@
 
 use super::{backup, summary, touches};
 use crate::action::{Data, Locks, NewKeys};
-use crate::ops::key::checks::{self, When};
+use crate::ops::key::checks::{self, MapKeys, ReferencesWritten, When};
 use crate::ops::key::model::KeyBase;
 use crate::ops::key::naming::{self, old_column};
 use crate::ops::key::shadow::Shadowed;
@@ -207,7 +207,13 @@ fn copy_map(m: &Migration, map: &str) -> String {
 /// `alias` and `alias_since`: in the kept map, whose old keys are the
 /// key's text, a number of another type is read as the key's type writes
 /// it. The joins, and the new key.
-fn map_join(m: &Migration, map: &str, alias: &str, c: &str, column: &Column) -> (String, String) {
+fn map_join(
+    m: &Migration,
+    map: &str,
+    alias: &str,
+    c: &str,
+    (table, column): (&Relation, &Column),
+) -> (String, String) {
     let old = if map_key_type(m).is_some() {
         c.to_string()
     } else if column.type_oid != m.key.column.type_oid
@@ -222,7 +228,17 @@ fn map_join(m: &Migration, map: &str, alias: &str, c: &str, column: &Column) -> 
         format!(
             " LEFT JOIN {map} {alias} ON {alias}.old = {old} LEFT JOIN {since} {alias}_since ON {alias}_since.old = {old}"
         ),
-        format!("coalesce({alias}.new, {alias}_since.new)"),
+        // An old value without a new key stops the statement (the range or
+        // the replay round rolls back) rather than writing NULL: the only
+        // error this cast can raise names the value and says why.
+        format!(
+            "coalesce({alias}.new, {alias}_since.new, CASE WHEN {c} IS NOT NULL THEN ({} || {c}::text)::uuid END)",
+            quote_literal(&format!(
+                "uuidforge: no new key in the map for {}.{} = ",
+                table.display_name(),
+                column.name
+            ))
+        ),
     )
 }
 
@@ -250,12 +266,12 @@ fn select(m: &Migration, map: &str, c: &Copied) -> (Vec<String>, Vec<String>, St
         let is_key = c.table.oid == m.key.table.oid && col.num == m.key.column.num;
         let reference = c.references.iter().position(|r| r.column.num == col.num);
         if is_key {
-            let (join, new) = map_join(m, map, "mk", &format!("x.{q}"), col);
+            let (join, new) = map_join(m, map, "mk", &format!("x.{q}"), (c.table, col));
             joins.push_str(&join);
             values.push(new);
             old.push((quote_ident(&m.old_name), format!("x.{q}")));
         } else if let Some(n) = reference {
-            let (join, new) = map_join(m, map, &format!("m{n}"), &format!("x.{q}"), col);
+            let (join, new) = map_join(m, map, &format!("m{n}"), &format!("x.{q}"), (c.table, col));
             joins.push_str(&join);
             values.push(new);
             old.push((quote_ident(&old_column(&col.name)), format!("x.{q}")));
@@ -665,7 +681,17 @@ pub fn change(
     steps.push(BatchStep::Check {
         what: "verify the migration".into(),
         sql: checks::with_objects_check(
-            &checks::verify_sql(m, When::AfterSwap, &map),
+            &checks::verify_through(
+                m,
+                When::AfterSwap,
+                &typed,
+                if typed == map {
+                    MapKeys::Text
+                } else {
+                    MapKeys::Typed
+                },
+                ReferencesWritten::ThroughTheKeysMap,
+            ),
             &m.objects,
             &written,
             &checks::translated_constraints(m),
@@ -704,7 +730,11 @@ pub fn change(
         touches: touches(m),
         summary: lines,
         backup: backup(m),
-        run: Run::Batches { batch_size, steps },
+        run: Run::Batches {
+            batch_size,
+            steps,
+            session: crate::ops::key::kinds::transaction::memory(),
+        },
         epilogue: Vec::new(),
         measured: Default::default(),
     })

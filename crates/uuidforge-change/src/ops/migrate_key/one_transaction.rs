@@ -25,7 +25,7 @@
 
 use super::{backup, lock_all, summary, touches};
 use crate::action::Data;
-use crate::ops::key::checks::{self, When};
+use crate::ops::key::checks::{self, MapKeys, ReferencesWritten, When};
 use crate::ops::key::{Migration, Phase, Schedule, Work};
 use crate::ops::{ChangePlan, Check, Run, Statement, Step};
 use uuidforge_db::error::DbError;
@@ -86,7 +86,13 @@ pub fn change(m: &Migration) -> Result<ChangePlan, DbError> {
             checks: vec![
                 Check::Zero {
                     what: "verify the migration".into(),
-                    statement: Statement::sql(checks::verify_sql(m, When::OneTransaction, &map)),
+                    statement: Statement::sql(checks::verify_through(
+                        m,
+                        When::OneTransaction,
+                        &map,
+                        MapKeys::Text,
+                        ReferencesWritten::ThroughTheKeysMap,
+                    )),
                 },
                 // Each table's digest holds its row count.
                 Check::Unchanged {

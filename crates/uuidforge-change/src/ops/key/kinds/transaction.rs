@@ -11,10 +11,27 @@ use crate::ops::key::phase::Phase;
 use uuidforge_db::error::DbError;
 use uuidforge_ident::qualified;
 
-/// Memory for the updates' joins and the index builds, for this
-/// transaction only (`SET LOCAL`).
+/// Memory for the updates' joins and the index builds: for the one
+/// transaction only (`SET LOCAL`), or for the session of a change in
+/// batches ([`memory`]). With the server's defaults (4 MB, 64 MB) a join
+/// through a key map of a million rows spills to disk in batches, and so
+/// does a sort of a few million references.
 const WORK_MEM: &str = "256MB";
 const MAINTENANCE_WORK_MEM: &str = "512MB";
+
+/// The memory settings of a change in batches' session.
+pub(crate) fn memory() -> Vec<crate::ops::SessionSetting> {
+    [
+        ("work_mem", WORK_MEM),
+        ("maintenance_work_mem", MAINTENANCE_WORK_MEM),
+    ]
+    .into_iter()
+    .map(|(name, value)| crate::ops::SessionSetting {
+        name: name.into(),
+        value: value.into(),
+    })
+    .collect()
+}
 
 pub(super) struct Transaction;
 
