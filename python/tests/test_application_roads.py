@@ -151,7 +151,7 @@ def test_django_road_from_bigint_keys_to_uuid7_keys(cli, fresh, tmp_path, monkey
 
     # The operator migrates the key (plan first, then --apply).
     plan = migrate_key(cli, db, "shop_account", "--no-default")
-    assert "shop_document.account_id" in plan and "nothing was changed" in plan
+    assert '"public"."shop_document".account_id' in plan and "nothing was changed" in plan
     migrate_key(cli, db, "shop_account", "--no-default", "--apply")
 
     # The old model's next query fails: the model change ships with the
