@@ -415,6 +415,33 @@ fn wait_until_blocked(db: &str, application: &str) {
     }
 }
 
+/// Holds the run `child` on `db` at the start of step `step` (or the first
+/// after it a loaded machine let it reach): the state row's lock, held
+/// from the run's first recorded step and passed on one step at a time (a
+/// second session queues for the row behind the run and takes it when the
+/// step commits). The lock and the step the run waits at.
+fn hold_at_step(db: &str, child: &mut std::process::Child, step: usize) -> (RowLock, usize) {
+    while step_now(db) == "none" {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before its first step"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let mut held = RowLock::ask(db).wait();
+    let mut at: usize = step_now(db).parse().unwrap();
+    while at < step {
+        wait_until_blocked(db, "uuidforge");
+        let next = RowLock::ask(db);
+        // Queued behind the run before the row is let go.
+        wait_until_blocked(db, "psql");
+        drop(held);
+        held = next.wait();
+        at = step_now(db).parse().unwrap();
+    }
+    (held, at)
+}
+
 /// A function of the test's own (in the template, so in each copy) that
 /// reads the step the state table records, or "none" without it: in one
 /// statement, since the run may remove the table between two.
@@ -479,24 +506,7 @@ fn kill_9_before_every_step_of_an_online_copy_then_resume_completes() {
         }
         let db = copy_of(&template, &format!("{template}_{step}"));
         let mut child = spawn_migration(&db, &dir, "customers", &key, COPY_IN_RANGES);
-        while step_now(&db) == "none" {
-            assert!(
-                child.try_wait().unwrap().is_none(),
-                "the run ended before its first step"
-            );
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        let mut held = RowLock::ask(&db).wait();
-        let mut at: usize = step_now(&db).parse().unwrap();
-        while at < step {
-            wait_until_blocked(&db, "uuidforge");
-            let next = RowLock::ask(&db);
-            // Queued behind the run before the row is let go.
-            wait_until_blocked(&db, "psql");
-            drop(held);
-            held = next.wait();
-            at = step_now(&db).parse().unwrap();
-        }
+        let (held, _) = hold_at_step(&db, &mut child, step);
         wait_until_blocked(&db, "uuidforge");
         let _ = child.kill();
         child.wait().unwrap();
@@ -583,23 +593,7 @@ fn an_old_value_the_maps_lack_stops_the_online_copy() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        while step_now(&db) == "none" {
-            assert!(
-                child.try_wait().unwrap().is_none(),
-                "the run ended before its first step"
-            );
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        let mut held = RowLock::ask(&db).wait();
-        let mut at: usize = step_now(&db).parse().unwrap();
-        while at < copy {
-            wait_until_blocked(&db, "uuidforge");
-            let next = RowLock::ask(&db);
-            wait_until_blocked(&db, "psql");
-            drop(held);
-            held = next.wait();
-            at = step_now(&db).parse().unwrap();
-        }
+        let (held, at) = hold_at_step(&db, &mut child, copy);
         if at == copy {
             break (db, before, child, held);
         }
