@@ -415,6 +415,22 @@ fn wait_until_blocked(db: &str, application: &str) {
     }
 }
 
+/// The steps of the online copy's plan (`--json`) on `db`.
+fn copy_plan_steps(db: &str, dir: &Path) -> Vec<serde_json::Value> {
+    let plan: serde_json::Value = serde_json::from_slice(
+        &migrate(db, dir)
+            .args(COPY_IN_RANGES)
+            .arg("--json")
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone(),
+    )
+    .unwrap();
+    plan["change"]["run"]["steps"].as_array().unwrap().clone()
+}
+
 /// Holds the run `child` on `db` at the start of step `step` (or the first
 /// after it a loaded machine let it reach): the state row's lock, held
 /// from the run's first recorded step and passed on one step at a time (a
@@ -484,18 +500,7 @@ fn kill_9_before_every_step_of_an_online_copy_then_resume_completes() {
     let keys =
         "SELECT md5(string_agg(id::text, ',' ORDER BY id_old)) FROM customers WHERE id_old <= 5000";
     let expected_keys = admin_sql(&timed, keys);
-    let plan: serde_json::Value = serde_json::from_slice(
-        &migrate(&template, &dir)
-            .args(COPY_IN_RANGES)
-            .arg("--json")
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone(),
-    )
-    .unwrap();
-    let steps = plan["change"]["run"]["steps"].as_array().unwrap().len();
+    let steps = copy_plan_steps(&template, &dir).len();
     let before = admin_sql(&template, COUNTS);
     let mut killed_at = std::collections::BTreeSet::new();
     // A loaded machine can let a run past the step the test holds it at
@@ -551,20 +556,7 @@ fn an_old_value_the_maps_lack_stops_the_online_copy() {
     admin_sql(&template, STEP_NOW);
     let dir = scratch("missing_copy");
     let key = dir.join("secret.key");
-    let plan: serde_json::Value = serde_json::from_slice(
-        &migrate(&template, &dir)
-            .args(COPY_IN_RANGES)
-            .arg("--json")
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone(),
-    )
-    .unwrap();
-    let copy = plan["change"]["run"]["steps"]
-        .as_array()
-        .unwrap()
+    let copy = copy_plan_steps(&template, &dir)
         .iter()
         .position(|s| s["what"].as_str().unwrap_or("").starts_with("copy "))
         .expect("a copy step");
