@@ -333,6 +333,11 @@ def measure_size(parent_rows, child_rows):
     for mode in ("batched", "copy"):
         for what, seconds in extra[mode][-1]["exclusive"]:
             print(f"{'  ' + mode + ', writers locked out: ' + what[:20]:<50} {seconds:>7.3f}s")
+        if mode == "copy":
+            # Where the copy's time goes (the last run): its steps' seconds.
+            for what, seconds in extra[mode][-1]["steps"]:
+                print(f"{'  copy step: ' + what[:37]:<50} {seconds:>7.3f}s")
+            print(f"{'  copy: the pg_dump backup':<50} {extra[mode][-1]['backup_seconds']:>7.3f}s")
         w = runs[mode][-1][3]
         print(f"{'  ' + mode + ', writers: transactions, failed, aborted':<50} "
               f"{w['processed']}, {w['failed']}, {w['aborted']}")

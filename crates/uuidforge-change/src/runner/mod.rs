@@ -174,6 +174,9 @@ pub struct Applied {
     pub exclusive: Vec<(String, f64)>,
     /// The longest of those.
     pub longest_exclusive_seconds: f64,
+    /// Every step this run ran, and how long it took (in batches: where
+    /// the time went).
+    pub steps: Vec<(String, f64)>,
     /// Transactions of the backfills, a copy's ranges and its replay's
     /// rounds (in batches).
     pub batches: u64,
@@ -201,6 +204,7 @@ impl Applied {
 
     /// Counts in what step `step` did.
     fn add(&mut self, step: &BatchStep, done: steps::StepDone) {
+        self.steps.push((step.what().to_string(), done.seconds));
         if let Some((name, n)) = done.counted {
             self.count(name, n);
         }
@@ -343,6 +347,7 @@ async fn apply_on<O: Operation, D: Database>(
                 .await
                 .map_err(|e| resumable(e, change))?;
             let what = change.run.what(0).unwrap_or_default().to_string();
+            applied.steps.insert(0, (what.clone(), prepare));
             applied.exclusive.insert(0, (what, prepare));
             applied.longest_exclusive_seconds = applied.longest_exclusive_seconds.max(prepare);
             applied.batch_checks();

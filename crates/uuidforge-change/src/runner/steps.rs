@@ -130,8 +130,12 @@ pub(super) async fn run<D: Database>(
             total: steps.len(),
             what: step.what().to_string(),
         });
+        let step_started = Instant::now();
         match run_step(&session, at, step, &position, secret, *batch_size, progress).await {
-            Ok(done) => applied.add(step, done),
+            Ok(mut done) => {
+                done.seconds = step_started.elapsed().as_secs_f64();
+                applied.add(step, done)
+            }
             Err(e) => {
                 rollback(&session).await;
                 return Err(e);
@@ -153,6 +157,8 @@ pub(super) struct StepDone {
     pub exclusive: Option<f64>,
     /// Checks made.
     pub checks: Vec<String>,
+    /// Seconds, the whole step.
+    pub seconds: f64,
 }
 
 /// Runs `step` in the transaction `locked` opened (or, for what runs
