@@ -196,18 +196,23 @@ beside() {
     set +e
     (set -euo pipefail; "$@")
     status=$?
-    echo "$((SECONDS - beside_started[$slot])) $(cpu_share "${beside_ticks[$slot]}")" >"target/test-beside-$slot.took"
+    echo "$status $((SECONDS - beside_started[$slot])) $(cpu_share "${beside_ticks[$slot]}")" >"target/test-beside-$slot.took"
     exit "$status"
   ) >"target/test-beside-$slot.log" 2>&1 &
   beside_pid[$slot]=$!
 }
 joined() {
-  local slot=$1 status=0 took share
-  wait "${beside_pid[$slot]}" || status=$?
+  local slot=$1 waited=0 status took share
+  # The status comes from the file the command's subshell wrote, not from
+  # `wait`: pid_max is 32768 here and the tests fork tens of thousands of
+  # processes, so by the time a long run joins a command that ended early
+  # its pid may have been reused and `wait` answer 127 (no such child).
+  wait "${beside_pid[$slot]}" || waited=$?
   printf '\n== %s (ran beside the steps above)\n' "${beside_name[$slot]}"
   cat "target/test-beside-$slot.log"
-  read -r took share <"target/test-beside-$slot.took" 2>/dev/null ||
-    { took=$((SECONDS - beside_started[$slot])) share=$(cpu_share "${beside_ticks[$slot]}"); }
+  read -r status took share <"target/test-beside-$slot.took" 2>/dev/null ||
+    { status=$((waited == 0 ? 1 : waited)) took=$((SECONDS - beside_started[$slot]))
+      share=$(cpu_share "${beside_ticks[$slot]}"); }
   record "${beside_name[$slot]}" "$status" "$took" "$share"
 }
 
@@ -244,9 +249,6 @@ clippy() {
   cargo clippy --workspace --exclude uuidforge-pg --all-targets --all-features -- -D warnings
   cargo clippy -p uuidforge-pg --all-targets -- -D warnings
 }
-# Before rustdoc, which reads the dependencies' metadata the lints made.
-step "cargo clippy" clippy
-step "rustdoc (broken links are errors)" rustdoc
 step "conformance vectors match their independent generator" conformance
 step "build the tests once (cargo test --no-run)" build_tests
 # The binary the tests used, for the scripts below (no second build).
@@ -261,6 +263,16 @@ step "web page and API: node --test, headless chromium, schemathesis (scripts/we
 step "Python package: the abi3 wheel, pytest against it in a fresh venv, on PostgreSQL 15 (scripts/python-test.sh)" \
   ./scripts/python-test.sh
 joined pg18
+# The lints and the documentation need no server: they run beside the
+# extension's suites, the upgrades, the packages, the documents and the
+# benchmarks, which wait on servers for about half their time (a step's
+# own cargo build waits for cargo's lock of the target directory). Rustdoc
+# after the lints, whose dependencies' metadata it reads.
+lints_and_docs() {
+  clippy
+  rustdoc
+}
+beside lints "cargo clippy, then rustdoc (broken links are errors)" lints_and_docs
 step "PostgreSQL 15 extension: regression suite, concurrent writers (both modes), checkpoint" \
   ./crates/uuidforge-pg/tests/run.sh 15
 step "PostgreSQL 18 extension: regression suite, concurrent writers (both modes), checkpoint" \
@@ -298,6 +310,7 @@ benches() {
   done
 }
 step "every benchmark in its short mode (scripts/bench*.sh --short)" benches
+joined lints
 joined fuzz
 step "the work tree is as the run found it (git status)" work_tree_unchanged
 

@@ -194,10 +194,7 @@ const AN_ORDER: &str =
 /// migration is under way, a new run when none began, nothing when it
 /// finished.
 fn complete(db: &str, dir: &Path, table: &str, key: &str, extra: &[&str]) {
-    let migrated = admin_sql(
-        db,
-        &format!("SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = '{table}'::regclass AND attname = 'id'"),
-    ) == "uuid";
+    let migrated = migrated(db, table);
     if recorded_step(db) != "none" {
         migrate_table(db, dir, table)
             .args(["--resume", "--key-file", key])
@@ -245,16 +242,34 @@ fn spawn_migration(
     key: &str,
     extra: &[&str],
 ) -> std::process::Child {
+    let mut args: Vec<&str> = if extra.contains(&"--batch-size") {
+        vec!["--apply"]
+    } else {
+        vec!["--batch-size", "100", "--apply"]
+    };
+    args.extend(extra);
+    spawn_migrate_key(db, dir, table, key, &args)
+}
+
+/// `migrate-key TABLE --resume` in the background.
+fn spawn_resume(db: &str, dir: &Path, table: &str, key: &str) -> std::process::Child {
+    spawn_migrate_key(db, dir, table, key, &["--resume"])
+}
+
+/// `migrate-key TABLE --key-file KEY ARGS…` in the background, its output
+/// dropped.
+fn spawn_migrate_key(
+    db: &str,
+    dir: &Path,
+    table: &str,
+    key: &str,
+    args: &[&str],
+) -> std::process::Child {
     std::process::Command::new(assert_cmd::cargo::cargo_bin("uuidforge"))
         .current_dir(dir)
         .args(["db", "--db", &url(db), "migrate-key", table])
-        .args(if extra.contains(&"--batch-size") {
-            &["--apply"][..]
-        } else {
-            &["--batch-size", "100", "--apply"][..]
-        })
+        .args(args)
         .args(["--key-file", key])
-        .args(extra)
         .env_remove("UUIDFORGE_DB")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -272,8 +287,10 @@ fn wait_until_recorded(db: &str, child: &mut std::process::Child) -> Instant {
 }
 
 /// Kills a batched migration of `case.table` at random points spread over
-/// an uninterrupted run; after each: nothing lost, writers work, and the
-/// completed migration checks out with the same keys.
+/// an uninterrupted run's time, on one database: each kill's run is a
+/// `--resume` of the last (or a new run when the last was killed before its
+/// first step). After each: nothing lost and writers work; at the end the
+/// completed migration checks out with the keys an uninterrupted run gives.
 fn kill_at_random_points(case: KillCase) {
     let dir = scratch(&format!("kill_{}{}", case.table, case.extra.join("")));
     let key = dir.join("secret.key");
@@ -288,7 +305,6 @@ fn kill_at_random_points(case: KillCase) {
     let full = started.elapsed();
     (case.check)(&timed);
     let expected_keys = admin_sql(&timed, case.keys);
-    let before = admin_sql(case.template, case.counts);
 
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -296,26 +312,43 @@ fn kill_at_random_points(case: KillCase) {
         .as_nanos() as u64;
     let mut state = seed | 1;
     let mut seen = std::collections::BTreeSet::new();
+    let db = copy_of(case.template, &format!("{}_chain", case.template));
+    let mut counts = admin_sql(&db, case.counts);
     for point in 0..case.points {
-        // xorshift, one point at random in each of `points` equal slices
-        // of the run: spread over all of it, whatever the seed.
+        // xorshift: point 0 falls before the first step (backup,
+        // planning); each later one on average a (points - 1)th of the
+        // uninterrupted run after its run took the change over, so that
+        // the kills spread over all of it, whatever the seed.
         state ^= state << 13;
         state ^= state >> 7;
         state ^= state << 17;
         let within = (state % 1000) as f64 / 1000.0;
+        let recorded = recorded_step(&db);
+        let mut child = if recorded == "none" {
+            if migrated(&db, case.table) {
+                break;
+            }
+            let mut child = spawn_migration(&db, &dir, case.table, &key, case.extra);
+            if point > 0 {
+                wait_until_recorded(&db, &mut child);
+            }
+            child
+        } else {
+            let killed = claimed_by(&db);
+            let mut child = spawn_resume(&db, &dir, case.table, &key);
+            wait_until_claimed(&db, &mut child, &killed);
+            child
+        };
         let delay = if point == 0 {
             Duration::from_millis((within * 50.0) as u64)
         } else {
-            full.mul_f64((f64::from(point - 1) + within) / f64::from(case.points - 1))
+            full.mul_f64(2.0 * within / f64::from(case.points - 1))
         };
-        let db = copy_of(case.template, &format!("{}_{point}", case.template));
-        let mut child = spawn_migration(&db, &dir, case.table, &key, case.extra);
-        // Point 0 falls before the first step (backup, planning); the
-        // others after the state table holds one.
-        if point > 0 {
-            wait_until_recorded(&db, &mut child);
-        }
         std::thread::sleep(delay);
+        if child.try_wait().unwrap().is_some() {
+            // It ended before the kill: the migration is complete.
+            break;
+        }
         let _ = child.kill();
         child.wait().unwrap();
         wait_for_orphans(&db);
@@ -323,13 +356,13 @@ fn kill_at_random_points(case: KillCase) {
         seen.insert(step.clone());
         let context = format!("seed {seed}, point {point} after {delay:?}, step {step}");
         // Nothing lost, and writers still work, whatever the schema is now.
-        assert_eq!(admin_sql(&db, case.counts), before, "{context}");
+        assert_eq!(admin_sql(&db, case.counts), counts, "{context}");
         admin_sql(&db, &format!("SET ROLE uuidforge; {}", case.write));
-        complete(&db, &dir, case.table, &key, case.extra);
-        (case.check)(&db);
-        assert_eq!(admin_sql(&db, case.keys), expected_keys, "{context}");
-        admin_sql("postgres", &format!("DROP DATABASE {db} WITH (FORCE)"));
+        counts = admin_sql(&db, case.counts);
     }
+    complete(&db, &dir, case.table, &key, case.extra);
+    (case.check)(&db);
+    assert_eq!(admin_sql(&db, case.keys), expected_keys, "seed {seed}");
     // The points fell before, inside and after the batched steps.
     eprintln!(
         "{}: kill points at steps {seen:?} (seed {seed})",
@@ -339,6 +372,33 @@ fn kill_at_random_points(case: KillCase) {
         seen.len() >= 3,
         "seed {seed}: kill points hit only {seen:?}"
     );
+}
+
+/// Whether `table`'s `id` is a uuid now.
+fn migrated(db: &str, table: &str) -> bool {
+    admin_sql(
+        db,
+        &format!("SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = '{table}'::regclass AND attname = 'id'"),
+    ) == "uuid"
+}
+
+/// Waits until a resumed run has taken the change over from the run whose
+/// server pid was `killed` (the state row names another), or has ended.
+fn wait_until_claimed(db: &str, child: &mut std::process::Child, killed: &str) {
+    while claimed_by(db) == killed && child.try_wait().unwrap().is_none() {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// The server pid of the run the state row names, or "none".
+fn claimed_by(db: &str) -> String {
+    if admin_sql(db, "SELECT to_regclass('uuidforge_changes') IS NULL") == "t" {
+        return "none".into();
+    }
+    admin_sql(
+        db,
+        "SELECT coalesce((SELECT pid::text FROM uuidforge_changes), 'none')",
+    )
 }
 
 #[test]
@@ -444,7 +504,14 @@ fn hold_at_step(db: &str, child: &mut std::process::Child, step: usize) -> (RowL
         );
         std::thread::sleep(Duration::from_millis(1));
     }
-    let mut held = RowLock::ask(db).wait();
+    let_through_to(db, RowLock::ask(db).wait(), step)
+}
+
+/// With the state row `held`, lets a run on `db` through one step at a
+/// time until the state records `step` (or the first step after it): the
+/// lock and the step recorded. A run that starts while the row is held
+/// waits at its first lock of the row.
+fn let_through_to(db: &str, mut held: RowLock, step: usize) -> (RowLock, usize) {
     let mut at: usize = step_now(db).parse().unwrap();
     while at < step {
         wait_until_blocked(db, "uuidforge");
@@ -472,13 +539,18 @@ fn step_now(db: &str) -> String {
 /// every replay round is a lock cycle the kill test below steps through.
 const COPY_IN_RANGES: &[&str] = &["--copy", "--batch-size", "2000"];
 
-/// The online copy killed before each of its steps. The run is held at
-/// the start of a step by a lock of its state row and let through one
-/// step at a time (a second session queues for the row behind the run,
-/// and takes it when the step commits), then killed where it waits. After
-/// each: nothing lost, writers work, and `--resume` completes the
-/// migration with the same keys, leaving no shadow, log or trigger of the
-/// copy behind. (Kills inside a step, at random points: above.)
+/// The online copy killed before each of its steps, on one database: the
+/// run is held at the start of a step by a lock of its state row and let
+/// through one step at a time (a second session queues for the row behind
+/// the run, and takes it when the step commits), then killed where it
+/// waits; a `--resume` started while the row is still held waits at its
+/// first lock of it, is let through to the next step and killed there in
+/// turn, and so on to the last step. After each kill: nothing lost and
+/// writers work. At the end a `--resume` completes the migration with the
+/// keys an uninterrupted run gives, leaving no shadow, log or trigger of
+/// the copy behind. Every kill but the first is of a resumed run, so the
+/// test also shows a resume killed and resumed again. (Kills inside a
+/// step, at random points: above.)
 #[test]
 fn kill_9_before_every_step_of_an_online_copy_then_resume_completes() {
     let template = template("batched_kill_copy", 5000);
@@ -501,48 +573,80 @@ fn kill_9_before_every_step_of_an_online_copy_then_resume_completes() {
         "SELECT md5(string_agg(id::text, ',' ORDER BY id_old)) FROM customers WHERE id_old <= 5000";
     let expected_keys = admin_sql(&timed, keys);
     let steps = copy_plan_steps(&template, &dir).len();
-    let before = admin_sql(&template, COUNTS);
+    let db = copy_of(&template, &format!("{template}_chain"));
+    let mut counts = admin_sql(&db, COUNTS);
+    let mut child = spawn_migration(&db, &dir, "customers", &key, COPY_IN_RANGES);
+    // A loaded machine can let the first run past its first steps before
+    // the test holds the row.
+    let (mut held, mut at) = hold_at_step(&db, &mut child, 1);
+    let first = at;
+    assert!(first <= 3, "the first kill came late: step {first}");
     let mut killed_at = std::collections::BTreeSet::new();
-    // A loaded machine can let a run past the step the test holds it at
-    // (it reaches its first lock late): that step is tried again.
-    for step in (1..steps).flat_map(|s| std::iter::repeat_n(s, 3)) {
-        if killed_at.contains(&step.to_string()) {
-            continue;
+    loop {
+        killed_at.insert(at);
+        counts = kill_where_held(&db, child, held, at, &counts);
+        if at + 1 >= steps {
+            break;
         }
-        let db = copy_of(&template, &format!("{template}_{step}"));
-        let mut child = spawn_migration(&db, &dir, "customers", &key, COPY_IN_RANGES);
-        let (held, _) = hold_at_step(&db, &mut child, step);
-        wait_until_blocked(&db, "uuidforge");
-        let _ = child.kill();
-        child.wait().unwrap();
-        drop(held);
-        wait_for_orphans(&db);
-        let at = recorded_step(&db);
-        killed_at.insert(at.clone());
-        let context = format!("killed before step {step} (recorded: {at})");
-        assert_eq!(admin_sql(&db, COUNTS), before, "{context}");
-        admin_sql(&db, &format!("SET ROLE uuidforge; {AN_ORDER}"));
-        complete(&db, &dir, "customers", &key, COPY_IN_RANGES);
-        check(&db);
-        assert_eq!(admin_sql(&db, keys), expected_keys, "{context}");
-        admin_sql("postgres", &format!("DROP DATABASE {db} WITH (FORCE)"));
+        let lock = RowLock::ask(&db).wait();
+        child = spawn_resume(&db, &dir, "customers", &key);
+        (held, at) = let_through_to(&db, lock, at + 1);
+    }
+    complete(&db, &dir, "customers", &key, COPY_IN_RANGES);
+    check(&db);
+    assert_eq!(admin_sql(&db, keys), expected_keys);
+    admin_sql("postgres", &format!("DROP DATABASE {db} WITH (FORCE)"));
+    // A run let through one step can take the next too, before the test's
+    // session queued for the row gets it (the run locks the row again
+    // without waiting, as the first to ask): a step the chain passed is
+    // tried alone, on a database of its own, up to three times.
+    let passed: Vec<usize> = (first..steps).filter(|s| !killed_at.contains(s)).collect();
+    for step in passed {
+        for attempt in 0..3 {
+            let db = copy_of(&template, &format!("{template}_{step}_{attempt}"));
+            let counts = admin_sql(&db, COUNTS);
+            let mut child = spawn_migration(&db, &dir, "customers", &key, COPY_IN_RANGES);
+            let (held, at) = hold_at_step(&db, &mut child, step);
+            kill_where_held(&db, child, held, at, &counts);
+            complete(&db, &dir, "customers", &key, COPY_IN_RANGES);
+            check(&db);
+            assert_eq!(admin_sql(&db, keys), expected_keys, "killed at {at}");
+            admin_sql("postgres", &format!("DROP DATABASE {db} WITH (FORCE)"));
+            if at == step {
+                killed_at.insert(at);
+                break;
+            }
+        }
     }
     eprintln!("online copy: killed with steps {killed_at:?} recorded");
-    // The state row first holds step 1, when the first step has committed:
-    // the runs were killed before every later step.
-    let mut hit: Vec<usize> = killed_at.iter().filter_map(|s| s.parse().ok()).collect();
-    hit.sort_unstable();
-    hit.dedup();
-    let first = hit.first().copied().unwrap_or(usize::MAX);
-    assert!(first <= 3, "the first kill came late: {killed_at:?}");
-    // A retried run may also have been killed one step late: those are
-    // kills too, after the last step among them.
-    hit.retain(|&s| s < steps);
     assert_eq!(
-        hit,
+        killed_at.into_iter().collect::<Vec<_>>(),
         (first..steps).collect::<Vec<_>>(),
-        "kills: {killed_at:?}"
+        "a kill before every step from the first held"
     );
+}
+
+/// Kills the run `child` on `db`, held (`held`) at the start of the step
+/// after `at` recorded ones; then checks that its rows are `counts` and
+/// that an application writes: the rows' counts after that write.
+fn kill_where_held(
+    db: &str,
+    mut child: std::process::Child,
+    held: RowLock,
+    at: usize,
+    counts: &str,
+) -> String {
+    wait_until_blocked(db, "uuidforge");
+    let _ = child.kill();
+    child.wait().unwrap();
+    drop(held);
+    wait_for_orphans(db);
+    let recorded = recorded_step(db);
+    let context = format!("killed before step {} (recorded: {recorded})", at + 1);
+    assert_eq!(recorded, at.to_string(), "{context}");
+    assert_eq!(admin_sql(db, COUNTS), counts, "{context}");
+    admin_sql(db, &format!("SET ROLE uuidforge; {AN_ORDER}"));
+    admin_sql(db, COUNTS)
 }
 
 /// An old value the maps lack stops the online copy in the statement that
@@ -586,7 +690,13 @@ fn an_old_value_the_maps_lack_stops_the_online_copy() {
             .spawn()
             .unwrap();
         let (held, at) = hold_at_step(&db, &mut child, copy);
-        if at == copy {
+        // Held at the copy's start, not between two of its ranges (each
+        // range is a lock cycle of its own).
+        let no_range_done = admin_sql(
+            &db,
+            "SELECT coalesce(next_block, 0) = 0 FROM uuidforge_changes",
+        ) == "t";
+        if at == copy && no_range_done {
             break (db, before, child, held);
         }
         assert!(tries < 5, "the run went past the copy {tries} times");
@@ -733,7 +843,9 @@ CREATE INDEX payments_1_event ON public.payments_1 USING btree (event_id, event_
         table: "events",
         points: 8,
         counts: "SELECT (SELECT count(*) FROM events) || ' ' || (SELECT count(*) FROM marks) || ' ' || (SELECT count(*) FROM payments)",
-        write: "INSERT INTO marks (event_id, event_at, n) SELECT id, at, 2 FROM events ORDER BY at DESC LIMIT 1;
+        write: "INSERT INTO marks (event_id, event_at, n) SELECT id, at, 2 FROM events e
+                  WHERE NOT EXISTS (SELECT FROM marks m WHERE m.event_id = e.id AND m.event_at = e.at AND m.n = 2)
+                  ORDER BY at DESC LIMIT 1;
                 INSERT INTO payments (event_id, event_at, region, amount) SELECT id, at, 1, 0 FROM events ORDER BY at DESC LIMIT 1",
         keys: "SELECT md5(string_agg(id::text, ',' ORDER BY id_old)) FROM events WHERE id_old <= 3000",
         check: &check,
@@ -786,14 +898,33 @@ fn a_terminated_connection_stops_the_run_and_resume_completes_it() {
 
 #[test]
 fn writers_run_throughout_a_batched_migration() {
-    writers_run_throughout("batched_pgbench", &[]);
+    writers_run_throughout("batched_pgbench", &[], "");
 }
 
 /// The same for the online copy; the tables end no larger than a fresh
 /// load of their rows would leave them.
 #[test]
 fn writers_run_throughout_an_online_copy() {
-    let db = writers_run_throughout("batched_pgbench_copy", &["--copy"]);
+    // A statistics target the copy must carry to the table swapped in.
+    let db = writers_run_throughout(
+        "batched_pgbench_copy",
+        &["--copy"],
+        "ALTER TABLE orders ALTER COLUMN customer_id SET STATISTICS 321",
+    );
+    // The tables swapped in were analyzed by the copy (autovacuum's
+    // analyze counts in last_autoanalyze), with the target the table had.
+    assert_eq!(
+        admin_sql(
+            &db,
+            "SELECT concat_ws(' ',
+               (SELECT count(*) FROM pg_stat_user_tables
+                 WHERE relid = ANY (ARRAY['customers', 'orders', 'referrals', '\"Zeilen\"']::regclass[])
+                   AND last_analyze IS NOT NULL),
+               (SELECT attstattarget FROM pg_attribute
+                 WHERE attrelid = 'orders'::regclass AND attname = 'customer_id'))"
+        ),
+        "4 321"
+    );
     let size = |tables: &str| -> f64 {
         admin_sql(
             &db,
@@ -819,9 +950,13 @@ fn writers_run_throughout_an_online_copy() {
     );
 }
 
-/// Migrates under pgbench writers with `extra` arguments: the database.
-fn writers_run_throughout(tag: &str, extra: &[&str]) -> String {
+/// Migrates under pgbench writers with `extra` arguments, after `before`
+/// (SQL, may be empty) on the fresh database: the database.
+fn writers_run_throughout(tag: &str, extra: &[&str], before: &str) -> String {
     let db = template(tag, 20000);
+    if !before.is_empty() {
+        admin_sql(&db, before);
+    }
     let dir = scratch(tag);
     let script = dir.join("writers.sql");
     // Statements that work before, during and after: no key type named.

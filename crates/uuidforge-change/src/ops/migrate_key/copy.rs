@@ -487,6 +487,10 @@ fn replay(m: &Migration, map: &str, c: &Copied, taken: &str) -> Vec<String> {
         format!(
             "CREATE TEMP TABLE {taken} ON COMMIT DROP AS WITH d AS (DELETE FROM {log} RETURNING {list}) SELECT DISTINCT {list} FROM d"
         ),
+        // A new table has no statistics: without them the next two
+        // statements are planned for an empty table and hash the whole
+        // shadow for a few hundred keys.
+        format!("ANALYZE {taken}"),
         format!(
             "DELETE FROM {s} s USING {taken} k WHERE {}",
             matched("s", "k", true)
@@ -639,6 +643,7 @@ pub fn change(
             });
         }
     }
+    steps.push(analyze(&tables));
     steps.push(BatchStep::Replay {
         what: "replay the rows written meanwhile into the shadows".into(),
         statements: round.clone(),
@@ -738,6 +743,36 @@ pub fn change(
         epilogue: Vec::new(),
         measured: Default::default(),
     })
+}
+
+/// The shadows' statistics, taken once their indexes are built: the
+/// replay rounds and the swap are planned with them, and the tables
+/// swapped in have them from their first query (a table filled by
+/// `INSERT` has none until autovacuum comes by). The tables' statistics
+/// targets are set first, so that the shadows are sampled as the tables
+/// were.
+fn analyze(tables: &[Copied]) -> BatchStep {
+    let mut statements = Vec::new();
+    for c in tables {
+        let s = shadow_name(c.table);
+        for (column, target) in &c.facts.statistics_targets {
+            statements.push(format!(
+                "ALTER TABLE {s} ALTER COLUMN {} SET STATISTICS {target}",
+                quote_ident(column)
+            ));
+        }
+        statements.push(format!("ANALYZE {s}"));
+    }
+    BatchStep::Transaction {
+        what: "analyze the shadows (the statistics the replay, the swap and the tables' users plan with)"
+            .into(),
+        lock: None,
+        statements,
+        // Only the copy writes the shadows.
+        exclusive: false,
+        mark: None,
+        replaces_tables: false,
+    }
 }
 
 /// The swap's statements, and the foreign keys to validate after it.
@@ -854,12 +889,6 @@ fn swap(m: &Migration, tables: &[Copied], round: Vec<String>) -> (Vec<String>, V
             out.push(format!(
                 "COMMENT ON TABLE {t} IS {}",
                 quote_literal(comment)
-            ));
-        }
-        for (column, target) in &c.facts.statistics_targets {
-            out.push(format!(
-                "ALTER TABLE {t} ALTER COLUMN {} SET STATISTICS {target}",
-                quote_ident(column)
             ));
         }
         out.push(format!("ALTER TABLE {t} OWNER TO {}", c.facts.owner));
