@@ -203,10 +203,10 @@ beside() {
 }
 joined() {
   local slot=$1 waited=0 status took share
-  # The status comes from the file the command's subshell wrote, not from
-  # `wait`: pid_max is 32768 here and the tests fork tens of thousands of
-  # processes, so by the time a long run joins a command that ended early
-  # its pid may have been reused and `wait` answer 127 (no such child).
+  # The status comes from the file the command's subshell wrote, `wait`'s
+  # only when there is none: `wait` once answered 127 (no such child) for
+  # a side step whose every command had passed, joined half an hour after
+  # it ended (the cause was not found; the file is the step's own account).
   wait "${beside_pid[$slot]}" || waited=$?
   printf '\n== %s (ran beside the steps above)\n' "${beside_name[$slot]}"
   cat "target/test-beside-$slot.log"
@@ -246,8 +246,9 @@ step "cargo fmt --check" cargo fmt --all --check
 clippy() {
   # The extension builds for one server version at a time (features pg15..pg18
   # exclude one another): its default (15) is linted on its own.
-  cargo clippy --workspace --exclude uuidforge-pg --all-targets --all-features -- -D warnings
-  cargo clippy -p uuidforge-pg --all-targets -- -D warnings
+  # One list: called on the left of `||`, where errexit does not apply.
+  cargo clippy --workspace --exclude uuidforge-pg --all-targets --all-features -- -D warnings &&
+    cargo clippy -p uuidforge-pg --all-targets -- -D warnings
 }
 step "conformance vectors match their independent generator" conformance
 step "build the tests once (cargo test --no-run)" build_tests
@@ -267,10 +268,14 @@ joined pg18
 # extension's suites, the upgrades, the packages, the documents and the
 # benchmarks, which wait on servers for about half their time (a step's
 # own cargo build waits for cargo's lock of the target directory). Rustdoc
-# after the lints, whose dependencies' metadata it reads.
+# after the lints, whose dependencies' metadata it reads; it runs when they
+# fail too.
 lints_and_docs() {
-  clippy
-  rustdoc
+  # Both run, and either failing fails the step.
+  local failed=0
+  clippy || failed=1
+  rustdoc || failed=1
+  return "$failed"
 }
 beside lints "cargo clippy, then rustdoc (broken links are errors)" lints_and_docs
 step "PostgreSQL 15 extension: regression suite, concurrent writers (both modes), checkpoint" \

@@ -171,12 +171,17 @@ fn wait_for_orphans(db: &str) {
 
 /// The step recorded in the state table, or "none".
 fn recorded_step(db: &str) -> String {
+    state_column(db, "step")
+}
+
+/// `column` of the change's state row, as text, or "none" without one.
+fn state_column(db: &str, column: &str) -> String {
     if admin_sql(db, "SELECT to_regclass('uuidforge_changes') IS NULL") == "t" {
         return "none".into();
     }
     admin_sql(
         db,
-        "SELECT coalesce((SELECT step::text FROM uuidforge_changes), 'none')",
+        &format!("SELECT coalesce((SELECT {column}::text FROM uuidforge_changes), 'none')"),
     )
 }
 
@@ -392,13 +397,7 @@ fn wait_until_claimed(db: &str, child: &mut std::process::Child, killed: &str) {
 
 /// The server pid of the run the state row names, or "none".
 fn claimed_by(db: &str) -> String {
-    if admin_sql(db, "SELECT to_regclass('uuidforge_changes') IS NULL") == "t" {
-        return "none".into();
-    }
-    admin_sql(
-        db,
-        "SELECT coalesce((SELECT pid::text FROM uuidforge_changes), 'none')",
-    )
+    state_column(db, "pid")
 }
 
 #[test]
