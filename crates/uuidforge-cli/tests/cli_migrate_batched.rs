@@ -321,9 +321,11 @@ fn kill_at_random_points(case: KillCase) {
     let mut counts = admin_sql(&db, case.counts);
     for point in 0..case.points {
         // xorshift: point 0 falls before the first step (backup,
-        // planning); each later one on average a (points - 1)th of the
-        // uninterrupted run after its run took the change over, so that
-        // the kills spread over all of it, whatever the seed.
+        // planning); each later one on average 1.5 (points - 1)ths of the
+        // uninterrupted run after its run took the change over (a resume
+        // reads the plan and connects again before it goes on, and loses
+        // the ranges under way), so that the kills spread over all of it,
+        // whatever the seed.
         state ^= state << 13;
         state ^= state >> 7;
         state ^= state << 17;
@@ -347,7 +349,7 @@ fn kill_at_random_points(case: KillCase) {
         let delay = if point == 0 {
             Duration::from_millis((within * 50.0) as u64)
         } else {
-            full.mul_f64(2.0 * within / f64::from(case.points - 1))
+            full.mul_f64(3.0 * within / f64::from(case.points - 1))
         };
         std::thread::sleep(delay);
         if child.try_wait().unwrap().is_some() {
@@ -358,7 +360,8 @@ fn kill_at_random_points(case: KillCase) {
         child.wait().unwrap();
         wait_for_orphans(&db);
         let step = recorded_step(&db);
-        seen.insert(step.clone());
+        // Within a step of parts side by side, where each part stands.
+        seen.insert(format!("{step} {}", parts_marked(&db)));
         let context = format!("seed {seed}, point {point} after {delay:?}, step {step}");
         // Nothing lost, and writers still work, whatever the schema is now.
         assert_eq!(admin_sql(&db, case.counts), counts, "{context}");
@@ -368,7 +371,8 @@ fn kill_at_random_points(case: KillCase) {
     complete(&db, &dir, case.table, &key, case.extra);
     (case.check)(&db);
     assert_eq!(admin_sql(&db, case.keys), expected_keys, "seed {seed}");
-    // The points fell before, inside and after the batched steps.
+    // The points fell before, inside and after the batched steps (in a
+    // step of parts side by side, at different points of its parts).
     eprintln!(
         "{}: kill points at steps {seen:?} (seed {seed})",
         case.table
@@ -393,6 +397,19 @@ fn wait_until_claimed(db: &str, child: &mut std::process::Child, killed: &str) {
     while claimed_by(db) == killed && child.try_wait().unwrap().is_none() {
         std::thread::sleep(Duration::from_millis(2));
     }
+}
+
+/// The parts of a step side by side done, and where the others stand
+/// (`part 4.1: 5 27`: its next page and end), as the state's marks keep
+/// them ("" when none).
+fn parts_marked(db: &str) -> String {
+    if state_column(db, "marks") == "none" {
+        return String::new();
+    }
+    admin_sql(
+        db,
+        "SELECT coalesce(string_agg(key || ': ' || value, ', ' ORDER BY key), '') FROM uuidforge_changes, jsonb_each_text(marks) WHERE key LIKE 'part %'",
+    )
 }
 
 /// The server pid of the run the state row names, or "none".
@@ -718,7 +735,7 @@ fn an_old_value_the_maps_lack_stops_the_online_copy() {
         // range is a lock cycle of its own).
         let no_range_done = admin_sql(
             &db,
-            "SELECT coalesce(next_block, 0) = 0 FROM uuidforge_changes",
+            "SELECT coalesce(next_block, 0) = 0 AND NOT EXISTS (SELECT FROM jsonb_object_keys(marks) k WHERE k LIKE 'part %') FROM uuidforge_changes",
         ) == "t";
         if at == copy && no_range_done {
             break (db, before, child, held);
@@ -740,8 +757,10 @@ fn an_old_value_the_maps_lack_stops_the_online_copy() {
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stderr}");
+    // The tables are copied side by side: the first to meet the key
+    // names it (customers.id, or a reference to it).
     assert!(
-        stderr.contains("no new key in the map for public.customers.") && stderr.contains("= 1"),
+        stderr.contains("no new key in the map for public.") && stderr.contains(" = 1\""),
         "{stderr}"
     );
     assert_eq!(
@@ -1126,4 +1145,108 @@ fn a_row_a_writer_left_behind_the_first_pass_is_filled_by_the_second() {
     assert!(out.status.success(), "{stderr}");
     hold.remove();
     assert_migrated(&db, 3000);
+}
+
+/// The triggers of the tables an online copy writes (row and statement
+/// level, with `WHEN`, transition tables, disabled, commented), their
+/// row-level security and its policies.
+const CARRIED: &str = r#"
+CREATE SCHEMA "a b";
+CREATE TABLE "a b"."Kunden" (id int PRIMARY KEY, created_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz, owner_name text NOT NULL DEFAULT current_user);
+CREATE TABLE "a b".orders (id int PRIMARY KEY, kunde int NOT NULL REFERENCES "a b"."Kunden", note text);
+CREATE TABLE "a b".audit (n bigserial PRIMARY KEY, what text NOT NULL);
+CREATE FUNCTION "a b".touch() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.updated_at := clock_timestamp(); RETURN NEW; END $$;
+CREATE FUNCTION "a b".audit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO "a b".audit (what) VALUES (TG_TABLE_NAME || ' ' || TG_OP || ' ' || TG_LEVEL); RETURN NULL; END $$;
+CREATE TRIGGER "touch ON ""a b"".""Kunden"" it" BEFORE UPDATE ON "a b"."Kunden" FOR EACH ROW
+  WHEN (OLD.owner_name IS DISTINCT FROM NEW.owner_name) EXECUTE FUNCTION "a b".touch();
+CREATE TRIGGER audited AFTER INSERT OR DELETE ON "a b".orders FOR EACH ROW EXECUTE FUNCTION "a b".audit();
+COMMENT ON TRIGGER audited ON "a b".orders IS 'every order, logged';
+CREATE TRIGGER counted AFTER INSERT ON "a b".orders REFERENCING NEW TABLE AS fresh FOR EACH STATEMENT EXECUTE FUNCTION "a b".audit();
+CREATE TRIGGER quiet AFTER UPDATE ON "a b".orders FOR EACH ROW EXECUTE FUNCTION "a b".audit();
+ALTER TABLE "a b".orders DISABLE TRIGGER quiet;
+ALTER TABLE "a b"."Kunden" ENABLE ROW LEVEL SECURITY;
+CREATE POLICY "own rows" ON "a b"."Kunden" FOR SELECT TO PUBLIC USING (owner_name = current_user);
+CREATE POLICY writers ON "a b"."Kunden" AS RESTRICTIVE FOR INSERT TO PUBLIC WITH CHECK (owner_name = current_user);
+COMMENT ON POLICY writers ON "a b"."Kunden" IS 'one''s own rows';
+INSERT INTO "a b"."Kunden" (id, created_at) SELECT g, now() - g * interval '1 minute' FROM generate_series(1, 300) g;
+INSERT INTO "a b".orders SELECT g, 1 + g % 300 FROM generate_series(1, 900) g;
+"#;
+
+/// The triggers, row-level security and policies of the schema `a b`, as
+/// the catalog describes them (definition, state, comment).
+const CARRIED_OBJECTS: &str = r#"SELECT concat_ws(E'\n',
+  (SELECT string_agg(concat_ws(' | ', pg_get_triggerdef(oid), tgenabled, obj_description(oid, 'pg_trigger')), E'\n' ORDER BY tgname)
+     FROM pg_trigger WHERE NOT tgisinternal AND tgrelid IN ('"a b"."Kunden"'::regclass, '"a b".orders'::regclass)),
+  (SELECT string_agg(concat_ws(' | ', tablename, policyname, permissive, roles::text, cmd, qual, with_check,
+            (SELECT obj_description(p.oid, 'pg_policy') FROM pg_policy p WHERE p.polname = policyname)), E'\n' ORDER BY policyname)
+     FROM pg_policies WHERE schemaname = 'a b'),
+  (SELECT string_agg(relname || ' ' || relrowsecurity || ' ' || relforcerowsecurity, ', ' ORDER BY relname)
+     FROM pg_class WHERE relnamespace = '"a b"'::regnamespace AND relkind = 'r'))"#;
+
+#[test]
+fn an_online_copy_carries_triggers_row_level_security_and_policies() {
+    let tpl = fresh_database("batched_carried", CARRIED);
+    admin_sql(&tpl, "CREATE EXTENSION uuidforge");
+    let db = copy_of(&tpl, &format!("{tpl}_a"));
+    let dir = scratch("carried");
+    let before = admin_sql(&db, CARRIED_OBJECTS);
+    let audited = admin_sql(&db, r#"SELECT count(*) FROM "a b".audit"#);
+    migrate_table(&db, &dir, r#""a b"."Kunden""#)
+        .args(["--batch-size", "100", "--copy", "--apply"])
+        .assert()
+        .success();
+    // The same triggers, states, comments and policies, on the new tables.
+    assert_eq!(admin_sql(&db, CARRIED_OBJECTS), before);
+    assert_eq!(
+        admin_sql(
+            &db,
+            r#"SELECT concat_ws(' ', (SELECT pg_typeof(kunde)::text FROM "a b".orders LIMIT 1),
+                 (SELECT count(*) FROM pg_class WHERE relnamespace = '"a b"'::regnamespace AND relname LIKE 'uuidforge\_%'))"#
+        ),
+        "uuid 0"
+    );
+    // The copy fired none of them: its rows are the tables', triggers
+    // fired.
+    assert_eq!(
+        admin_sql(&db, r#"SELECT count(*) FROM "a b".audit"#),
+        audited
+    );
+    // They fire on the new tables: the row and statement triggers of an
+    // insert, not the disabled one; the WHEN of the touch.
+    admin_sql(
+        &db,
+        r#"SET ROLE uuidforge;
+           INSERT INTO "a b".orders SELECT 1000, id FROM "a b"."Kunden" ORDER BY created_at LIMIT 1;
+           UPDATE "a b".orders SET note = 'x' WHERE id = 1000;
+           UPDATE "a b"."Kunden" SET owner_name = 'someone' WHERE id_old = 7"#,
+    );
+    assert_eq!(
+        admin_sql(
+            &db,
+            r#"SELECT concat_ws(' ', (SELECT string_agg(what, ', ' ORDER BY n) FROM "a b".audit WHERE n > (SELECT max(n) - 2 FROM "a b".audit)),
+                 (SELECT count(*) FROM "a b"."Kunden" WHERE updated_at IS NOT NULL))"#
+        ),
+        "orders INSERT ROW, orders INSERT STATEMENT 1"
+    );
+
+    // Forced on its owner, a policy would hide rows from the copy: the
+    // server's error stops it, and the tables still work.
+    let forced = copy_of(&tpl, &format!("{tpl}_f"));
+    admin_sql(
+        &forced,
+        r#"ALTER TABLE "a b"."Kunden" FORCE ROW LEVEL SECURITY; UPDATE "a b"."Kunden" SET owner_name = 'someone' WHERE id = 3"#,
+    );
+    migrate_table(&forced, &dir, r#""a b"."Kunden""#)
+        .args(["--batch-size", "100", "--copy", "--apply"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("row-level security"));
+    assert_eq!(
+        admin_sql(
+            &forced,
+            r#"SELECT concat_ws(' ', (SELECT count(*) FROM "a b"."Kunden"), (SELECT pg_typeof(kunde)::text FROM "a b".orders LIMIT 1))"#
+        ),
+        "300 integer"
+    );
 }

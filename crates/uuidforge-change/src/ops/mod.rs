@@ -40,7 +40,7 @@ pub use key::naming as key_names;
 pub use lock::Lock;
 pub use print::{print, print_compared};
 pub use reads::{Answers, Named, NamedText, Probe, Read, Reading};
-pub use step::{Backfill, BatchStep, Check, Step, Stop};
+pub use step::{Backfill, BatchStep, Check, Part, Step, Stop};
 
 use serde::Serialize;
 use uuidforge_db::catalog::Snapshot;

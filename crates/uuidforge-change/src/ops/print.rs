@@ -2,7 +2,7 @@
 //! its steps in order, its checks, then its epilogue.
 
 use super::change::{ChangePlan, Line, Run};
-use super::step::{BatchStep, Check, Step};
+use super::step::{Backfill, BatchStep, Check, Part, Step};
 use crate::action::one_line;
 use uuidforge_db::error::Vocabulary;
 
@@ -56,6 +56,9 @@ fn printed(change: &ChangePlan, measured: bool, vocabulary: &dyn Vocabulary) -> 
                     BatchStep::Backfill(_) => ", one transaction per range of pages",
                     BatchStep::Replay { .. } => ", one transaction per round",
                     BatchStep::Concurrently { .. } => " (no transaction; writers go on)",
+                    BatchStep::Beside { sessions, .. } => &format!(
+                        ", side by side on up to {sessions} sessions, the largest part first"
+                    ),
                     _ => " (one transaction)",
                 };
                 out.push(String::new());
@@ -103,15 +106,20 @@ fn print_batch_step(step: &BatchStep) -> Vec<String> {
             lines.push("COMMIT;".into());
             lines
         }
-        BatchStep::Backfill(b) => {
-            let mut out = vec!["-- each range of pages, one transaction:".to_string()];
-            out.extend(b.quiet.iter().map(|s| format!("{s};")));
-            let mismatch = b
-                .mismatch
-                .as_deref()
-                .unwrap_or("how many of them changed in other columns");
-            out.push(format!("{};  -- $1 its first page, $2 the page after its last: rows filled, and {mismatch} (0, else rollback)", b.update_sql));
-            out.extend(b.restore.iter().map(|s| format!("{s};")));
+        BatchStep::Backfill(b) => print_backfill(b),
+        BatchStep::Beside { parts, .. } => {
+            let mut out = Vec::new();
+            for (n, part) in parts.iter().enumerate() {
+                out.push(format!("-- part {}: {}", n + 1, one_line(part.what())));
+                match part {
+                    Part::Transaction { statements, .. } => {
+                        out.push("BEGIN;".to_string());
+                        out.extend(statements.iter().map(|s| format!("{s};")));
+                        out.push("COMMIT;".into());
+                    }
+                    Part::Backfill(b) => out.extend(print_backfill(b)),
+                }
+            }
             out
         }
         BatchStep::Concurrently {
@@ -146,6 +154,18 @@ fn print_batch_step(step: &BatchStep) -> Vec<String> {
             }
         }
     }
+}
+
+fn print_backfill(b: &Backfill) -> Vec<String> {
+    let mut out = vec!["-- each range of pages, one transaction:".to_string()];
+    out.extend(b.quiet.iter().map(|s| format!("{s};")));
+    let mismatch = b
+        .mismatch
+        .as_deref()
+        .unwrap_or("how many of them changed in other columns");
+    out.push(format!("{};  -- $1 its first page, $2 the page after its last: rows filled, and {mismatch} (0, else rollback)", b.update_sql));
+    out.extend(b.restore.iter().map(|s| format!("{s};")));
+    out
 }
 
 fn print_check(check: &Check) -> Vec<String> {

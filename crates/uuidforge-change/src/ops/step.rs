@@ -216,9 +216,54 @@ pub enum BatchStep {
         /// At most this many rounds.
         rounds: u32,
     },
+    /// Parts that depend on none of each other (the tables' copies, the
+    /// shadows' indexes, the foreign keys' validations), run side by side
+    /// on up to `sessions` sessions, the largest first. Each part records
+    /// that it is done (or where its ranges stand) in the change's state
+    /// as its own transaction commits, so that a killed run goes on with
+    /// the parts and ranges not done.
+    Beside {
+        /// What the step does.
+        what: String,
+        /// At most this many parts at once.
+        sessions: u32,
+        /// The parts.
+        parts: Vec<Part>,
+    },
     /// A data action in a transaction of its own (its own `kind`).
     #[serde(untagged)]
     Data(Data),
+}
+
+/// One part of a [`BatchStep::Beside`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Part {
+    /// Statements in one transaction that lock no table writers use (an
+    /// index built on a shadow only the change writes, a foreign key
+    /// validated).
+    Transaction {
+        /// What the part does.
+        what: String,
+        /// The table (quoted, qualified) whose size orders the part among
+        /// the others, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sized_by: Option<String>,
+        /// The statements.
+        statements: Vec<String>,
+    },
+    /// A table's pages filled (or copied) range by range.
+    Backfill(Backfill),
+}
+
+impl Part {
+    /// What the part does.
+    pub fn what(&self) -> &str {
+        match self {
+            Part::Transaction { what, .. } => what,
+            Part::Backfill(b) => &b.what,
+        }
+    }
 }
 
 impl BatchStep {
@@ -228,7 +273,8 @@ impl BatchStep {
             BatchStep::Transaction { what, .. }
             | BatchStep::Concurrently { what, .. }
             | BatchStep::Check { what, .. }
-            | BatchStep::Replay { what, .. } => what,
+            | BatchStep::Replay { what, .. }
+            | BatchStep::Beside { what, .. } => what,
             BatchStep::Backfill(b) => &b.what,
             BatchStep::Data(data) => data.what(),
         }

@@ -21,7 +21,7 @@ pub(super) async fn run(
     progress: &mut (dyn FnMut(Progress) + Send),
 ) -> Result<u64, DbError> {
     let (pages_now, rows_per_page) = client.pages(&step.table).await?;
-    let per_batch = ((batch_size as f64 / rows_per_page.max(1.0)).floor() as i64).max(1);
+    let per_batch = pages_per_batch(batch_size, rows_per_page);
     let mut batches = 0;
     loop {
         super::locks::begin(client).await?;
@@ -51,10 +51,15 @@ pub(super) async fn run(
     }
 }
 
+/// The pages a range of about `batch_size` rows spans.
+pub(super) fn pages_per_batch(batch_size: i64, rows_per_page: f64) -> i64 {
+    ((batch_size as f64 / rows_per_page.max(1.0)).floor() as i64).max(1)
+}
+
 /// One batch of a backfill, pages `from..until`, in the transaction the
 /// caller opened: the table's triggers quiet, the rows filled and their
 /// other columns compared in one statement, the triggers back.
-async fn fill(
+pub(super) async fn fill(
     client: &impl Session,
     step: &Backfill,
     (from, until): (i64, i64),

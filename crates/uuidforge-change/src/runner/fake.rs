@@ -26,6 +26,8 @@ pub enum Cue {
     Refuse(&'static str),
     /// The runner's process is killed after it ran.
     KillAfter,
+    /// Runs this many more times, then is [`Cue::KillAfter`].
+    KillAfterMore(u32),
 }
 
 /// One row of the state table.
@@ -181,6 +183,12 @@ struct Tx {
     statements: Vec<String>,
     state: Vec<Row>,
     next_id: i64,
+    /// Whether it wrote the state otherwise than by parts' marks (its
+    /// copy of the state replaces the world's at commit).
+    wrote: bool,
+    /// Marks of parts run side by side, each a row's update of its own
+    /// key at commit (as the server's `marks || …` of the row then).
+    parts: Vec<(i64, String, String)>,
 }
 
 /// A connection.
@@ -209,7 +217,18 @@ impl FakeSession {
         let cue = {
             let mut w = self.world.borrow_mut();
             let at = w.cues.iter().position(|(p, _)| sql.contains(p.as_str()));
-            at.map(|i| w.cues.remove(i).1)
+            match at.map(|i| (i, w.cues[i].1.clone())) {
+                Some((i, Cue::KillAfterMore(n))) if n > 0 => {
+                    w.cues[i].1 = if n == 1 {
+                        Cue::KillAfter
+                    } else {
+                        Cue::KillAfterMore(n - 1)
+                    };
+                    None
+                }
+                Some((i, _)) => Some(w.cues.remove(i).1),
+                None => None,
+            }
         };
         if let Some(Cue::Refuse(code)) = cue {
             return Err(DbError::server(sql.to_string(), "refused on cue", code));
@@ -221,13 +240,22 @@ impl FakeSession {
                 statements: Vec::new(),
                 state: w.state.clone(),
                 next_id: w.next_id,
+                wrote: false,
+                parts: Vec::new(),
             });
         } else if trimmed == "COMMIT" {
             if let Some(tx) = self.tx.borrow_mut().take() {
                 let mut w = self.world.borrow_mut();
                 w.committed.extend(tx.statements);
-                w.state = tx.state;
-                w.next_id = tx.next_id;
+                if tx.wrote {
+                    w.state = tx.state;
+                    w.next_id = tx.next_id;
+                }
+                for (id, key, value) in tx.parts {
+                    if let Some(r) = w.state.iter_mut().find(|r| r.id == id) {
+                        r.marks.insert(key, value);
+                    }
+                }
             }
         } else if trimmed == "ROLLBACK" {
             self.tx.borrow_mut().take();
@@ -257,6 +285,14 @@ impl FakeSession {
     }
 
     /// The state as this session sees it, changed by `f`.
+    /// The transaction (if any) writes the state: its copy replaces the
+    /// world's at commit.
+    fn wrote(&self) {
+        if let Some(tx) = self.tx.borrow_mut().as_mut() {
+            tx.wrote = true;
+        }
+    }
+
     fn with_state<T>(&self, f: impl FnOnce(&mut Vec<Row>, &mut i64) -> T) -> T {
         let mut tx = self.tx.borrow_mut();
         match tx.as_mut() {
@@ -385,6 +421,7 @@ impl Session for FakeSession {
 
     async fn record(&self, change: &ChangePlan, pid: i32) -> Result<Recorded, DbError> {
         self.alive()?;
+        self.wrote();
         let table = uuidforge_ident::qualified(&change.schema, super::state::STATE_TABLE);
         let id = self.with_state(|state, next_id| {
             let id = *next_id;
@@ -421,6 +458,27 @@ impl Session for FakeSession {
 
     async fn update(&self, at: &Recorded, update: StateUpdate) -> Result<(), DbError> {
         self.alive()?;
+        if let StateUpdate::Part(key, value) = update {
+            let recorded = self.world.borrow().state.iter().any(|r| r.id == at.id);
+            if !recorded {
+                return Err(DbError::conflict(
+                    "resume",
+                    "the change's state was removed while it ran",
+                ));
+            }
+            let mut tx = self.tx.borrow_mut();
+            match tx.as_mut() {
+                Some(tx) => tx.parts.push((at.id, key, value)),
+                None => {
+                    let mut w = self.world.borrow_mut();
+                    if let Some(r) = w.state.iter_mut().find(|r| r.id == at.id) {
+                        r.marks.insert(key, value);
+                    }
+                }
+            }
+            return Ok(());
+        }
+        self.wrote();
         self.with_state(|state, _| {
             if let Some(r) = state.iter_mut().find(|r| r.id == at.id) {
                 match update {
@@ -433,6 +491,9 @@ impl Session for FakeSession {
                         r.marks.insert(name, "7".into());
                     }
                     StateUpdate::Pages(next, end) => r.blocks = (Some(next), Some(end)),
+                    StateUpdate::Part(key, value) => {
+                        r.marks.insert(key, value);
+                    }
                     // The fake's tables keep their oids.
                     StateUpdate::TablesByName => {}
                 }
@@ -443,6 +504,7 @@ impl Session for FakeSession {
 
     async fn finish(&self, at: &Recorded) -> Result<(), DbError> {
         self.alive()?;
+        self.wrote();
         self.with_state(|state, _| state.retain(|r| r.id != at.id));
         Ok(())
     }

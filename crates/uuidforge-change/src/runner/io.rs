@@ -60,6 +60,10 @@ pub enum StateUpdate {
     Mark(String),
     /// A backfill's next block and end block.
     Pages(i64, i64),
+    /// A part of a step run side by side records where it stands under
+    /// this key of the marks (the change's state gone is an error: the
+    /// part rolls back).
+    Part(String, String),
     /// Its tables found again by their names (the plan's backup
     /// relations): new tables took their places.
     TablesByName,

@@ -18,6 +18,7 @@
 //! run them on a fake in memory.
 
 mod backfill;
+mod beside;
 mod counts;
 #[cfg(test)]
 mod fake;
@@ -177,6 +178,10 @@ pub struct Applied {
     /// Every step this run ran, and how long it took (in batches: where
     /// the time went).
     pub steps: Vec<(String, f64)>,
+    /// The parts of the steps run side by side, and how long each took
+    /// (each within its step's time, beside the others).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<(String, f64)>,
     /// Transactions of the backfills, a copy's ranges and its replay's
     /// rounds (in batches).
     pub batches: u64,
@@ -209,6 +214,8 @@ impl Applied {
             self.count(name, n);
         }
         self.batches += done.batches;
+        self.parts.extend(done.parts);
+        self.copied_ranges += done.checked_ranges;
         match step {
             BatchStep::Backfill(b) if b.mismatch.is_some() => self.copied_ranges += done.batches,
             BatchStep::Replay { .. } => self.replayed_rounds += done.batches,

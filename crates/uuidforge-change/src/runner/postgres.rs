@@ -395,6 +395,22 @@ impl Session for PgSession<'_> {
                 )
                 .await?
             }
+            StateUpdate::Part(key, value) => {
+                let updated = self
+                    .exec(
+                        context,
+                        &format!("UPDATE {t} SET marks = marks || jsonb_build_object($2::text, $3::text), updated_at = now() WHERE id = $1"),
+                        &[&at.id, &key, &value],
+                    )
+                    .await?;
+                if updated == 0 {
+                    return Err(DbError::conflict(
+                        "resume",
+                        "the change's state was removed while it ran",
+                    ));
+                }
+                updated
+            }
             StateUpdate::Pages(next, end) => {
                 self.exec(
                     context,

@@ -72,7 +72,10 @@ async fn try_start<O: Operation, D: Database>(
 
 /// Makes the change's session settings on a new session, outside any
 /// transaction (they last across the steps').
-async fn set_up(session: &impl Session, settings: &[SessionSetting]) -> Result<(), DbError> {
+pub(super) async fn set_up(
+    session: &impl Session,
+    settings: &[SessionSetting],
+) -> Result<(), DbError> {
     for s in settings {
         session.execute(&s.statement()).await?;
     }
@@ -131,7 +134,13 @@ pub(super) async fn run<D: Database>(
             what: step.what().to_string(),
         });
         let step_started = Instant::now();
-        match run_step(&session, at, step, &position, secret, *batch_size, progress).await {
+        let how = How {
+            db,
+            settings,
+            secret,
+            batch_size: *batch_size,
+        };
+        match run_step(&how, &session, at, step, &position, progress).await {
             Ok(mut done) => {
                 done.seconds = step_started.elapsed().as_secs_f64();
                 applied.add(step, done)
@@ -159,19 +168,32 @@ pub(super) struct StepDone {
     pub checks: Vec<String>,
     /// Seconds, the whole step.
     pub seconds: f64,
+    /// Of the batches, the ranges checked for a mismatch of their own (a
+    /// copy's), in parts run side by side.
+    pub checked_ranges: u64,
+    /// The parts run side by side, and how long each took.
+    pub parts: Vec<(String, f64)>,
+}
+
+/// What every step of a run shares.
+struct How<'a, D> {
+    db: &'a D,
+    settings: &'a [SessionSetting],
+    secret: &'a [u8],
+    batch_size: i64,
 }
 
 /// Runs `step` in the transaction `locked` opened (or, for what runs
 /// outside one, after ending it), moves the state on and commits.
-async fn run_step(
-    session: &impl Session,
+async fn run_step<D: Database>(
+    how: &How<'_, D>,
+    session: &D::Session,
     at: &Recorded,
     step: &BatchStep,
     position: &Position,
-    secret: &[u8],
-    batch_size: i64,
     progress: &mut (dyn FnMut(Progress) + Send),
 ) -> Result<StepDone, DbError> {
+    let (secret, batch_size) = (how.secret, how.batch_size);
     let next = position.step + 1;
     let mut done = StepDone::default();
     match step {
@@ -203,6 +225,27 @@ async fn run_step(
             session.execute("COMMIT").await?;
             done.batches =
                 super::backfill::run(session, at, backfill, batch_size, progress).await?;
+            if locked(session, at).await?.is_none() {
+                return Ok(done);
+            }
+        }
+        BatchStep::Beside {
+            parts, sessions, ..
+        } => {
+            session.execute("COMMIT").await?;
+            let beside = super::beside::Beside {
+                at,
+                step: position.step,
+                parts,
+                sessions: *sessions,
+                marks: &position.marks,
+                batch_size,
+                settings: how.settings,
+            };
+            let tally = beside.run(how.db, session, progress).await?;
+            done.batches = tally.ranges;
+            done.checked_ranges = tally.checked_ranges;
+            done.parts = tally.parts;
             if locked(session, at).await?.is_none() {
                 return Ok(done);
             }

@@ -353,3 +353,127 @@ fn a_second_resume_is_busy_and_another_change_of_the_tables_is_refused() {
         assert_eq!(db.under_way(), [("public.t".to_string(), 1)]);
     });
 }
+
+/// A change in batches whose second step runs parts beside each other: two
+/// tables copied range by range (3 ranges each on the fake) and an index.
+fn beside() -> TestOp {
+    let copy = |t: &str| {
+        crate::ops::Part::Backfill(crate::ops::Backfill {
+            what: format!("copy {t}"),
+            table: t.into(),
+            update_sql: format!("COPY RANGE OF {t}"),
+            quiet: Vec::new(),
+            restore: Vec::new(),
+            mismatch: Some("rows not copied".into()),
+        })
+    };
+    let mut op = batched();
+    if let Run::Batches { steps, .. } = &mut op.change.run {
+        steps[1] = BatchStep::Beside {
+            what: "copies".into(),
+            sessions: 2,
+            parts: vec![
+                copy("a"),
+                copy("b"),
+                crate::ops::Part::Transaction {
+                    what: "index".into(),
+                    sized_by: None,
+                    statements: vec!["CREATE INDEX c ON s (n)".into()],
+                },
+            ],
+        };
+    }
+    op
+}
+
+#[test]
+fn parts_run_beside_each_other_each_once_and_a_killed_run_goes_on_with_the_parts_and_ranges_not_done(
+) {
+    run(async {
+        let db = Fake::new(&[(VERSION, "1")]);
+        let op = beside();
+        let (expected, from) = plan(&db, &op).await;
+        let done = apply(&db, &op, &expected, &from).await.unwrap();
+        assert_eq!(db.count("COPY RANGE OF a"), 3);
+        assert_eq!(db.count("COPY RANGE OF b"), 3);
+        assert_eq!(db.count("CREATE INDEX c"), 1);
+        assert_eq!(done.batches, 6, "{done:?}");
+        assert_eq!(
+            done.parts
+                .iter()
+                .map(|(w, _)| w.as_str())
+                .collect::<Vec<_>>(),
+            ["copy a", "copy b", "index"],
+            "every part reported"
+        );
+        assert!(
+            done.checks
+                .iter()
+                .any(|c| c.contains("6 ranges copied, each checked")),
+            "{:?}",
+            done.checks
+        );
+
+        // Killed in b's second range: a is done, b's first range committed
+        // with its mark, the index not begun.
+        let db = Fake::new(&[(VERSION, "1")]);
+        let (expected, from) = plan(&db, &op).await;
+        db.cue("COPY RANGE OF b", Cue::KillAfterMore(1));
+        let e = apply(&db, &op, &expected, &from).await.unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Connection, "{e}");
+        assert_eq!(db.under_way(), [("public.t".to_string(), 1)]);
+        assert_eq!(db.count("COPY RANGE OF a"), 3);
+        assert_eq!(
+            db.count("COPY RANGE OF b"),
+            1,
+            "the killed range rolled back"
+        );
+        assert_eq!(db.count("CREATE INDEX c"), 0);
+        let done = resume(&db).await.unwrap();
+        assert_eq!(done.resumed_at_step, Some(2));
+        assert_eq!(
+            db.count("COPY RANGE OF a"),
+            3,
+            "a part done is not run again"
+        );
+        assert_eq!(db.count("COPY RANGE OF b"), 3, "each range once");
+        assert_eq!(db.count("CREATE INDEX c"), 1);
+        assert_eq!(db.count("RENAME n TO m"), 1);
+        assert!(db.under_way().is_empty());
+
+        // Killed in the index's transaction: both copies done stay done.
+        let db = Fake::new(&[(VERSION, "1")]);
+        let (expected, from) = plan(&db, &op).await;
+        db.cue("CREATE INDEX c", Cue::KillAfter);
+        apply(&db, &op, &expected, &from).await.unwrap_err();
+        resume(&db).await.unwrap();
+        assert_eq!(db.count("COPY RANGE OF a"), 3);
+        assert_eq!(db.count("COPY RANGE OF b"), 3);
+        assert_eq!(db.count("CREATE INDEX c"), 1);
+    });
+}
+
+#[test]
+fn a_part_that_fails_stops_the_step_unrecorded_and_the_others_after_their_transaction() {
+    run(async {
+        let db = Fake::new(&[(VERSION, "1")]);
+        let op = beside();
+        let (expected, from) = plan(&db, &op).await;
+        db.cue("CREATE INDEX c", Cue::Refuse("23505"));
+        let e = apply(&db, &op, &expected, &from).await.unwrap_err();
+        assert_eq!(e.sqlstate(), Some("23505"), "{e}");
+        assert!(e.to_string().contains("index"), "the part is named: {e}");
+        assert_eq!(
+            db.under_way(),
+            [("public.t".to_string(), 1)],
+            "the step is not done"
+        );
+        assert_eq!(db.count("CREATE INDEX c"), 0);
+        assert_eq!(db.count("RENAME n TO m"), 0, "no step after it ran");
+        // Resumed, the copies done are not run again.
+        resume(&db).await.unwrap();
+        assert_eq!(db.count("COPY RANGE OF a"), 3);
+        assert_eq!(db.count("COPY RANGE OF b"), 3);
+        assert_eq!(db.count("CREATE INDEX c"), 1);
+    });
+}

@@ -70,6 +70,9 @@ fn of_plan(change: &ChangePlan) -> (Counts, Counts) {
                     BatchStep::Check { .. } => {}
                     // The online copy's (not a schedule of the model's work).
                     BatchStep::Replay { .. } => panic!("a schedule of the model replays nothing"),
+                    BatchStep::Beside { .. } => {
+                        panic!("a schedule of the model runs nothing beside")
+                    }
                 }
             }
         }

@@ -2,9 +2,10 @@
 //! catalog snapshot ([`Shadowed`]): everything a shadow table must carry
 //! to take the table's place — its indexes and the constraints they back,
 //! its foreign keys both ways, identity columns and owned sequences with
-//! their state, comments, privileges, owner, options, replica identity —
-//! and what the copy cannot carry yet, by name (triggers, policies, rules,
-//! views, publications, …), refused before anything runs.
+//! their state, comments, privileges, owner, options, replica identity,
+//! triggers, row-level security and its policies — and what the copy
+//! cannot carry yet, by name (rules, views, publications, …), refused
+//! before anything runs.
 
 use crate::ops::{Named, Read, Reading};
 use serde::Deserialize;
@@ -81,6 +82,56 @@ pub struct ShadowGrant {
     pub grantable: bool,
 }
 
+/// A trigger of the table (not one the server makes for a constraint).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct ShadowTrigger {
+    /// Its name.
+    pub name: String,
+    /// `pg_get_triggerdef`.
+    pub definition: String,
+    /// How the definition names the table (` ON schema.table `, then
+    /// ` ON table `: the server qualifies it only when the search path
+    /// does not find it).
+    pub on: Vec<String>,
+    /// `O` (enabled), `D` (disabled), `R` (replica), `A` (always).
+    pub enabled: String,
+    /// Its comment.
+    pub comment: Option<String>,
+}
+
+impl ShadowTrigger {
+    /// The definition before and after the table's name (`CREATE TRIGGER
+    /// t BEFORE UPDATE`, `FOR EACH ROW EXECUTE FUNCTION f()`), so that it
+    /// can be made again on the table that takes its place; none when the
+    /// table's name is not found after the trigger's.
+    pub fn around_table(&self) -> Option<(&str, &str)> {
+        // The table's name comes after the trigger's (which may hold
+        // anything, quoted).
+        let from =
+            ("CREATE CONSTRAINT TRIGGER ".len() + self.name.len()).min(self.definition.len());
+        let from = if self.definition.is_char_boundary(from) {
+            from
+        } else {
+            return None;
+        };
+        self.on.iter().find_map(|on| {
+            let at = self.definition[from..].find(on.as_str())? + from;
+            Some((&self.definition[..at], &self.definition[at + on.len()..]))
+        })
+    }
+}
+
+/// A row-level security policy of the table.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct ShadowPolicy {
+    /// Its name.
+    pub name: String,
+    /// `CREATE POLICY … ON schema.table …` as the catalog holds it.
+    pub definition: String,
+    /// Its comment.
+    pub comment: Option<String>,
+}
+
 /// A table a copy writes.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct Shadowed {
@@ -115,14 +166,41 @@ pub struct Shadowed {
     pub grants: Vec<ShadowGrant>,
     /// Its primary key's columns, with their types.
     pub primary_key: Vec<(String, String)>,
+    /// Its triggers.
+    pub triggers: Vec<ShadowTrigger>,
+    /// Row-level security enabled.
+    pub row_security: bool,
+    /// Row-level security forced on its owner too.
+    pub force_row_security: bool,
+    /// Its policies.
+    pub policies: Vec<ShadowPolicy>,
+    /// Its triggers, row-level security and policies as
+    /// [`carried_sql`] describes them: the same on the table that takes
+    /// its place.
+    pub carried: String,
     /// What a copy cannot carry yet, each described.
     pub not_carried: Vec<String>,
+}
+
+/// The triggers (definition, state, comment), row-level security and
+/// policies (each part of each, comment) of the table `oid` (SQL), as one
+/// text: what a copy makes again, the same on the table in its place.
+pub fn carried_sql(oid: &str) -> String {
+    format!(
+        "concat_ws(E'\\n', \
+         (SELECT string_agg(concat_ws(' | ', pg_catalog.pg_get_triggerdef(g.oid), g.tgenabled, pg_catalog.obj_description(g.oid, 'pg_trigger')), E'\\n' ORDER BY g.tgname) \
+            FROM pg_catalog.pg_trigger g WHERE g.tgrelid = {oid} AND NOT g.tgisinternal), \
+         (SELECT c.relrowsecurity || ' ' || c.relforcerowsecurity FROM pg_catalog.pg_class c WHERE c.oid = {oid}), \
+         (SELECT string_agg(concat_ws(' | ', p.polname, p.polpermissive, p.polcmd, p.polroles::text, pg_catalog.pg_get_expr(p.polqual, p.polrelid), \
+                 pg_catalog.pg_get_expr(p.polwithcheck, p.polrelid), pg_catalog.obj_description(p.oid, 'pg_policy')), E'\\n' ORDER BY p.polname) \
+            FROM pg_catalog.pg_policy p WHERE p.polrelid = {oid}))"
+    )
 }
 
 /// The read of `tables` (their oids), the tables a copy writes.
 pub fn read(tables: &[u32]) -> Read {
     SHADOWED.read(uuidforge_db::plan::Query {
-        sql: SHADOWED_SQL.to_string(),
+        sql: SHADOWED_SQL.replace("{carried}", &carried_sql("t.oid")),
         params: vec![uuidforge_db::plan::Param::TextArray(
             tables.iter().map(u32::to_string).collect(),
         )],
@@ -131,7 +209,7 @@ pub fn read(tables: &[u32]) -> Read {
 
 /// One row of JSON text: an array of [`Shadowed`], `$1` the oids (text[]).
 const SHADOWED_SQL: &str = r#"
-WITH t AS (SELECT c.oid, c.relname, n.nspname, c.relowner, c.reloptions, c.relreplident, c.relrowsecurity,
+WITH t AS (SELECT c.oid, c.relname, n.nspname, c.relowner, c.reloptions, c.relreplident, c.relrowsecurity, c.relforcerowsecurity,
                   c.relpersistence, c.reltablespace, c.reloftype, c.relhassubclass, c.relkind, c.relispartition
              FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
             WHERE c.oid = ANY ($1::text[]::oid[])),
@@ -215,6 +293,25 @@ SELECT coalesce(json_agg(json_build_object(
        FROM pg_catalog.pg_constraint p CROSS JOIN LATERAL unnest(p.conkey) WITH ORDINALITY k(num, ord)
        JOIN pg_catalog.pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.num
       WHERE p.conrelid = t.oid AND p.contype = 'p'),
+  'triggers', (SELECT coalesce(json_agg(json_build_object(
+         'name', g.tgname,
+         'definition', pg_catalog.pg_get_triggerdef(g.oid),
+         'on', json_build_array(pg_catalog.format(' ON %I.%I ', t.nspname, t.relname), pg_catalog.format(' ON %I ', t.relname)),
+         'enabled', g.tgenabled::text,
+         'comment', pg_catalog.obj_description(g.oid, 'pg_trigger')) ORDER BY g.tgname), '[]')
+       FROM pg_catalog.pg_trigger g WHERE g.tgrelid = t.oid AND NOT g.tgisinternal),
+  'carried', {carried},
+  'row_security', t.relrowsecurity,
+  'force_row_security', t.relforcerowsecurity,
+  'policies', (SELECT coalesce(json_agg(json_build_object(
+         'name', p.polname,
+         'definition', concat_ws(' ', pg_catalog.format('CREATE POLICY %I ON %I.%I AS %s FOR %s TO %s', p.polname, t.nspname, t.relname,
+             CASE WHEN p.polpermissive THEN 'PERMISSIVE' ELSE 'RESTRICTIVE' END,
+             CASE p.polcmd WHEN 'r' THEN 'SELECT' WHEN 'a' THEN 'INSERT' WHEN 'w' THEN 'UPDATE' WHEN 'd' THEN 'DELETE' ELSE 'ALL' END,
+             (SELECT string_agg(CASE WHEN r = 0 THEN 'PUBLIC' ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(r)) END, ', ') FROM unnest(p.polroles) r)),
+           'USING (' || pg_catalog.pg_get_expr(p.polqual, p.polrelid) || ')', 'WITH CHECK (' || pg_catalog.pg_get_expr(p.polwithcheck, p.polrelid) || ')'),
+         'comment', pg_catalog.obj_description(p.oid, 'pg_policy')) ORDER BY p.polname), '[]')
+       FROM pg_catalog.pg_policy p WHERE p.polrelid = t.oid),
   'not_carried', (SELECT coalesce(json_agg(w ORDER BY w), '[]') FROM (
        SELECT 'it is ' || CASE t.relkind WHEN 'p' THEN 'partitioned' ELSE 'a partition' END AS w
         WHERE t.relkind = 'p' OR t.relispartition
@@ -223,10 +320,7 @@ SELECT coalesce(json_agg(json_build_object(
        UNION ALL SELECT 'it is unlogged or temporary' WHERE t.relpersistence <> 'p'
        UNION ALL SELECT 'it is in a tablespace of its own' WHERE t.reltablespace <> 0
        UNION ALL SELECT 'it is a typed table' WHERE t.reloftype <> 0
-       UNION ALL SELECT 'it has row-level security' WHERE t.relrowsecurity
        UNION ALL SELECT 'it has no primary key' WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_constraint p WHERE p.conrelid = t.oid AND p.contype = 'p')
-       UNION ALL SELECT pg_catalog.format('trigger %I', g.tgname) FROM pg_catalog.pg_trigger g WHERE g.tgrelid = t.oid AND NOT g.tgisinternal
-       UNION ALL SELECT pg_catalog.format('policy %I', p.polname) FROM pg_catalog.pg_policy p WHERE p.polrelid = t.oid
        UNION ALL SELECT pg_catalog.format('rule %I', r.rulename) FROM pg_catalog.pg_rewrite r WHERE r.ev_class = t.oid AND r.rulename <> '_RETURN'
        UNION ALL SELECT pg_catalog.format('publication %I', p.pubname) FROM pg_catalog.pg_publication_rel r JOIN pg_catalog.pg_publication p ON p.oid = r.prpubid WHERE r.prrelid = t.oid
        UNION ALL SELECT pg_catalog.format('publication %I (FOR ALL TABLES)', p.pubname) FROM pg_catalog.pg_publication p WHERE p.puballtables

@@ -17,9 +17,11 @@
 //! 2. *keys*: the library's new keys copied into the map;
 //! 3. *copy*: each table copied into its shadow range of pages by range of
 //!    pages, one transaction each, checked in the same statement (every
-//!    row copied, every key and reference found in the map);
-//! 4. *build*: every index of the table made on its shadow (writers go on:
-//!    nobody but the copy writes the shadows);
+//!    row copied, every key and reference found in the map); the tables
+//!    side by side on two sessions;
+//! 4. *build*: every index of the table made on its shadow, then the
+//!    shadow analyzed (writers go on: nobody but the copy writes the
+//!    shadows); the tables side by side;
 //! 5. *replay*: the rows the log names copied again from the table as they
 //!    are now, round by round, until few remain;
 //! 6. *swap* (short, writers wait): the rest of the log replayed; the
@@ -27,23 +29,25 @@
 //!    tables dropped and the shadows renamed in their places, the indexes
 //!    and the keys they back given their names, the foreign keys made again
 //!    (`NOT VALID`), comments, privileges, owner, replica identity;
-//! 7. *validate* the foreign keys (writers go on), *verify* the migration
+//! 7. *validate* the foreign keys (writers go on; the tables side by
+//!    side), *verify* the migration
 //!    and that every index, constraint and column is there as before,
 //!    *finish* (the map dropped).
 //!
-//! What it cannot carry yet (triggers, policies, views, publications,
-//! partitions, …) refuses it by name before anything runs, with the ways
-//! out: batches in place, or one transaction.
+//! Triggers, row-level security and policies are made again on the
+//! shadows in the swap. What it cannot carry yet (views, rules,
+//! publications, partitions, …) refuses it by name before anything runs,
+//! with the ways out: batches in place, or one transaction.
 
 use super::{backup, summary, touches};
 use crate::action::{Data, Locks, NewKeys};
 use crate::ops::key::checks::{self, MapKeys, ReferencesWritten, When};
 use crate::ops::key::model::KeyBase;
 use crate::ops::key::naming::{self, old_column};
-use crate::ops::key::shadow::Shadowed;
+use crate::ops::key::shadow::{carried_sql, Shadowed};
 use crate::ops::key::values::{declared, family, Becomes, Family};
 use crate::ops::key::{KeyMap, Migration, Reference};
-use crate::ops::{Backfill, BatchStep, ChangePlan, Line, Lock, Run};
+use crate::ops::{Backfill, BatchStep, ChangePlan, Line, Lock, Part, Run};
 use uuidforge_db::catalog::{Column, Relation};
 use uuidforge_db::error::{DbError, Reason, Refusal, WayOut};
 use uuidforge_ident::{qualified, quote_ident, quote_literal};
@@ -58,6 +62,12 @@ const RANGE: &str =
 const FEW_ENOUGH: i64 = 1000;
 /// At most this many replay rounds before the swap.
 const ROUNDS: u32 = 20;
+/// The sessions the tables' copies, their indexes and the foreign keys'
+/// validations run on side by side (one server process each, as
+/// pg_repack's `--jobs`). An `INSERT … SELECT` runs on one core, so
+/// copies gain most; index builds and validations already use the
+/// server's parallel workers.
+const SESSIONS: u32 = 2;
 
 /// The name of `table`'s shadow while a copy runs.
 fn shadow_name(t: &Relation) -> String {
@@ -96,6 +106,15 @@ fn refused(m: &Migration, tables: &[Copied]) -> Option<DbError> {
                 .iter()
                 .map(|n| format!("{}: {n}", c.table.display_name())),
         );
+        for g in &c.facts.triggers {
+            if g.around_table().is_none() {
+                what.push(format!(
+                    "{}: trigger {} (its definition could not be read back)",
+                    c.table.display_name(),
+                    g.name
+                ));
+            }
+        }
         for i in &c.facts.indexes {
             if i.tail.is_none() {
                 what.push(format!(
@@ -171,7 +190,7 @@ fn refused(m: &Migration, tables: &[Copied]) -> Option<DbError> {
         Refusal::new(
             Reason::NotInBatches,
             format!(
-                "the online copy cannot carry yet: {} (expected tables whose other objects are indexes, keys, foreign keys, CHECK constraints, identity columns and sequences, comments and privileges; batches in place, without --copy, carry them)",
+                "the online copy cannot carry yet: {} (expected tables whose other objects are indexes, keys, foreign keys, CHECK constraints, identity columns and sequences, triggers, policies, comments and privileges; batches in place, without --copy, carry them)",
                 what.join("; ")
             ),
         )
@@ -391,11 +410,11 @@ fn prepare(m: &Migration, c: &Copied) -> Vec<String> {
 /// statement that returns, for every row it wrote, whether its key or a
 /// reference lacked a new key in the map (an `INSERT … SELECT` writes
 /// every row it reads: the map's joins are outer joins on its primary key).
-fn copy_step(m: &Migration, map: &str, c: &Copied) -> BatchStep {
+fn copy_part(m: &Migration, map: &str, c: &Copied) -> Part {
     let (columns, values, joins) = select(m, map, c);
     let t = c.table.sql_name();
     let s = shadow_name(c.table);
-    BatchStep::Backfill(Backfill {
+    Part::Backfill(Backfill {
         what: format!("copy {} into its shadow", c.table.display_name()),
         table: t.clone(),
         update_sql: format!(
@@ -583,7 +602,11 @@ pub fn change(
         mark: None,
         replaces_tables: false,
     });
-    steps.extend(tables.iter().map(|c| copy_step(m, &map, c)));
+    steps.push(BatchStep::Beside {
+        what: "copy each table into its shadow".into(),
+        sessions: SESSIONS,
+        parts: tables.iter().map(|c| copy_part(m, &map, c)).collect(),
+    });
     let mut round = Vec::new();
     for (n, c) in tables.iter().enumerate() {
         round.extend(replay(m, &map, c, &format!("uuidforge_taken_{n}")));
@@ -605,45 +628,12 @@ pub fn change(
         until: i64::MAX,
         rounds: 1,
     });
-    for c in &tables {
-        let s = shadow_name(c.table);
-        if c.table.oid == m.key.table.oid {
-            // The old values' unique index, which the replay finds the
-            // key's rows by.
-            steps.push(BatchStep::Transaction {
-                what: format!(
-                    "the old keys' unique index on {}'s shadow",
-                    c.table.display_name()
-                ),
-                lock: None,
-                statements: vec![format!(
-                    "CREATE UNIQUE INDEX {} ON {s} ({})",
-                    quote_ident(&m.old_index_name()),
-                    quote_ident(&m.old_name)
-                )],
-                exclusive: false,
-                mark: None,
-                replaces_tables: false,
-            });
-        }
-        for (n, i) in c.facts.indexes.iter().enumerate() {
-            let tail = i.tail.as_deref().unwrap_or_default();
-            steps.push(BatchStep::Transaction {
-                what: format!("index {} of {}'s shadow", i.name, c.table.display_name()),
-                lock: None,
-                statements: vec![format!(
-                    "CREATE {}INDEX {} ON {s} {tail}",
-                    if i.unique { "UNIQUE " } else { "" },
-                    quote_ident(&index_name(c.table, n))
-                )],
-                // Only the copy writes the shadows.
-                exclusive: false,
-                mark: None,
-                replaces_tables: false,
-            });
-        }
-    }
-    steps.push(analyze(&tables));
+    // Only the copy writes the shadows: writers go on.
+    steps.push(BatchStep::Beside {
+        what: "index and analyze each shadow".into(),
+        sessions: SESSIONS,
+        parts: tables.iter().map(|c| index_and_analyze(m, c)).collect(),
+    });
     steps.push(BatchStep::Replay {
         what: "replay the rows written meanwhile into the shadows".into(),
         statements: round.clone(),
@@ -674,32 +664,39 @@ pub fn change(
         replaces_tables: true,
     });
     if !validated.is_empty() {
-        steps.push(BatchStep::Transaction {
+        steps.push(BatchStep::Beside {
             what: "validate the foreign keys (writers go on)".into(),
-            lock: None,
-            statements: validated,
-            exclusive: false,
-            mark: None,
-            replaces_tables: false,
+            sessions: SESSIONS,
+            parts: validated
+                .into_iter()
+                .map(|(table, statements)| Part::Transaction {
+                    what: format!("validate the foreign keys of {table}"),
+                    sized_by: Some(table),
+                    statements,
+                })
+                .collect(),
         });
     }
     steps.push(BatchStep::Check {
         what: "verify the migration".into(),
-        sql: checks::with_objects_check(
-            &checks::verify_through(
-                m,
-                When::AfterSwap,
-                &typed,
-                if typed == map {
-                    MapKeys::Text
-                } else {
-                    MapKeys::Typed
-                },
-                ReferencesWritten::ThroughTheKeysMap,
+        sql: with_carried_check(
+            &tables,
+            &checks::with_objects_check(
+                &checks::verify_through(
+                    m,
+                    When::AfterSwap,
+                    &typed,
+                    if typed == map {
+                        MapKeys::Text
+                    } else {
+                        MapKeys::Typed
+                    },
+                    ReferencesWritten::ThroughTheKeysMap,
+                ),
+                &m.objects,
+                &written,
+                &checks::translated_constraints(m),
             ),
-            &m.objects,
-            &written,
-            &checks::translated_constraints(m),
         ),
         binds: vec!["swap".into()],
     });
@@ -738,47 +735,147 @@ pub fn change(
         run: Run::Batches {
             batch_size,
             steps,
-            session: crate::ops::key::kinds::transaction::memory(),
+            session: session(),
         },
         epilogue: Vec::new(),
         measured: Default::default(),
     })
 }
 
-/// The shadows' statistics, taken once their indexes are built: the
-/// replay rounds and the swap are planned with them, and the tables
-/// swapped in have them from their first query (a table filled by
-/// `INSERT` has none until autovacuum comes by). The tables' statistics
-/// targets are set first, so that the shadows are sampled as the tables
-/// were.
-fn analyze(tables: &[Copied]) -> BatchStep {
+/// The settings of every session of the copy: the memory of one
+/// transaction, and row-level security off, so that a policy that would
+/// hide rows from the copy (the table's owner under `FORCE ROW LEVEL
+/// SECURITY`, a role without `BYPASSRLS`) stops it with the server's
+/// error instead of leaving the rows behind.
+fn session() -> Vec<crate::ops::SessionSetting> {
+    let mut settings = crate::ops::key::kinds::transaction::memory();
+    settings.push(crate::ops::SessionSetting {
+        name: "row_security".into(),
+        value: "off".into(),
+    });
+    settings
+}
+
+/// A shadow's indexes, then its statistics. The statistics are taken once
+/// the indexes are built (an expression index's are taken with them): the
+/// replay rounds and the swap are planned with them, and the table swapped
+/// in has them from its first query (a table filled by `INSERT` has none
+/// until autovacuum comes by). The table's statistics targets are set
+/// first, so that the shadow is sampled as the table was. One part per
+/// table: the analysis of one shadow runs beside the index builds of
+/// another (on one table they would wait for each other).
+fn index_and_analyze(m: &Migration, c: &Copied) -> Part {
+    let s = shadow_name(c.table);
     let mut statements = Vec::new();
-    for c in tables {
-        let s = shadow_name(c.table);
-        for (column, target) in &c.facts.statistics_targets {
-            statements.push(format!(
-                "ALTER TABLE {s} ALTER COLUMN {} SET STATISTICS {target}",
-                quote_ident(column)
-            ));
-        }
-        statements.push(format!("ANALYZE {s}"));
+    if c.table.oid == m.key.table.oid {
+        // The old values' unique index, which the replay finds the key's
+        // rows by.
+        statements.push(format!(
+            "CREATE UNIQUE INDEX {} ON {s} ({})",
+            quote_ident(&m.old_index_name()),
+            quote_ident(&m.old_name)
+        ));
     }
-    BatchStep::Transaction {
-        what: "analyze the shadows (the statistics the replay, the swap and the tables' users plan with)"
-            .into(),
-        lock: None,
+    for (n, i) in c.facts.indexes.iter().enumerate() {
+        let tail = i.tail.as_deref().unwrap_or_default();
+        statements.push(format!(
+            "CREATE {}INDEX {} ON {s} {tail}",
+            if i.unique { "UNIQUE " } else { "" },
+            quote_ident(&index_name(c.table, n))
+        ));
+    }
+    for (column, target) in &c.facts.statistics_targets {
+        statements.push(format!(
+            "ALTER TABLE {s} ALTER COLUMN {} SET STATISTICS {target}",
+            quote_ident(column)
+        ));
+    }
+    statements.push(format!("ANALYZE {s}"));
+    Part::Transaction {
+        what: format!("index and analyze {}'s shadow", c.table.display_name()),
+        sized_by: Some(s),
         statements,
-        // Only the copy writes the shadows.
-        exclusive: false,
-        mark: None,
-        replaces_tables: false,
     }
 }
 
-/// The swap's statements, and the foreign keys to validate after it.
-fn swap(m: &Migration, tables: &[Copied], round: Vec<String>) -> (Vec<String>, Vec<String>) {
+/// `checks` (one row of JSON text) with `triggers, row-level security
+/// and policies changed`: the tables (found by name: they are new) whose
+/// triggers, row-level security or policies are not as they were.
+fn with_carried_check(tables: &[Copied], checks: &str) -> String {
+    let changed: Vec<String> = tables
+        .iter()
+        .map(|c| {
+            format!(
+                "({} IS DISTINCT FROM {})::int",
+                carried_sql(&format!("{}::regclass", quote_literal(&c.table.sql_name()))),
+                quote_literal(&c.facts.carried)
+            )
+        })
+        .collect();
+    format!(
+        "SELECT (({checks})::jsonb || jsonb_build_object('tables whose triggers, row-level security or policies changed', {}))::text",
+        if changed.is_empty() {
+            "0".to_string()
+        } else {
+            changed.join(" + ")
+        }
+    )
+}
+
+/// The triggers, row-level security and policies of `c`'s table, made
+/// again on the shadow in its place (after the replay, which fires none
+/// of them: the rows it carries are the table's, triggers fired).
+fn carried(c: &Copied) -> Vec<String> {
+    let t = c.table.sql_name();
+    let mut out = Vec::new();
+    for g in &c.facts.triggers {
+        let Some((head, tail)) = g.around_table() else {
+            // Refused before anything runs.
+            continue;
+        };
+        out.push(format!("{head} ON {t} {tail}"));
+        let name = quote_ident(&g.name);
+        match g.enabled.as_str() {
+            "D" => out.push(format!("ALTER TABLE {t} DISABLE TRIGGER {name}")),
+            "R" => out.push(format!("ALTER TABLE {t} ENABLE REPLICA TRIGGER {name}")),
+            "A" => out.push(format!("ALTER TABLE {t} ENABLE ALWAYS TRIGGER {name}")),
+            _ => {}
+        }
+        if let Some(comment) = &g.comment {
+            out.push(format!(
+                "COMMENT ON TRIGGER {name} ON {t} IS {}",
+                quote_literal(comment)
+            ));
+        }
+    }
+    if c.facts.row_security {
+        out.push(format!("ALTER TABLE {t} ENABLE ROW LEVEL SECURITY"));
+    }
+    if c.facts.force_row_security {
+        out.push(format!("ALTER TABLE {t} FORCE ROW LEVEL SECURITY"));
+    }
+    for p in &c.facts.policies {
+        out.push(p.definition.clone());
+        if let Some(comment) = &p.comment {
+            out.push(format!(
+                "COMMENT ON POLICY {} ON {t} IS {}",
+                quote_ident(&p.name),
+                quote_literal(comment)
+            ));
+        }
+    }
+    out
+}
+
+/// The swap's statements, and the foreign keys to validate after it (by
+/// table, the statements).
+fn swap(
+    m: &Migration,
+    tables: &[Copied],
+    round: Vec<String>,
+) -> (Vec<String>, Vec<(String, Vec<String>)>) {
     let mut out = round;
-    let mut validate = Vec::new();
+    let mut validate: Vec<(String, Vec<String>)> = Vec::new();
     // The logs' triggers first: nothing written from here on needs them.
     for c in tables {
         let t = c.table.sql_name();
@@ -908,6 +1005,9 @@ fn swap(m: &Migration, tables: &[Copied], round: Vec<String>) -> (Vec<String>, V
             ));
         }
     }
+    for c in tables {
+        out.extend(carried(c));
+    }
     for (new, old) in renamed_sequences {
         out.push(format!("ALTER SEQUENCE {new} RENAME TO {old}"));
     }
@@ -926,11 +1026,17 @@ fn swap(m: &Migration, tables: &[Copied], round: Vec<String>) -> (Vec<String>, V
                 quote_literal(comment)
             ));
         }
-        validate.push(format!(
+        // One part per table: validations of one table wait for each
+        // other (each locks it SHARE UPDATE EXCLUSIVE).
+        let statement = format!(
             "ALTER TABLE {} VALIDATE CONSTRAINT {}",
             f.table,
             quote_ident(&f.name)
-        ));
+        );
+        match validate.iter_mut().find(|(t, _)| *t == f.table) {
+            Some((_, statements)) => statements.push(statement),
+            None => validate.push((f.table.clone(), vec![statement])),
+        }
     }
     (out, validate)
 }
