@@ -1192,6 +1192,28 @@ fn an_online_copy_carries_triggers_row_level_security_and_policies() {
     let dir = scratch("carried");
     let before = admin_sql(&db, CARRIED_OBJECTS);
     let audited = admin_sql(&db, r#"SELECT count(*) FROM "a b".audit"#);
+    // --jobs: the sessions of every step of parts side by side.
+    let out = migrate_table(&db, &dir, r#""a b"."Kunden""#)
+        .args(["--batch-size", "100", "--copy", "--jobs", "3", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let plan: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let sessions: Vec<u64> = plan["change"]["run"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["kind"] == "beside")
+        .map(|s| s["sessions"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sessions, [3, 3, 3], "copies, indexes, validations");
+    migrate_table(&db, &dir, r#""a b"."Kunden""#)
+        .args(["--batch-size", "100", "--jobs", "3"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("--copy"));
     migrate_table(&db, &dir, r#""a b"."Kunden""#)
         .args(["--batch-size", "100", "--copy", "--apply"])
         .assert()

@@ -83,10 +83,16 @@ pub(super) struct MigrateKeyArgs {
     /// key map while a trigger logs the rows written meanwhile, then a
     /// short swap puts the shadows in the tables' places (no row updated
     /// in place, so no dead rows: the tables end the size of a fresh load).
-    /// Tables with triggers, policies, views, publications or partitions
-    /// are refused by name (batches in place carry them).
+    /// Triggers, row-level security and policies are made again on the
+    /// new tables; views, publications, partitions and what else the copy
+    /// cannot carry yet are refused by name (batches in place carry them).
     #[arg(long, requires = "batch_size")]
     copy: bool,
+    /// With --copy: the sessions (server processes) the tables' copies,
+    /// their index builds and their foreign keys' validations run on side
+    /// by side, as pg_repack's --jobs.
+    #[arg(long, value_name = "N", requires = "copy", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
+    jobs: u32,
     /// Complete the migration once the application runs on the new keys:
     /// drop the old keys (KEY_old, or --keep-old NAME) with their unique
     /// index and every reference's old column, backed up first; refused
@@ -256,6 +262,7 @@ impl MigrateKeyArgs {
                 given_keys: None,
                 plan_only: !self.change.apply,
                 copy: self.copy,
+                jobs: uuidforge_change::ops::migrate_key::Jobs(self.jobs),
             },
             batch_size: self.batch_size,
         }

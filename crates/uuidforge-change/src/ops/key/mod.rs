@@ -31,7 +31,7 @@ pub use moves::{Fill, KeyMap};
 pub use naming::{new_column, old_column, piece};
 pub use phase::{Phase, Placed, Schedule, Work};
 pub use references::{by_column, deferrable, references_to, Reference};
-pub use target::{MigrateOptions, Target};
+pub use target::{Jobs, MigrateOptions, Target};
 
 use uuidforge_db::catalog::{Column, Constraint, Relation, Snapshot};
 use uuidforge_db::error::{DbError, Reason, Refusal, WayOut};

@@ -50,6 +50,22 @@ pub struct MigrateOptions {
     /// written once) rather than by updates in place.
     #[serde(default)]
     pub copy: bool,
+    /// The sessions an online copy runs its tables' copies, index builds
+    /// and validations on side by side.
+    #[serde(default)]
+    pub jobs: Jobs,
+}
+
+/// How many sessions an online copy runs side by side (as pg_repack's
+/// `--jobs`): two unless told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct Jobs(pub u32);
+
+impl Default for Jobs {
+    fn default() -> Jobs {
+        Jobs(2)
+    }
 }
 
 /// Key types a migration reads.

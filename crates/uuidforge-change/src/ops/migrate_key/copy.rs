@@ -62,12 +62,6 @@ const RANGE: &str =
 const FEW_ENOUGH: i64 = 1000;
 /// At most this many replay rounds before the swap.
 const ROUNDS: u32 = 20;
-/// The sessions the tables' copies, their indexes and the foreign keys'
-/// validations run on side by side (one server process each, as
-/// pg_repack's `--jobs`). An `INSERT … SELECT` runs on one core, so
-/// copies gain most; index builds and validations already use the
-/// server's parallel workers.
-const SESSIONS: u32 = 2;
 
 /// The name of `table`'s shadow while a copy runs.
 fn shadow_name(t: &Relation) -> String {
@@ -523,10 +517,14 @@ fn replay(m: &Migration, map: &str, c: &Copied, taken: &str) -> Vec<String> {
     ]
 }
 
-/// The change as a copy.
+/// The change as a copy, in ranges of about `batch_size` rows, its
+/// tables' copies, index builds and validations on `sessions` sessions side
+/// by side (one server process each, as pg_repack's `--jobs`: an `INSERT …
+/// SELECT` runs on one core, so copies gain most; index builds and
+/// validations use the server's parallel workers too).
 pub fn change(
     m: &Migration,
-    batch_size: i64,
+    (batch_size, sessions): (i64, u32),
     shadowed: &[Shadowed],
 ) -> Result<ChangePlan, DbError> {
     let map = m.map_name(KeyMap::Kept);
@@ -604,7 +602,7 @@ pub fn change(
     });
     steps.push(BatchStep::Beside {
         what: "copy each table into its shadow".into(),
-        sessions: SESSIONS,
+        sessions,
         parts: tables.iter().map(|c| copy_part(m, &map, c)).collect(),
     });
     let mut round = Vec::new();
@@ -631,7 +629,7 @@ pub fn change(
     // Only the copy writes the shadows: writers go on.
     steps.push(BatchStep::Beside {
         what: "index and analyze each shadow".into(),
-        sessions: SESSIONS,
+        sessions,
         parts: tables.iter().map(|c| index_and_analyze(m, c)).collect(),
     });
     steps.push(BatchStep::Replay {
@@ -666,7 +664,7 @@ pub fn change(
     if !validated.is_empty() {
         steps.push(BatchStep::Beside {
             what: "validate the foreign keys (writers go on)".into(),
-            sessions: SESSIONS,
+            sessions,
             parts: validated
                 .into_iter()
                 .map(|(table, statements)| Part::Transaction {

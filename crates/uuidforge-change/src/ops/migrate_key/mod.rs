@@ -16,7 +16,7 @@ pub mod one_transaction;
 
 pub use crate::ops::key::keys_from;
 pub use crate::ops::key::kinds::copies::CopySearch;
-pub use crate::ops::key::{MigrateOptions, Phase, Placed, Schedule, Work};
+pub use crate::ops::key::{Jobs, MigrateOptions, Phase, Placed, Schedule, Work};
 
 use crate::ops::key::{self, by_column, Migration, Target};
 use crate::ops::{one_line, Answers, ChangePlan, Line, Lock, Operation, Planned, Read};
@@ -121,9 +121,11 @@ impl Operation for MigrateKey {
         let target = Target::new(snapshot, &self.table, &self.options)?;
         let m = Migration::new(target, answers)?;
         let mut change = match self.schedule() {
-            Schedule::Batches(size) if self.options.copy => {
-                copy::change(&m, size, &answers.required(&key::shadow::SHADOWED)?)?
-            }
+            Schedule::Batches(size) if self.options.copy => copy::change(
+                &m,
+                (size, self.options.jobs.0),
+                &answers.required(&key::shadow::SHADOWED)?,
+            )?,
             Schedule::Batches(size) => batched::change(&m, size)?,
             Schedule::OneTransaction => one_transaction::change(&m)?,
         };
