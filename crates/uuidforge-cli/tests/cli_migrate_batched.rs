@@ -94,20 +94,10 @@ fn batches_give_the_keys_one_transaction_gives_and_leave_nothing_behind() {
     let before = admin_sql(&batched, COUNTS);
 
     // The plan alone changes nothing.
-    let out = migrate(&batched, &dir)
-        .args(["--batch-size", "40", "--json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let plan: serde_json::Value = serde_json::from_slice(&out).unwrap();
-    let kinds: Vec<&str> = plan["change"]["run"]["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["kind"].as_str().unwrap())
-        .collect();
+    let mut plan = migrate(&batched, &dir);
+    plan.args(["--batch-size", "40"]);
+    let steps = plan_steps(plan);
+    let kinds: Vec<&str> = steps.iter().map(|s| s["kind"].as_str().unwrap()).collect();
     assert_eq!(kinds.first(), Some(&"transaction"));
     assert!(kinds.contains(&"backfill") && kinds.contains(&"concurrently"));
     assert_eq!(
@@ -508,9 +498,15 @@ fn wait_until_blocked(db: &str, application: &str) {
 
 /// The steps of the online copy's plan (`--json`) on `db`.
 fn copy_plan_steps(db: &str, dir: &Path) -> Vec<serde_json::Value> {
+    let mut plan = migrate(db, dir);
+    plan.args(COPY_IN_RANGES);
+    plan_steps(plan)
+}
+
+/// The steps of the plan `command` prints with `--json`.
+fn plan_steps(mut command: assert_cmd::Command) -> Vec<serde_json::Value> {
     let plan: serde_json::Value = serde_json::from_slice(
-        &migrate(db, dir)
-            .args(COPY_IN_RANGES)
+        &command
             .arg("--json")
             .assert()
             .success()
@@ -1193,17 +1189,9 @@ fn an_online_copy_carries_triggers_row_level_security_and_policies() {
     let before = admin_sql(&db, CARRIED_OBJECTS);
     let audited = admin_sql(&db, r#"SELECT count(*) FROM "a b".audit"#);
     // --jobs: the sessions of every step of parts side by side.
-    let out = migrate_table(&db, &dir, r#""a b"."Kunden""#)
-        .args(["--batch-size", "100", "--copy", "--jobs", "3", "--json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let plan: serde_json::Value = serde_json::from_slice(&out).unwrap();
-    let sessions: Vec<u64> = plan["change"]["run"]["steps"]
-        .as_array()
-        .unwrap()
+    let mut plan = migrate_table(&db, &dir, r#""a b"."Kunden""#);
+    plan.args(["--batch-size", "100", "--copy", "--jobs", "3"]);
+    let sessions: Vec<u64> = plan_steps(plan)
         .iter()
         .filter(|s| s["kind"] == "beside")
         .map(|s| s["sessions"].as_u64().unwrap())

@@ -1,5 +1,6 @@
 //! What sits on the columns a key migration changes, read in one
-//! statement ([`DEPENDENTS_SQL`]) into typed values, each object by its
+//! statement ([`DEPENDENTS_SQL`], its policies' definitions from
+//! [`policy_definition_sql`]) into typed values, each object by its
 //! kind: constraints (primary and unique keys, exclusion, CHECK) and
 //! indexes over a key or reference column with their full definitions
 //! (`NULLS NOT DISTINCT`, deferrability, method, operator classes,
@@ -104,11 +105,7 @@ SELECT json_build_object(
        WHEN 'pg_proc'::regclass THEN 'function'
        ELSE 'object' END AS kind,
      CASE d.classid WHEN 'pg_trigger'::regclass THEN pg_get_triggerdef(d.objid)
-       WHEN 'pg_policy'::regclass THEN (SELECT concat_ws(' ', format('CREATE POLICY %I ON %I.%I AS %s FOR %s TO %s', p.polname, pn.nspname, pc.relname,
-             CASE WHEN p.polpermissive THEN 'PERMISSIVE' ELSE 'RESTRICTIVE' END,
-             CASE p.polcmd WHEN 'r' THEN 'SELECT' WHEN 'a' THEN 'INSERT' WHEN 'w' THEN 'UPDATE' WHEN 'd' THEN 'DELETE' ELSE 'ALL' END,
-             (SELECT string_agg(CASE WHEN r = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(r)) END, ', ') FROM unnest(p.polroles) r)),
-           'USING (' || pg_get_expr(p.polqual, p.polrelid) || ')', 'WITH CHECK (' || pg_get_expr(p.polwithcheck, p.polrelid) || ')')
+       WHEN 'pg_policy'::regclass THEN (SELECT {policy_definition}
          FROM pg_policy p JOIN pg_class pc ON pc.oid = p.polrelid JOIN pg_namespace pn ON pn.oid = pc.relnamespace WHERE p.oid = d.objid)
        WHEN 'pg_publication_rel'::regclass THEN (SELECT format('ALTER PUBLICATION %I ADD TABLE %I.%I', pb.pubname, pn.nspname, pc.relname)
              || coalesce(' (' || (SELECT string_agg(quote_ident(pa.attname), ', ' ORDER BY k.ord) FROM unnest(pr.prattrs::int2[]) WITH ORDINALITY k(num, ord)
@@ -171,6 +168,18 @@ SELECT json_build_object(
        WHERE tg.oid = d.objid AND (tg.tgname = 'uuidforge_migrate' OR tg.tgparentid <> 0)))) x)
 )::text"#;
 
+/// The `CREATE POLICY` statement of the policy `p` (an alias of
+/// `pg_policy`) on the table `table` of `schema` (SQL names), as SQL.
+pub fn policy_definition_sql(p: &str, schema: &str, table: &str) -> String {
+    format!(
+        "concat_ws(' ', pg_catalog.format('CREATE POLICY %I ON %I.%I AS %s FOR %s TO %s', {p}.polname, {schema}, {table}, \
+           CASE WHEN {p}.polpermissive THEN 'PERMISSIVE' ELSE 'RESTRICTIVE' END, \
+           CASE {p}.polcmd WHEN 'r' THEN 'SELECT' WHEN 'a' THEN 'INSERT' WHEN 'w' THEN 'UPDATE' WHEN 'd' THEN 'DELETE' ELSE 'ALL' END, \
+           (SELECT string_agg(CASE WHEN r = 0 THEN 'PUBLIC' ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(r)) END, ', ') FROM unnest({p}.polroles) r)), \
+         'USING (' || pg_catalog.pg_get_expr({p}.polqual, {p}.polrelid) || ')', 'WITH CHECK (' || pg_catalog.pg_get_expr({p}.polwithcheck, {p}.polrelid) || ')')"
+    )
+}
+
 /// The read of [`DEPENDENTS_SQL`].
 pub const DEPENDENTS: Named<Dependents> = Named::new(
     "dependents",
@@ -180,7 +189,10 @@ pub const DEPENDENTS: Named<Dependents> = Named::new(
 /// The read of the dependents of `columns` ((table oid, column number)).
 pub fn read(columns: &[(u32, i16)]) -> Read {
     DEPENDENTS.read(Query {
-        sql: DEPENDENTS_SQL.to_string(),
+        sql: DEPENDENTS_SQL.replace(
+            "{policy_definition}",
+            &policy_definition_sql("p", "pn.nspname", "pc.relname"),
+        ),
         params: vec![
             Param::TextArray(columns.iter().map(|(t, _)| t.to_string()).collect()),
             Param::TextArray(columns.iter().map(|(_, c)| c.to_string()).collect()),

@@ -200,7 +200,12 @@ pub fn carried_sql(oid: &str) -> String {
 /// The read of `tables` (their oids), the tables a copy writes.
 pub fn read(tables: &[u32]) -> Read {
     SHADOWED.read(uuidforge_db::plan::Query {
-        sql: SHADOWED_SQL.replace("{carried}", &carried_sql("t.oid")),
+        sql: SHADOWED_SQL
+            .replace("{carried}", &carried_sql("t.oid"))
+            .replace(
+                "{policy_definition}",
+                &super::dependents::policy_definition_sql("p", "t.nspname", "t.relname"),
+            ),
         params: vec![uuidforge_db::plan::Param::TextArray(
             tables.iter().map(u32::to_string).collect(),
         )],
@@ -305,11 +310,7 @@ SELECT coalesce(json_agg(json_build_object(
   'force_row_security', t.relforcerowsecurity,
   'policies', (SELECT coalesce(json_agg(json_build_object(
          'name', p.polname,
-         'definition', concat_ws(' ', pg_catalog.format('CREATE POLICY %I ON %I.%I AS %s FOR %s TO %s', p.polname, t.nspname, t.relname,
-             CASE WHEN p.polpermissive THEN 'PERMISSIVE' ELSE 'RESTRICTIVE' END,
-             CASE p.polcmd WHEN 'r' THEN 'SELECT' WHEN 'a' THEN 'INSERT' WHEN 'w' THEN 'UPDATE' WHEN 'd' THEN 'DELETE' ELSE 'ALL' END,
-             (SELECT string_agg(CASE WHEN r = 0 THEN 'PUBLIC' ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(r)) END, ', ') FROM unnest(p.polroles) r)),
-           'USING (' || pg_catalog.pg_get_expr(p.polqual, p.polrelid) || ')', 'WITH CHECK (' || pg_catalog.pg_get_expr(p.polwithcheck, p.polrelid) || ')'),
+         'definition', {policy_definition},
          'comment', pg_catalog.obj_description(p.oid, 'pg_policy')) ORDER BY p.polname), '[]')
        FROM pg_catalog.pg_policy p WHERE p.polrelid = t.oid),
   'not_carried', (SELECT coalesce(json_agg(w ORDER BY w), '[]') FROM (
