@@ -1260,3 +1260,67 @@ fn an_online_copy_carries_triggers_row_level_security_and_policies() {
         "300 integer"
     );
 }
+
+/// A table changed while an online copy runs (a column added, as a deploy
+/// of the application would): the swap finds it changed under its locks
+/// and stops before it drops anything, naming the table and how to give
+/// the copy up; given up that way, the database is as the application
+/// left it.
+#[test]
+fn a_table_changed_during_an_online_copy_stops_its_swap() {
+    let template = template("batched_changed_copy", 2000);
+    admin_sql(&template, STEP_NOW);
+    let dir = scratch("changed_copy");
+    let key = dir.join("secret.key");
+    let swap = copy_plan_steps(&template, &dir)
+        .iter()
+        .position(|s| s["what"].as_str().unwrap_or("").starts_with("swap"))
+        .expect("a swap step");
+    let db = copy_of(&template, &format!("{template}_1"));
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("uuidforge"))
+        .current_dir(&dir)
+        .args(["db", "--db", &url(&db), "migrate-key", "customers", "--apply"])
+        .arg("--key-file")
+        .arg(&key)
+        .args(COPY_IN_RANGES)
+        .env_remove("UUIDFORGE_DB")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (held, at) = hold_at_step(&db, &mut child, swap);
+    assert_eq!(at, swap, "held before the swap");
+    admin_sql(
+        &db,
+        "SET ROLE uuidforge; ALTER TABLE orders ADD COLUMN note text DEFAULT 'kept'",
+    );
+    drop(held);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    for named in [
+        "changed since the online copy was planned",
+        "public.orders: its columns, owner, privileges or options",
+        "give the copy up: DROP TRIGGER",
+    ] {
+        assert!(stderr.contains(named), "{named}: {stderr}");
+    }
+    assert_eq!(step_now(&db), swap.to_string(), "the swap not recorded");
+    assert_eq!(
+        admin_sql(
+            &db,
+            "SELECT concat_ws(' ', pg_typeof(customer_id)::text, note) FROM orders LIMIT 1"
+        ),
+        "bigint kept"
+    );
+    // Given up as the message says: nothing of the copy is left.
+    let give_up = stderr
+        .split("give the copy up: ")
+        .nth(1)
+        .and_then(|s| s.split("; then delete").next())
+        .expect("the statements");
+    admin_sql(&db, &format!("{give_up}; DROP TABLE uuidforge_changes"));
+    let ours = "SELECT string_agg(relname, ' ' ORDER BY relname) FROM pg_class WHERE relname LIKE 'uuidforge\\_%' AND relnamespace = 'public'::regnamespace";
+    assert_eq!(admin_sql(&db, ours), admin_sql(&template, ours));
+    admin_sql(&db, &format!("SET ROLE uuidforge; {AN_ORDER}"));
+}

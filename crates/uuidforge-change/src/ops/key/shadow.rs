@@ -178,22 +178,44 @@ pub struct Shadowed {
     /// [`carried_sql`] describes them: the same on the table that takes
     /// its place.
     pub carried: String,
+    /// Its own definition as [`definition_sql`] describes it.
+    pub definition: String,
     /// What a copy cannot carry yet, each described.
     pub not_carried: Vec<String>,
 }
 
 /// The triggers (definition, state, comment), row-level security and
 /// policies (each part of each, comment) of the table `oid` (SQL), as one
-/// text: what a copy makes again, the same on the table in its place.
-pub fn carried_sql(oid: &str) -> String {
+/// text: what a copy makes again, the same on the table in its place (the
+/// copy's own log trigger, `log_trigger`, left out).
+pub fn carried_sql(oid: &str, log_trigger: &str) -> String {
     format!(
         "concat_ws(E'\\n', \
          (SELECT string_agg(concat_ws(' | ', pg_catalog.pg_get_triggerdef(g.oid), g.tgenabled, pg_catalog.obj_description(g.oid, 'pg_trigger')), E'\\n' ORDER BY g.tgname) \
-            FROM pg_catalog.pg_trigger g WHERE g.tgrelid = {oid} AND NOT g.tgisinternal), \
+            FROM pg_catalog.pg_trigger g WHERE g.tgrelid = {oid} AND NOT g.tgisinternal AND g.tgname <> {log}), \
          (SELECT c.relrowsecurity || ' ' || c.relforcerowsecurity FROM pg_catalog.pg_class c WHERE c.oid = {oid}), \
          (SELECT string_agg(concat_ws(' | ', p.polname, p.polpermissive, p.polcmd, p.polroles::text, pg_catalog.pg_get_expr(p.polqual, p.polrelid), \
                  pg_catalog.pg_get_expr(p.polwithcheck, p.polrelid), pg_catalog.obj_description(p.oid, 'pg_policy')), E'\\n' ORDER BY p.polname) \
-            FROM pg_catalog.pg_policy p WHERE p.polrelid = {oid}))"
+            FROM pg_catalog.pg_policy p WHERE p.polrelid = {oid}))",
+        log = uuidforge_ident::quote_literal(log_trigger)
+    )
+}
+
+/// The table `oid`'s (SQL) own definition beside its indexes, constraints,
+/// triggers and policies — its columns (name, type, `NOT NULL`, default,
+/// collation, statistics target, comment, privileges), owner, privileges,
+/// options, replica identity, comment — as one text: what the copy read
+/// when planning and makes again on the shadow, which the swap finds
+/// unchanged on the table before it drops it.
+pub fn definition_sql(oid: &str) -> String {
+    format!(
+        "concat_ws(E'\n', \
+         (SELECT concat_ws(' | ', c.relowner::regrole::text, c.relacl::text, c.reloptions::text, c.relreplident, pg_catalog.obj_description(c.oid, 'pg_class')) \
+            FROM pg_catalog.pg_class c WHERE c.oid = {oid}), \
+         (SELECT string_agg(concat_ws(' | ', a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnotnull, a.attcollation, a.attstattarget, \
+                 a.attacl::text, pg_catalog.pg_get_expr(d.adbin, d.adrelid), pg_catalog.col_description(a.attrelid, a.attnum)), E'\n' ORDER BY a.attnum) \
+            FROM pg_catalog.pg_attribute a LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum \
+           WHERE a.attrelid = {oid} AND a.attnum > 0 AND NOT a.attisdropped))"
     )
 }
 
@@ -201,7 +223,11 @@ pub fn carried_sql(oid: &str) -> String {
 pub fn read(tables: &[u32]) -> Read {
     SHADOWED.read(uuidforge_db::plan::Query {
         sql: SHADOWED_SQL
-            .replace("{carried}", &carried_sql("t.oid"))
+            .replace(
+                "{carried}",
+                &carried_sql("t.oid", super::naming::COPY_TRIGGER),
+            )
+            .replace("{definition}", &definition_sql("t.oid"))
             .replace(
                 "{policy_definition}",
                 &super::dependents::policy_definition_sql("p", "t.nspname", "t.relname"),
@@ -306,6 +332,7 @@ SELECT coalesce(json_agg(json_build_object(
          'comment', pg_catalog.obj_description(g.oid, 'pg_trigger')) ORDER BY g.tgname), '[]')
        FROM pg_catalog.pg_trigger g WHERE g.tgrelid = t.oid AND NOT g.tgisinternal),
   'carried', {carried},
+  'definition', {definition},
   'row_security', t.relrowsecurity,
   'force_row_security', t.relforcerowsecurity,
   'policies', (SELECT coalesce(json_agg(json_build_object(

@@ -44,7 +44,7 @@ use crate::action::{Data, Locks, NewKeys};
 use crate::ops::key::checks::{self, MapKeys, ReferencesWritten, When};
 use crate::ops::key::model::KeyBase;
 use crate::ops::key::naming::{self, old_column};
-use crate::ops::key::shadow::{carried_sql, Shadowed};
+use crate::ops::key::shadow::{carried_sql, definition_sql, Shadowed};
 use crate::ops::key::values::{declared, family, Becomes, Family};
 use crate::ops::key::{KeyMap, Migration, Reference};
 use crate::ops::{Backfill, BatchStep, ChangePlan, Line, Lock, Part, Run};
@@ -805,7 +805,10 @@ fn with_carried_check(tables: &[Copied], checks: &str) -> String {
         .map(|c| {
             format!(
                 "({} IS DISTINCT FROM {})::int",
-                carried_sql(&format!("{}::regclass", quote_literal(&c.table.sql_name()))),
+                carried_sql(
+                    &format!("{}::regclass", quote_literal(&c.table.sql_name())),
+                    LOG_TRIGGER
+                ),
                 quote_literal(&c.facts.carried)
             )
         })
@@ -865,6 +868,84 @@ fn carried(c: &Copied) -> Vec<String> {
     out
 }
 
+/// The swap's first statement, under its locks: it stops the swap when a
+/// table was changed since the copy was planned (a column added, an index
+/// made, a privilege granted while the copy ran: the shadow, made from the
+/// plan, would lose it), naming the table and what changed, with how to
+/// give the copy up.
+fn unchanged_since_planned(m: &Migration, tables: &[Copied]) -> String {
+    let written: Vec<String> = tables.iter().map(|c| c.table.sql_name()).collect();
+    let mut tests = vec![(
+        format!(
+            "({})::jsonb IS DISTINCT FROM {}::jsonb",
+            checks::objects_sql(&written, &[]),
+            quote_literal(&m.objects)
+        ),
+        "their indexes, constraints or columns".to_string(),
+    )];
+    for c in tables {
+        let oid = format!("{}::regclass", quote_literal(&c.table.sql_name()));
+        tests.push((
+            format!(
+                "{} IS DISTINCT FROM {}",
+                carried_sql(&oid, LOG_TRIGGER),
+                quote_literal(&c.facts.carried)
+            ),
+            format!(
+                "{}: its triggers, row-level security or policies",
+                c.table.display_name()
+            ),
+        ));
+        tests.push((
+            format!(
+                "{} IS DISTINCT FROM {}",
+                definition_sql(&oid),
+                quote_literal(&c.facts.definition)
+            ),
+            format!(
+                "{}: its columns, owner, privileges or options",
+                c.table.display_name()
+            ),
+        ));
+    }
+    let mut give_up: Vec<String> = Vec::new();
+    for c in tables {
+        give_up.push(format!(
+            "DROP TRIGGER {LOG_TRIGGER} ON {}",
+            c.table.sql_name()
+        ));
+        give_up.push(format!("DROP FUNCTION {}()", log_name(c.table)));
+        give_up.push(format!(
+            "DROP TABLE {}, {}",
+            log_name(c.table),
+            shadow_name(c.table)
+        ));
+    }
+    let map = m.map_name(KeyMap::Kept);
+    give_up.push(format!(
+        "DROP TABLE IF EXISTS {map}, {}, {}",
+        since_map(m),
+        copy_map(m, &map)
+    ));
+    let checks: String = tests
+        .iter()
+        .map(|(test, what)| {
+            format!(
+                "IF {test} THEN changed := changed || {}::text; END IF; ",
+                quote_literal(what)
+            )
+        })
+        .collect();
+    let message = format!(
+        "uuidforge: changed since the online copy was planned: %; the swap would lose the change (undo it and --resume, or give the copy up: {}; then delete its row of uuidforge_changes)",
+        give_up.join("; ")
+    );
+    format!(
+        "DO $uuidforge$ DECLARE changed text[] := ARRAY[]::text[]; BEGIN {checks}IF cardinality(changed) > 0 THEN RAISE EXCEPTION {}, array_to_string(changed, '; '); END IF; END $uuidforge$",
+        quote_literal(&message.replace('%', "%%").replacen("%%", "%", 1))
+    )
+}
+
 /// The swap's statements, and the foreign keys to validate after it (by
 /// table, the statements).
 fn swap(
@@ -872,7 +953,8 @@ fn swap(
     tables: &[Copied],
     round: Vec<String>,
 ) -> (Vec<String>, Vec<(String, Vec<String>)>) {
-    let mut out = round;
+    let mut out = vec![unchanged_since_planned(m, tables)];
+    out.extend(round);
     let mut validate: Vec<(String, Vec<String>)> = Vec::new();
     // The logs' triggers first: nothing written from here on needs them.
     for c in tables {
