@@ -496,6 +496,29 @@ fn wait_until_blocked(db: &str, application: &str) {
     }
 }
 
+/// The online copy of `customers` on `db` in ranges ([`COPY_IN_RANGES`])
+/// with `key`, in the background, its errors kept.
+fn spawn_copy(db: &str, dir: &Path, key: &Path) -> std::process::Child {
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("uuidforge"))
+        .current_dir(dir)
+        .args([
+            "db",
+            "--db",
+            &url(db),
+            "migrate-key",
+            "customers",
+            "--apply",
+        ])
+        .arg("--key-file")
+        .arg(key)
+        .args(COPY_IN_RANGES)
+        .env_remove("UUIDFORGE_DB")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 /// The steps of the online copy's plan (`--json`) on `db`.
 fn copy_plan_steps(db: &str, dir: &Path) -> Vec<serde_json::Value> {
     let mut plan = migrate(db, dir);
@@ -708,24 +731,7 @@ fn an_old_value_the_maps_lack_stops_the_online_copy() {
         tries += 1;
         let db = copy_of(&template, &format!("{template}_{tries}"));
         let before = admin_sql(&db, COUNTS);
-        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("uuidforge"))
-            .current_dir(&dir)
-            .args([
-                "db",
-                "--db",
-                &url(&db),
-                "migrate-key",
-                "customers",
-                "--apply",
-            ])
-            .arg("--key-file")
-            .arg(&key)
-            .args(COPY_IN_RANGES)
-            .env_remove("UUIDFORGE_DB")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_copy(&db, &dir, &key);
         let (held, at) = hold_at_step(&db, &mut child, copy);
         // Held at the copy's start, not between two of its ranges (each
         // range is a lock cycle of its own).
@@ -1277,17 +1283,7 @@ fn a_table_changed_during_an_online_copy_stops_its_swap() {
         .position(|s| s["what"].as_str().unwrap_or("").starts_with("swap"))
         .expect("a swap step");
     let db = copy_of(&template, &format!("{template}_1"));
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("uuidforge"))
-        .current_dir(&dir)
-        .args(["db", "--db", &url(&db), "migrate-key", "customers", "--apply"])
-        .arg("--key-file")
-        .arg(&key)
-        .args(COPY_IN_RANGES)
-        .env_remove("UUIDFORGE_DB")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_copy(&db, &dir, &key);
     let (held, at) = hold_at_step(&db, &mut child, swap);
     assert_eq!(at, swap, "held before the swap");
     admin_sql(
@@ -1301,7 +1297,7 @@ fn a_table_changed_during_an_online_copy_stops_its_swap() {
     for named in [
         "changed since the online copy was planned",
         "public.orders: its columns, owner, privileges or options",
-        "give the copy up: DROP TRIGGER",
+        "give the copy up",
     ] {
         assert!(stderr.contains(named), "{named}: {stderr}");
     }
@@ -1313,13 +1309,42 @@ fn a_table_changed_during_an_online_copy_stops_its_swap() {
         ),
         "bigint kept"
     );
-    // Given up as the message says: nothing of the copy is left.
-    let give_up = stderr
-        .split("give the copy up: ")
-        .nth(1)
-        .and_then(|s| s.split("; then delete").next())
-        .expect("the statements");
-    admin_sql(&db, &format!("{give_up}; DROP TABLE uuidforge_changes"));
+    // Given up: its statements printed first, nothing changed; with
+    // --apply, nothing of the copy is left.
+    migrate(&db, &dir)
+        .arg("--give-up")
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "DROP TRIGGER IF EXISTS uuidforge_copy ON \"public\".\"orders\"",
+        ))
+        .stdout(predicates::str::contains("nothing was changed"));
+    assert_eq!(step_now(&db), swap.to_string());
+    migrate(&db, &dir)
+        .args(["--give-up", "--apply"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("given up in"));
+    assert_eq!(step_now(&db), "none");
+    migrate(&db, &dir)
+        .arg("--give-up")
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains(
+            "no change in batches of customers is under way",
+        ));
+    // Over a fleet it is refused before anything is read: each member's
+    // copy is given up on its own.
+    uuidforge()
+        .env_remove("UUIDFORGE_DB")
+        .current_dir(&dir)
+        .args(["db", "--db", &url(&db), "--db", &url(&template)])
+        .args(["migrate-key", "customers", "--give-up", "--apply"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "--give-up runs on one database at a time",
+        ));
     let ours = "SELECT string_agg(relname, ' ' ORDER BY relname) FROM pg_class WHERE relname LIKE 'uuidforge\\_%' AND relnamespace = 'public'::regnamespace";
     assert_eq!(admin_sql(&db, ours), admin_sql(&template, ours));
     admin_sql(&db, &format!("SET ROLE uuidforge; {AN_ORDER}"));

@@ -96,7 +96,27 @@ pub enum Run {
         /// memory of its joins, sorts and index builds).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         session: Vec<SessionSetting>,
+        /// How the change is given up while under way, before the step
+        /// that begins changing the tables (an online copy before its
+        /// swap); none when it cannot be.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        give_up: Option<GiveUp>,
     },
+}
+
+/// How a change in batches under way is given up until its step `before`
+/// (0 the first) has committed: `statements` under `lock` drop everything
+/// its steps made until then, and its state goes with them, in one
+/// transaction. The tables are then as the application left them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GiveUp {
+    /// The step that begins changing the tables (an online copy's swap):
+    /// once it has committed, the change can only be completed.
+    pub before: usize,
+    /// The tables it locks first.
+    pub lock: Lock,
+    /// The statements.
+    pub statements: Vec<String>,
 }
 
 /// A setting of a change's session (`SET name = 'value'`): it lasts for

@@ -34,7 +34,8 @@ pub mod unmerge;
 
 pub use crate::action::{one_line, Binding, Statement, Value};
 pub use change::{
-    distinct, lines, touched, Backup, ChangePlan, Line, Measured, Run, SessionSetting, Touched,
+    distinct, lines, touched, Backup, ChangePlan, GiveUp, Line, Measured, Run, SessionSetting,
+    Touched,
 };
 pub use key::naming as key_names;
 pub use lock::Lock;

@@ -42,7 +42,12 @@ fn printed(change: &ChangePlan, measured: bool, vocabulary: &dyn Vocabulary) -> 
             }
             out.push("COMMIT;".into());
         }
-        Run::Batches { steps, session, .. } => {
+        Run::Batches {
+            steps,
+            session,
+            give_up,
+            ..
+        } => {
             if !session.is_empty() {
                 out.push(String::new());
                 out.push("-- the session of every step:".into());
@@ -64,6 +69,17 @@ fn printed(change: &ChangePlan, measured: bool, vocabulary: &dyn Vocabulary) -> 
                 out.push(String::new());
                 out.push(format!("-- step {}: {}{how}", i + 1, one_line(step.what())));
                 out.extend(print_batch_step(step));
+            }
+            if let Some(g) = give_up {
+                out.push(String::new());
+                out.push(format!(
+                    "-- given up while under way, until step {} has committed (its state removed in the same transaction):",
+                    g.before + 1
+                ));
+                out.push("BEGIN;".into());
+                out.push(format!("{};", g.lock.statement()));
+                out.extend(g.statements.iter().map(|s| format!("{s};")));
+                out.push("COMMIT;".into());
             }
         }
     }

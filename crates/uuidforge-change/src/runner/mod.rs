@@ -440,3 +440,77 @@ async fn resume_on<D: Database>(
     applied.batch_checks();
     Ok(applied)
 }
+
+/// Gives up the change in batches `u` (found by [`under_way_of`]) while it
+/// still can be (an online copy before its swap, as its plan's
+/// [`crate::ops::GiveUp`] says): under its lock, the statements that drop
+/// what its steps made, and its state removed, in one transaction; by one
+/// process at a time (a run or `--resume` of it under way is busy). How
+/// long it took.
+pub async fn give_up(config: &Config, u: &UnderWay) -> Result<f64, DbError> {
+    give_up_on(&Postgres { config }, u).await
+}
+
+/// [`give_up`] on any [`Database`].
+async fn give_up_on<D: Database>(db: &D, u: &UnderWay) -> Result<f64, DbError> {
+    let started = Instant::now();
+    let change = u.change()?;
+    let Run::Batches {
+        give_up: Some(giving_up),
+        ..
+    } = &change.run
+    else {
+        return Err(u.resumed(DbError::refusal(
+            "give up",
+            Refusal::new(
+                Reason::UnderWay,
+                format!(
+                    "the {} cannot be given up: its steps change the tables in place from the first batch",
+                    u.what()
+                ),
+            ),
+        )));
+    };
+    let at = Recorded {
+        table: u.state_table.clone(),
+        id: u.id,
+        schema: change.schema.clone(),
+    };
+    let guard = guard::Guard::claim(db, &change, Some(&at)).await?;
+    let session = guard.session();
+    let given_up = async {
+        locks::begin(session).await?;
+        let Some(position) = session.position(&at).await? else {
+            return Err(DbError::conflict(
+                "give up",
+                "the change's state was removed meanwhile",
+            ));
+        };
+        if position.step > giving_up.before {
+            return Err(u.resumed(DbError::refusal(
+                "give up",
+                Refusal::new(
+                    Reason::UnderWay,
+                    format!(
+                        "the {} has done its step {} ({}), which changed the tables: it can only be completed",
+                        u.what(),
+                        giving_up.before + 1,
+                        change.run.what(giving_up.before).unwrap_or_default()
+                    ),
+                ),
+            )));
+        }
+        locks::take(session, &giving_up.lock).await?;
+        for statement in &giving_up.statements {
+            session.execute(statement).await?;
+        }
+        session.finish(&at).await?;
+        session.execute("COMMIT").await
+    }
+    .await;
+    if given_up.is_err() {
+        steps::rollback(session).await;
+    }
+    guard.release().await;
+    given_up.map(|()| started.elapsed().as_secs_f64())
+}

@@ -110,6 +110,7 @@ pub(super) async fn run<D: Database>(
         batch_size,
         steps,
         session: settings,
+        ..
     } = &change.run
     else {
         return Err(DbError::unreadable("plan", "not a change in batches"));

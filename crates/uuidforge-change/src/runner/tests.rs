@@ -109,6 +109,11 @@ fn batched() -> TestOp {
             run: Run::Batches {
                 batch_size: 100,
                 session: Vec::new(),
+                give_up: Some(crate::ops::GiveUp {
+                    before: 1,
+                    lock: lock(),
+                    statements: vec!["DROP INDEX i".into(), "ALTER TABLE t DROP COLUMN n".into()],
+                }),
                 steps: vec![
                     BatchStep::Transaction {
                         what: "prepare".into(),
@@ -161,14 +166,18 @@ async fn apply(
     apply_on(db, op, expected, from, ctx).await
 }
 
-async fn resume(db: &Fake) -> Result<Applied, DbError> {
+/// The change under way of the test's table.
+async fn under_way(db: &Fake) -> super::state::UnderWay {
     let session = super::io::Database::connect(db).await.unwrap();
-    let u = super::io::Session::under_way(&session, &[16384])
+    super::io::Session::under_way(&session, &[16384])
         .await
         .unwrap()
         .pop()
-        .expect("a change under way");
-    resume_on(db, &u, b"", &mut |_| {}).await
+        .expect("a change under way")
+}
+
+async fn resume(db: &Fake) -> Result<Applied, DbError> {
+    resume_on(db, &under_way(db).await, b"", &mut |_| {}).await
 }
 
 fn run<F: std::future::Future>(f: F) -> F::Output {
@@ -475,5 +484,53 @@ fn a_part_that_fails_stops_the_step_unrecorded_and_the_others_after_their_transa
         assert_eq!(db.count("COPY RANGE OF a"), 3);
         assert_eq!(db.count("COPY RANGE OF b"), 3);
         assert_eq!(db.count("CREATE INDEX c"), 1);
+    });
+}
+
+/// A database where `op` was applied and its process killed once a
+/// statement containing `pattern` ran.
+async fn killed_after(op: &TestOp, pattern: &str) -> Fake {
+    let db = Fake::new(&[(VERSION, "1")]);
+    let (expected, from) = plan(&db, op).await;
+    db.cue(pattern, Cue::KillAfter);
+    apply(&db, op, &expected, &from).await.unwrap_err();
+    db
+}
+
+async fn give_up(db: &Fake) -> Result<f64, DbError> {
+    super::give_up_on(db, &under_way(db).await).await
+}
+
+#[test]
+fn a_change_is_given_up_until_the_step_its_plan_names_has_committed_and_only_then() {
+    run(async {
+        // Killed in its second step: given up, what its steps made is
+        // dropped under its lock and its state goes, in one transaction.
+        let db = killed_after(&batched(), "CREATE INDEX CONCURRENTLY").await;
+        give_up(&db).await.unwrap();
+        let committed = db.committed();
+        let at = |s: &str| committed.iter().rposition(|c| c.contains(s)).unwrap();
+        assert!(at("IN ACCESS EXCLUSIVE MODE") < at("DROP INDEX i"));
+        assert!(at("DROP INDEX i") < at("DROP COLUMN n"));
+        assert!(db.under_way().is_empty(), "its state is gone");
+        assert_eq!(db.advisory_locks(), 0);
+
+        // Killed after the step that changes the tables: refused, nothing
+        // dropped, the way out is to complete it.
+        let db = killed_after(&batched(), "RENAME n TO m").await;
+        let e = give_up(&db).await.unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Refused, "{e}");
+        assert!(e.to_string().contains("step 2 (index)"), "{e}");
+        assert_eq!(
+            e.ways_out(),
+            [WayOut::Resume {
+                operation: "test".into(),
+                target: "public.t".into()
+            }]
+        );
+        assert_eq!(db.count("DROP COLUMN n"), 0);
+        assert_eq!(db.under_way(), [("public.t".to_string(), 2)]);
+        resume(&db).await.unwrap();
+        assert!(db.under_way().is_empty());
     });
 }

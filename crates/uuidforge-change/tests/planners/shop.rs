@@ -201,6 +201,7 @@ case!(batched_bigint, "shop", "batched bigint", |plan, _c| {
         batch_size: 1000,
         steps,
         session,
+        give_up: None,
     } = &b.run
     else {
         panic!("in batches of 1000: {:?}", b.run);

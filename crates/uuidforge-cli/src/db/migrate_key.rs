@@ -103,6 +103,13 @@ pub(super) struct MigrateKeyArgs {
     /// connection, from its last committed step.
     #[arg(long, conflicts_with_all = ["apply", "batch_size", "order_by", "keep_old", "column", "also", "leave", "regenerate", "no_default", "keys_from", "replicated", "sharded"])]
     resume: bool,
+    /// Give up an online copy under way, before its swap: print the
+    /// statements that drop its triggers, logs, shadows and maps (with
+    /// --apply, run them and remove its state, in one transaction); the
+    /// tables stay as the application left them. Refused once the swap
+    /// is done (--resume completes it then) and for batches in place.
+    #[arg(long, conflicts_with_all = ["resume", "complete", "batch_size", "order_by", "keep_old", "column", "also", "leave", "regenerate", "no_default", "key_file", "keys_from", "replicated", "sharded"])]
+    give_up: bool,
     /// Over a fleet: the table is a reference table replicated on every
     /// member (countries, currencies): the same new key for the same row
     /// everywhere. Without it or --sharded, a table holding the same rows
@@ -190,13 +197,14 @@ struct Resumed<'a> {
     files: Vec<String>,
 }
 
-/// `--resume`: runs the steps left of the change in batches under way,
-/// found with the session's one catalog snapshot.
-async fn resume(
+/// The change in batches of `args.table` under way, found with the
+/// session's one catalog snapshot (which it returns), closing the session;
+/// refused for `operation` when there is none.
+async fn under_way(
     session: ReadOnly,
-    config: &tokio_postgres::Config,
     args: &MigrateKeyArgs,
-) -> Result<ExitCode, UsageError> {
+    operation: &str,
+) -> Result<(runner::state::UnderWay, uuidforge_db::catalog::Snapshot), UsageError> {
     let snapshot = session.snapshot().await.map_err(db_error)?;
     let under_way = runner::under_way_of(&session, &snapshot, &args.table)
         .await
@@ -204,13 +212,100 @@ async fn resume(
     session.close().await.map_err(db_error)?;
     let Some(u) = under_way else {
         return Err(db_error(DbError::invalid(
-            "resume",
+            operation.to_string(),
             format!(
                 "no change in batches of {} is under way (expected one begun with --batch-size N --apply)",
                 args.table
             ),
         )));
     };
+    Ok((u, snapshot))
+}
+
+/// What `--give-up --json` prints.
+#[derive(serde::Serialize)]
+struct GivenUp<'a> {
+    /// The table.
+    table: &'a str,
+    /// The statements, run in one transaction with the state's removal.
+    statements: Vec<String>,
+    /// Whether they ran (`--apply`).
+    applied: bool,
+    /// How long they took (0 when they did not run).
+    seconds: f64,
+}
+
+/// `--give-up`: the statements that give up the online copy under way;
+/// with `--apply`, run.
+async fn give_up(
+    session: ReadOnly,
+    config: &tokio_postgres::Config,
+    args: &MigrateKeyArgs,
+) -> Result<ExitCode, UsageError> {
+    let (u, _) = under_way(session, args, "give up").await?;
+    let change = u.change().map_err(db_error)?;
+    let statements: Vec<String> = match &change.run {
+        uuidforge_change::ops::Run::Batches {
+            give_up: Some(g), ..
+        } => std::iter::once(g.lock.statement())
+            .chain(g.statements.iter().cloned())
+            .collect(),
+        _ => Vec::new(),
+    };
+    let seconds = if args.change.apply {
+        runner::give_up(config, &u).await.map_err(db_error)?
+    } else if statements.is_empty() {
+        // Refused with its reason by the runner's rule, without a change.
+        return Err(db_error(DbError::invalid(
+            "give up",
+            format!("the {} cannot be given up: its steps change the tables in place from the first batch (--resume completes it)", u.what()),
+        )));
+    } else {
+        0.0
+    };
+    let mut out = crate::term::stdout();
+    if args.change.json {
+        return print_json(
+            &mut out,
+            &GivenUp {
+                table: &args.table,
+                statements,
+                applied: args.change.apply,
+                seconds,
+            },
+        );
+    }
+    writeln!(
+        out,
+        "-- giving up the {} at {}: one transaction, its state removed with it",
+        one_line(&u.what()),
+        one_line(&u.next_step())
+    )?;
+    writeln!(out, "BEGIN;")?;
+    for s in &statements {
+        writeln!(out, "{s};")?;
+    }
+    writeln!(out, "COMMIT;")?;
+    if args.change.apply {
+        writeln!(
+            out,
+            "given up in {seconds:.2} s: the tables are as the application left them"
+        )?;
+    } else {
+        writeln!(out, "-- nothing was changed: --apply runs it")?;
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--resume`: runs the steps left of the change in batches under way,
+/// found with the session's one catalog snapshot.
+async fn resume(
+    session: ReadOnly,
+    config: &tokio_postgres::Config,
+    args: &MigrateKeyArgs,
+) -> Result<ExitCode, UsageError> {
+    let (u, snapshot) = under_way(session, args, "resume").await?;
     let mut out = crate::term::stdout();
     if !args.change.json {
         writeln!(
@@ -290,6 +385,9 @@ pub(super) async fn run(
     if args.resume {
         return resume(session, config, &args).await;
     }
+    if args.give_up {
+        return give_up(session, config, &args).await;
+    }
     if args.complete {
         let op = CompleteKey {
             table: args.table.clone(),
@@ -358,6 +456,11 @@ pub(super) async fn run_fleet(
     if args.keys_from.is_some() {
         return Err(UsageError::plain(
             "--keys-from runs on one database at a time (expected one --db): a fleet's members get their keys from its key file",
+        ));
+    }
+    if args.give_up {
+        return Err(UsageError::plain(
+            "--give-up runs on one database at a time (expected one --db): give up the copy under way on each member",
         ));
     }
     let op = args.operation();

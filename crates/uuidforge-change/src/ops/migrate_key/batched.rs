@@ -279,6 +279,8 @@ pub fn change(m: &Migration, batch_size: i64) -> Result<ChangePlan, DbError> {
             batch_size,
             steps,
             session: crate::ops::key::kinds::transaction::memory(),
+            // Its first batch updates the tables in place.
+            give_up: None,
         },
         epilogue: Vec::new(),
         // The search's time and the cost, added by the operation.

@@ -47,7 +47,7 @@ use crate::ops::key::naming::{self, old_column};
 use crate::ops::key::shadow::{carried_sql, definition_sql, Shadowed};
 use crate::ops::key::values::{declared, family, Becomes, Family};
 use crate::ops::key::{KeyMap, Migration, Reference};
-use crate::ops::{Backfill, BatchStep, ChangePlan, Line, Lock, Part, Run};
+use crate::ops::{Backfill, BatchStep, ChangePlan, GiveUp, Line, Lock, Part, Run};
 use uuidforge_db::catalog::{Column, Relation};
 use uuidforge_db::error::{DbError, Reason, Refusal, WayOut};
 use uuidforge_ident::{qualified, quote_ident, quote_literal};
@@ -653,6 +653,7 @@ pub fn change(
     order.extend(written.iter().rev().cloned());
     order.extend(shadows.iter().cloned());
     let (swap_sql, validated) = swap(m, &tables, round);
+    let giving_up = give_up(m, &tables, steps.len());
     steps.push(BatchStep::Transaction {
         what: "swap: the rest replayed, the shadows in the tables' places".into(),
         lock: Some(Lock::access_exclusive(order)),
@@ -734,6 +735,7 @@ pub fn change(
             batch_size,
             steps,
             session: session(),
+            give_up: Some(giving_up),
         },
         epilogue: Vec::new(),
         measured: Default::default(),
@@ -868,6 +870,37 @@ fn carried(c: &Copied) -> Vec<String> {
     out
 }
 
+/// What gives the copy up before its swap: its triggers, logs, shadows
+/// and maps dropped (each `IF EXISTS`: a table of the key map is made by a
+/// later step).
+fn give_up(m: &Migration, tables: &[Copied], before: usize) -> GiveUp {
+    let mut statements: Vec<String> = Vec::new();
+    for c in tables {
+        statements.push(format!(
+            "DROP TRIGGER IF EXISTS {LOG_TRIGGER} ON {}",
+            c.table.sql_name()
+        ));
+        statements.push(format!("DROP FUNCTION IF EXISTS {}()", log_name(c.table)));
+        statements.push(format!(
+            "DROP TABLE IF EXISTS {}, {}",
+            log_name(c.table),
+            shadow_name(c.table)
+        ));
+    }
+    let map = m.map_name(KeyMap::Kept);
+    statements.push(format!(
+        "DROP TABLE IF EXISTS {map}, {}, {}",
+        since_map(m),
+        copy_map(m, &map)
+    ));
+    GiveUp {
+        before,
+        // Dropping a trigger locks its table out (as the swap does).
+        lock: Lock::access_exclusive(tables.iter().map(|c| c.table.sql_name()).collect()),
+        statements,
+    }
+}
+
 /// The swap's first statement, under its locks: it stops the swap when a
 /// table was changed since the copy was planned (a column added, an index
 /// made, a privilege granted while the copy ran: the shadow, made from the
@@ -908,25 +941,6 @@ fn unchanged_since_planned(m: &Migration, tables: &[Copied]) -> String {
             ),
         ));
     }
-    let mut give_up: Vec<String> = Vec::new();
-    for c in tables {
-        give_up.push(format!(
-            "DROP TRIGGER {LOG_TRIGGER} ON {}",
-            c.table.sql_name()
-        ));
-        give_up.push(format!("DROP FUNCTION {}()", log_name(c.table)));
-        give_up.push(format!(
-            "DROP TABLE {}, {}",
-            log_name(c.table),
-            shadow_name(c.table)
-        ));
-    }
-    let map = m.map_name(KeyMap::Kept);
-    give_up.push(format!(
-        "DROP TABLE IF EXISTS {map}, {}, {}",
-        since_map(m),
-        copy_map(m, &map)
-    ));
     let checks: String = tests
         .iter()
         .map(|(test, what)| {
@@ -937,8 +951,8 @@ fn unchanged_since_planned(m: &Migration, tables: &[Copied]) -> String {
         })
         .collect();
     let message = format!(
-        "uuidforge: changed since the online copy was planned: %; the swap would lose the change (undo it and --resume, or give the copy up: {}; then delete its row of uuidforge_changes)",
-        give_up.join("; ")
+        "uuidforge: changed since the online copy was planned: %; the swap would lose the change on {} (undo it and resume the change, or give the copy up before its swap, as the plan's last statements do)",
+        m.key.table.display_name()
     );
     format!(
         "DO $uuidforge$ DECLARE changed text[] := ARRAY[]::text[]; BEGIN {checks}IF cardinality(changed) > 0 THEN RAISE EXCEPTION {}, array_to_string(changed, '; '); END IF; END $uuidforge$",

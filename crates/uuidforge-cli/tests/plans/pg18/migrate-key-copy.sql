@@ -163,7 +163,7 @@ customer_id | bigint | t | 0' THEN changed := changed || 'public.orders: its col
 ' ORDER BY a.attnum) FROM pg_catalog.pg_attribute a LEFT JOIN pg_catalog.pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum WHERE a.attrelid = '"public"."referrals"'::regclass AND a.attnum > 0 AND NOT a.attisdropped)) IS DISTINCT FROM 'uuidforge | d
 id | integer | t | 0
 customer_id | bigint | f | 0
-referred_by | bigint | f | 0' THEN changed := changed || 'public.referrals: its columns, owner, privileges or options'::text; END IF; IF cardinality(changed) > 0 THEN RAISE EXCEPTION 'uuidforge: changed since the online copy was planned: %; the swap would lose the change (undo it and --resume, or give the copy up: DROP TRIGGER uuidforge_copy ON "public"."customers"; DROP FUNCTION "public"."uuidforge_log_<oid>"(); DROP TABLE "public"."uuidforge_log_<oid>", "public"."uuidforge_copy_<oid>"; DROP TRIGGER uuidforge_copy ON "public"."Zeilen"; DROP FUNCTION "public"."uuidforge_log_<oid>"(); DROP TABLE "public"."uuidforge_log_<oid>", "public"."uuidforge_copy_<oid>"; DROP TRIGGER uuidforge_copy ON "public"."orders"; DROP FUNCTION "public"."uuidforge_log_<oid>"(); DROP TABLE "public"."uuidforge_log_<oid>", "public"."uuidforge_copy_<oid>"; DROP TRIGGER uuidforge_copy ON "public"."referrals"; DROP FUNCTION "public"."uuidforge_log_<oid>"(); DROP TABLE "public"."uuidforge_log_<oid>", "public"."uuidforge_copy_<oid>"; DROP TABLE IF EXISTS "public"."uuidforge_keymap_<oid>", "public"."uuidforge_keymap_<oid>_since", "public"."uuidforge_keymap_<oid>_typed"; then delete its row of uuidforge_changes)', array_to_string(changed, '; '); END IF; END $uuidforge$;
+referred_by | bigint | f | 0' THEN changed := changed || 'public.referrals: its columns, owner, privileges or options'::text; END IF; IF cardinality(changed) > 0 THEN RAISE EXCEPTION 'uuidforge: changed since the online copy was planned: %; the swap would lose the change on public.customers (undo it and resume the change, or give the copy up before its swap, as the plan''s last statements do)', array_to_string(changed, '; '); END IF; END $uuidforge$;
 CREATE TEMP TABLE uuidforge_taken_0 ON COMMIT DROP AS WITH d AS (DELETE FROM "public"."uuidforge_log_<oid>" RETURNING "id") SELECT DISTINCT "id" FROM d;
 ANALYZE uuidforge_taken_0;
 DELETE FROM "public"."uuidforge_copy_<oid>" s USING uuidforge_taken_0 k WHERE s."id_old" = k."id";
@@ -240,6 +240,24 @@ SELECT ((SELECT ((SELECT (jsonb_build_object('old values without their unique in
 -- step 11: finish: drop the key map (one transaction)
 BEGIN;
 DROP TABLE "public"."uuidforge_keymap_<oid>", "public"."uuidforge_keymap_<oid>_since", "public"."uuidforge_keymap_<oid>_typed";
+COMMIT;
+
+-- given up while under way, until step 8 has committed (its state removed in the same transaction):
+BEGIN;
+LOCK TABLE "public"."customers", "public"."Zeilen", "public"."orders", "public"."referrals" IN ACCESS EXCLUSIVE MODE;
+DROP TRIGGER IF EXISTS uuidforge_copy ON "public"."customers";
+DROP FUNCTION IF EXISTS "public"."uuidforge_log_<oid>"();
+DROP TABLE IF EXISTS "public"."uuidforge_log_<oid>", "public"."uuidforge_copy_<oid>";
+DROP TRIGGER IF EXISTS uuidforge_copy ON "public"."Zeilen";
+DROP FUNCTION IF EXISTS "public"."uuidforge_log_<oid>"();
+DROP TABLE IF EXISTS "public"."uuidforge_log_<oid>", "public"."uuidforge_copy_<oid>";
+DROP TRIGGER IF EXISTS uuidforge_copy ON "public"."orders";
+DROP FUNCTION IF EXISTS "public"."uuidforge_log_<oid>"();
+DROP TABLE IF EXISTS "public"."uuidforge_log_<oid>", "public"."uuidforge_copy_<oid>";
+DROP TRIGGER IF EXISTS uuidforge_copy ON "public"."referrals";
+DROP FUNCTION IF EXISTS "public"."uuidforge_log_<oid>"();
+DROP TABLE IF EXISTS "public"."uuidforge_log_<oid>", "public"."uuidforge_copy_<oid>";
+DROP TABLE IF EXISTS "public"."uuidforge_keymap_<oid>", "public"."uuidforge_keymap_<oid>_since", "public"."uuidforge_keymap_<oid>_typed";
 COMMIT;
 
 -- nothing was changed: run again with --apply
