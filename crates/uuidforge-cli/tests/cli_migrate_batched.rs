@@ -1349,3 +1349,62 @@ fn a_table_changed_during_an_online_copy_stops_its_swap() {
     assert_eq!(admin_sql(&db, ours), admin_sql(&template, ours));
     admin_sql(&db, &format!("SET ROLE uuidforge; {AN_ORDER}"));
 }
+
+/// A copy given up while its run holds it is refused (one process at a
+/// time); killed in the middle, it is given up, and the database is as
+/// before: nothing of the copy left, the application's rows there, and a
+/// new migration runs from the start.
+#[test]
+fn an_online_copy_is_given_up_after_a_kill_and_never_beside_its_run() {
+    let template = template("batched_given_up", 2000);
+    admin_sql(&template, STEP_NOW);
+    let dir = scratch("given_up");
+    let key = dir.join("secret.key");
+    let indexes = copy_plan_steps(&template, &dir)
+        .iter()
+        .position(|s| {
+            s["what"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("index and analyze")
+        })
+        .expect("an index step");
+    let db = copy_of(&template, &format!("{template}_1"));
+    let before = admin_sql(&db, COUNTS);
+    let mut child = spawn_copy(&db, &dir, &key);
+    let (held, at) = hold_at_step(&db, &mut child, indexes);
+    assert!(at >= indexes, "held at {at}");
+    migrate(&db, &dir)
+        .args(["--give-up", "--apply"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("being run by another process"));
+    assert_eq!(step_now(&db), at.to_string(), "nothing given up");
+    let _ = child.kill();
+    child.wait().unwrap();
+    drop(held);
+    wait_for_orphans(&db);
+    migrate(&db, &dir)
+        .args(["--give-up", "--apply"])
+        .assert()
+        .success();
+    assert_eq!(step_now(&db), "none");
+    let ours = "SELECT string_agg(relname, ' ' ORDER BY relname) FROM pg_class WHERE relname LIKE 'uuidforge\\_%' AND relnamespace = 'public'::regnamespace";
+    assert_eq!(admin_sql(&db, ours), admin_sql(&template, ours));
+    assert_eq!(admin_sql(&db, COUNTS), before);
+    assert_eq!(
+        admin_sql(
+            &db,
+            "SELECT count(*) FROM pg_trigger WHERE tgname = 'uuidforge_copy'"
+        ),
+        "0"
+    );
+    admin_sql(&db, &format!("SET ROLE uuidforge; {AN_ORDER}"));
+    migrate(&db, &dir)
+        .args(COPY_IN_RANGES)
+        .args(["--apply", "--key-file"])
+        .arg(&key)
+        .assert()
+        .success();
+    assert_migrated(&db, 2000);
+}
