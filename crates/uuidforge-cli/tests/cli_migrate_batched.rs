@@ -576,6 +576,35 @@ fn let_through_to(db: &str, mut held: RowLock, step: usize) -> (RowLock, usize) 
     (held, at)
 }
 
+/// An online copy of a fresh copy of `template`, held at the start of
+/// `step` with `ready` true of its database: the database, its rows'
+/// counts before the run, the run and the lock. A run let through one
+/// step can take the next too before the test's session gets the row (a
+/// loaded machine, or a late first lock), so it is tried again, up to five
+/// times.
+fn copy_held_before(
+    template: &str,
+    dir: &Path,
+    key: &Path,
+    step: usize,
+    ready: impl Fn(&str) -> bool,
+) -> (String, String, std::process::Child, RowLock) {
+    for tries in 1..=5 {
+        let db = copy_of(template, &format!("{template}_{tries}"));
+        let before = admin_sql(&db, COUNTS);
+        let mut child = spawn_copy(&db, dir, key);
+        let (held, at) = hold_at_step(&db, &mut child, step);
+        if at == step && ready(&db) {
+            return (db, before, child, held);
+        }
+        drop(held);
+        let _ = child.kill();
+        child.wait().unwrap();
+        admin_sql("postgres", &format!("DROP DATABASE {db} WITH (FORCE)"));
+    }
+    panic!("the run went past step {step} five times");
+}
+
 /// A function of the test's own (in the template, so in each copy) that
 /// reads the step the state table records, or "none" without it: in one
 /// statement, since the run may remove the table between two.
@@ -727,30 +756,14 @@ fn an_old_value_the_maps_lack_stops_the_online_copy() {
         .iter()
         .position(|s| s["what"].as_str().unwrap_or("").starts_with("copy "))
         .expect("a copy step");
-    // A loaded machine can let the run past the copy before the test
-    // holds it (it reaches its first lock late): then it is tried again.
-    let mut tries = 0;
-    let (db, before, child, held) = loop {
-        tries += 1;
-        let db = copy_of(&template, &format!("{template}_{tries}"));
-        let before = admin_sql(&db, COUNTS);
-        let mut child = spawn_copy(&db, &dir, &key);
-        let (held, at) = hold_at_step(&db, &mut child, copy);
-        // Held at the copy's start, not between two of its ranges (each
-        // range is a lock cycle of its own).
-        let no_range_done = admin_sql(
-            &db,
+    // Held at the copy's start, not between two of its ranges (each range
+    // is a lock cycle of its own).
+    let (db, before, child, held) = copy_held_before(&template, &dir, &key, copy, |db| {
+        admin_sql(
+            db,
             "SELECT coalesce(next_block, 0) = 0 AND NOT EXISTS (SELECT FROM jsonb_object_keys(marks) k WHERE k LIKE 'part %') FROM uuidforge_changes",
-        ) == "t";
-        if at == copy && no_range_done {
-            break (db, before, child, held);
-        }
-        assert!(tries < 5, "the run went past the copy {tries} times");
-        drop(held);
-        let _ = child.kill();
-        child.wait().unwrap();
-        admin_sql("postgres", &format!("DROP DATABASE {db} WITH (FORCE)"));
-    };
+        ) == "t"
+    });
     wait_until_blocked(&db, "uuidforge");
     let map = admin_sql(
         &db,
@@ -1285,10 +1298,7 @@ fn a_table_changed_during_an_online_copy_stops_its_swap() {
         .iter()
         .position(|s| s["what"].as_str().unwrap_or("").starts_with("swap"))
         .expect("a swap step");
-    let db = copy_of(&template, &format!("{template}_1"));
-    let mut child = spawn_copy(&db, &dir, &key);
-    let (held, at) = hold_at_step(&db, &mut child, swap);
-    assert_eq!(at, swap, "held before the swap");
+    let (db, _, child, held) = copy_held_before(&template, &dir, &key, swap, |_| true);
     admin_sql(
         &db,
         "SET ROLE uuidforge; ALTER TABLE orders ADD COLUMN note text DEFAULT 'kept'",
