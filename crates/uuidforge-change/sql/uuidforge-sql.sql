@@ -468,5 +468,154 @@ BEGIN
 END
 $uuidforge$;
 
+-- min and max of uuid (PostgreSQL has them from 20 on), as the extension
+-- has them: the type's < and > as sort operators, so that over a b-tree
+-- index max(id) reads one end of it. Call them schema-qualified
+-- (@schema@.max(id)) unless the schema is on the search_path.
+CREATE OR REPLACE FUNCTION @schema@.uuid_smaller(a uuid, b uuid) RETURNS uuid
+  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+  AS $$ SELECT CASE WHEN a <= b THEN a ELSE b END $$;
+CREATE OR REPLACE FUNCTION @schema@.uuid_larger(a uuid, b uuid) RETURNS uuid
+  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+  AS $$ SELECT CASE WHEN a >= b THEN a ELSE b END $$;
+CREATE OR REPLACE AGGREGATE @schema@.min(uuid) (SFUNC = @schema@.uuid_smaller, STYPE = uuid,
+  COMBINEFUNC = @schema@.uuid_smaller, SORTOP = OPERATOR(pg_catalog.<), PARALLEL = SAFE);
+COMMENT ON AGGREGATE @schema@.min(uuid) IS 'the smallest UUID (PostgreSQL''s order, its bytes); NULLs skipped';
+CREATE OR REPLACE AGGREGATE @schema@.max(uuid) (SFUNC = @schema@.uuid_larger, STYPE = uuid,
+  COMBINEFUNC = @schema@.uuid_larger, SORTOP = OPERATOR(pg_catalog.>), PARALLEL = SAFE);
+COMMENT ON AGGREGATE @schema@.max(uuid) IS 'the largest UUID (PostgreSQL''s order, its bytes); NULLs skipped';
+
+-- A UUID's 16 bytes and back, as PostgreSQL 19's casts give them (a cast
+-- needs the owner of a type: here, functions).
+CREATE OR REPLACE FUNCTION @schema@.uuid_bytea(id uuid) RETURNS bytea
+  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+  AS $$ SELECT uuid_send(id) $$;
+CREATE OR REPLACE FUNCTION @schema@.bytea_uuid(b bytea) RETURNS uuid
+  LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+  AS $$
+BEGIN
+  IF length(b) <> 16 THEN
+    RAISE EXCEPTION 'bytea_uuid: b = % bytes is invalid', length(b) USING ERRCODE = '22023',
+      HINT = 'expected 16 bytes (invalid uuid length)';
+  END IF;
+  RETURN encode(b, 'hex')::uuid;
+END
+$$;
+
+-- RFC 4648 base32hex (0-9A-V), 26 characters that sort like the UUID:
+-- PostgreSQL 19's rtrim(encode(id::bytea, 'base32hex'), '='), and back as
+-- its decode reads it (any case, whitespace ignored, padded or not).
+CREATE OR REPLACE FUNCTION @schema@.uuid_to_base32hex(id uuid) RETURNS text
+  LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+  AS $$
+    SELECT string_agg(substr('0123456789ABCDEFGHIJKLMNOPQRSTUV', substring(b FROM i * 5 + 1 FOR 5)::bit(5)::int + 1, 1), '' ORDER BY i)
+    FROM (SELECT ('x' || replace(id::text, '-', ''))::bit(128) || B'00' AS b) t, generate_series(0, 25) i
+  $$;
+CREATE OR REPLACE FUNCTION @schema@.uuid_from_base32hex(text text) RETURNS uuid
+  LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+  AS $$
+DECLARE
+  body text := regexp_replace(upper(regexp_replace(text, '[ \t\n\f\r]', '', 'g')), '={6}$', '');
+  b varbit := B'';
+  hex text := '';
+BEGIN
+  IF body !~ '^[0-9A-V]{26}$' THEN
+    RAISE EXCEPTION 'invalid input syntax for type uuid (base32hex): "%"', text USING ERRCODE = '22P02',
+      HINT = 'expected 26 base32hex symbols (0-9, A-V, any case), then six ''='' of padding or none';
+  END IF;
+  FOR i IN 1..26 LOOP
+    b := b || (strpos('0123456789ABCDEFGHIJKLMNOPQRSTUV', substr(body, i, 1)) - 1)::bit(5);
+  END LOOP;
+  IF substring(b FROM 129 FOR 2) <> B'00' THEN
+    RAISE EXCEPTION 'invalid input syntax for type uuid (base32hex): "%"', text USING ERRCODE = '22P02',
+      HINT = 'expected a last symbol whose 2 low bits are zero (0, 4, 8, C, G, K, O, S): they are past the UUID''s 128';
+  END IF;
+  FOR k IN 0..31 LOOP
+    hex := hex || to_hex(substring(b FROM k * 4 + 1 FOR 4)::bit(4)::int);
+  END LOOP;
+  RETURN hex::uuid;
+END
+$$;
+
 GRANT USAGE ON SCHEMA @schema@ TO PUBLIC;
 GRANT USAGE ON SEQUENCE @schema@.uuidv7_counter TO PUBLIC;
+
+-- Drop-ins for pg_uuidv7 1.6 and pg_idkit's UUIDv7 functions, as the
+-- extension has them: their names and signatures in schemas of their own
+-- (@pg_uuidv7@, @pg_idkit@) that a database puts on its search_path, their
+-- values from this edition (@schema@.uuidv7(), and for a given time its
+-- counter and random bits). pg_uuidv7 declares its functions PARALLEL SAFE;
+-- the ones that draw from the edition's sequence cannot be (nextval is
+-- not), and say so.
+CREATE SCHEMA IF NOT EXISTS @pg_uuidv7@;
+CREATE OR REPLACE FUNCTION @pg_uuidv7@.uuid_generate_v7() RETURNS uuid
+  LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE
+  AS $$ SELECT @schema@.uuidv7() $$;
+COMMENT ON FUNCTION @pg_uuidv7@.uuid_generate_v7() IS 'pg_uuidv7''s uuid_generate_v7(): @schema@.uuidv7()';
+CREATE OR REPLACE FUNCTION @pg_uuidv7@.uuid_v7_to_timestamptz(uuid) RETURNS timestamptz
+  LANGUAGE sql STABLE STRICT PARALLEL SAFE
+  AS $$ SELECT @schema@._utc_of_us(('x' || left(replace($1::text, '-', ''), 12))::bit(48)::int8 * 1000::numeric) AT TIME ZONE 'UTC' $$;
+COMMENT ON FUNCTION @pg_uuidv7@.uuid_v7_to_timestamptz(uuid) IS 'pg_uuidv7''s uuid_v7_to_timestamptz(uuid): the millisecond in the first 48 bits';
+CREATE OR REPLACE FUNCTION @pg_uuidv7@.uuid_v7_to_timestamp(uuid) RETURNS timestamp
+  LANGUAGE sql STABLE STRICT PARALLEL SAFE
+  AS $$ SELECT @schema@._utc_of_us(('x' || left(replace($1::text, '-', ''), 12))::bit(48)::int8 * 1000::numeric) $$;
+COMMENT ON FUNCTION @pg_uuidv7@.uuid_v7_to_timestamp(uuid) IS 'pg_uuidv7''s uuid_v7_to_timestamp(uuid): the millisecond in the first 48 bits, in UTC';
+CREATE OR REPLACE FUNCTION @pg_uuidv7@.uuid_timestamptz_to_v7(timestamptz, zero bool = false) RETURNS uuid
+  LANGUAGE sql STABLE STRICT PARALLEL UNSAFE
+  AS $$
+    SELECT CASE WHEN $2 THEN @schema@._lowest_v7(ms) ELSE @schema@._uuidv7_text(ms, nextval('@schema@.uuidv7_counter'))::uuid END
+    FROM (SELECT @schema@._unix_ms('uuid_timestamptz_to_v7', $1) AS ms) t
+  $$;
+COMMENT ON FUNCTION @pg_uuidv7@.uuid_timestamptz_to_v7(timestamptz, boolean) IS 'pg_uuidv7''s uuid_timestamptz_to_v7: a UUIDv7 of the millisecond (with zero, the lowest one)';
+CREATE OR REPLACE FUNCTION @pg_uuidv7@.uuid_timestamp_to_v7(timestamp, zero bool = false) RETURNS uuid
+  LANGUAGE sql STABLE STRICT PARALLEL UNSAFE
+  AS $$
+    SELECT CASE WHEN $2 THEN @schema@._lowest_v7(ms) ELSE @schema@._uuidv7_text(ms, nextval('@schema@.uuidv7_counter'))::uuid END
+    FROM (SELECT @schema@._unix_ms('uuid_timestamp_to_v7', $1 AT TIME ZONE 'UTC') AS ms) t
+  $$;
+COMMENT ON FUNCTION @pg_uuidv7@.uuid_timestamp_to_v7(timestamp, boolean) IS 'pg_uuidv7''s uuid_timestamp_to_v7: the timestamp read as UTC';
+GRANT USAGE ON SCHEMA @pg_uuidv7@ TO PUBLIC;
+
+CREATE SCHEMA IF NOT EXISTS @pg_idkit@;
+CREATE OR REPLACE FUNCTION @pg_idkit@.idkit_uuidv7_generate() RETURNS text
+  LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE
+  AS $$ SELECT @schema@.uuidv7()::text $$;
+COMMENT ON FUNCTION @pg_idkit@.idkit_uuidv7_generate() IS 'pg_idkit''s idkit_uuidv7_generate(): @schema@.uuidv7() as text';
+CREATE OR REPLACE FUNCTION @pg_idkit@.idkit_uuidv7_generate_text() RETURNS text
+  LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE
+  AS $$ SELECT @schema@.uuidv7()::text $$;
+COMMENT ON FUNCTION @pg_idkit@.idkit_uuidv7_generate_text() IS 'pg_idkit''s idkit_uuidv7_generate_text(): @schema@.uuidv7() as text';
+CREATE OR REPLACE FUNCTION @pg_idkit@.idkit_uuidv7_generate_uuid() RETURNS uuid
+  LANGUAGE sql VOLATILE STRICT PARALLEL UNSAFE
+  AS $$ SELECT @schema@.uuidv7() $$;
+COMMENT ON FUNCTION @pg_idkit@.idkit_uuidv7_generate_uuid() IS 'pg_idkit''s idkit_uuidv7_generate_uuid(): @schema@.uuidv7()';
+-- The text forms pg_idkit reads (the uuid crate's): 32 hex digits, with
+-- hyphens, in braces, or as a URN.
+CREATE OR REPLACE FUNCTION @pg_idkit@.idkit_uuidv7_extract_timestamptz(val text) RETURNS timestamptz
+  LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE
+  AS $$
+DECLARE
+  hex text := '[0-9a-fA-F]';
+  hyphenated text := format('%1$s{8}-%1$s{4}-%1$s{4}-%1$s{4}-%1$s{12}', hex);
+  h text;
+BEGIN
+  IF val !~ format('^(%1$s|\{%1$s\}|urn:uuid:%1$s|%2$s{32})$', hyphenated, hex) THEN
+    RAISE EXCEPTION 'invalid input syntax for type uuid: "%"', val USING ERRCODE = '22P02',
+      DETAIL = 'expected 32 hex digits, hyphenated (8-4-4-4-12), in braces or as urn:uuid:';
+  END IF;
+  h := replace(regexp_replace(val, '^urn:uuid:', '')::uuid::text, '-', '');
+  IF substr(h, 13, 1) = '7' THEN
+    RETURN @schema@._utc_of_us(('x' || left(h, 12))::bit(48)::int8 * 1000::numeric) AT TIME ZONE 'UTC';
+  ELSIF substr(h, 13, 1) IN ('1', '6') THEN
+    -- 100-ns ticks since 1582-10-15, truncated to microseconds
+    RETURN @schema@._utc_of_us(('x' || '0' || CASE substr(h, 13, 1)
+                                               WHEN '1' THEN substr(h, 14, 3) || substr(h, 9, 4) || left(h, 8)
+                                               ELSE left(h, 12) || substr(h, 14, 3) END)::bit(64)::int8 / 10
+                               - 12219292800000000::numeric) AT TIME ZONE 'UTC';
+  END IF;
+  RAISE EXCEPTION 'idkit_uuidv7_extract_timestamptz: val = ''%'' (version %) is invalid', val, ('x' || substr(h, 13, 1))::bit(4)::int
+    USING ERRCODE = '22023', HINT = 'expected a UUID of version 1, 6 or 7, which hold a time';
+END
+$$;
+COMMENT ON FUNCTION @pg_idkit@.idkit_uuidv7_extract_timestamptz(text) IS 'pg_idkit''s idkit_uuidv7_extract_timestamptz(text): the time of a v1, v6 or v7 to its precision';
+GRANT USAGE ON SCHEMA @pg_idkit@ TO PUBLIC;

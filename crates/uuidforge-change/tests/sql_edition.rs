@@ -24,11 +24,22 @@ const RANGES: &str = "SELECT CASE WHEN random() < 0.05 THEN 'empty'::tstzrange
 /// the inputs (a query with the parameters' names as columns).
 struct Compared {
     name: &'static str,
+    /// The schemas of the function: the extension's, the edition's.
+    schemas: [&'static str; 2],
     params: &'static str,
     call: &'static str,
     result: &'static str,
     inputs: &'static str,
 }
+
+/// The functions of the extension (in schema `ext`) and of the edition
+/// (`ed`).
+const MAIN: [&str; 2] = ["ext", "ed"];
+/// The drop-ins for pg_uuidv7: the extension's schema of them, and the
+/// edition's beside `ed`.
+const PG_UUIDV7: [&str; 2] = ["uuidforge_pg_uuidv7", "ed_sql_pg_uuidv7"];
+/// The drop-ins for pg_idkit.
+const PG_IDKIT: [&str; 2] = ["uuidforge_pg_idkit", "ed_sql_pg_idkit"];
 
 /// Times: spread over the UUIDv7 range and beyond it on both sides, near
 /// now, and the edges of the range and of timestamptz.
@@ -56,6 +67,7 @@ const UUIDS: &str = "SELECT u FROM (
 const COMPARED: &[Compared] = &[
     Compared {
         name: "from_text",
+        schemas: MAIN,
         params: "at timestamptz, k text",
         call: "uuidv7_from(at, k)",
         result: "r::text",
@@ -65,6 +77,7 @@ const COMPARED: &[Compared] = &[
     },
     Compared {
         name: "from_bytea",
+        schemas: MAIN,
         params: "at timestamptz, k bytea",
         call: "uuidv7_from(at, k)",
         result: "r::text",
@@ -72,6 +85,7 @@ const COMPARED: &[Compared] = &[
     },
     Compared {
         name: "from_bigint",
+        schemas: MAIN,
         params: "at timestamptz, k bigint",
         call: "uuidv7_from(at, k)",
         result: "r::text",
@@ -81,6 +95,7 @@ const COMPARED: &[Compared] = &[
     },
     Compared {
         name: "from_secret",
+        schemas: MAIN,
         params: "at timestamptz, k text, s bytea",
         call: "uuidv7_from(at, k, s)",
         result: "r::text",
@@ -92,6 +107,7 @@ const COMPARED: &[Compared] = &[
     },
     Compared {
         name: "boundary",
+        schemas: MAIN,
         params: "at timestamptz, up boolean",
         call: "uuidv7_boundary(at, up)",
         result: "r::text",
@@ -99,6 +115,7 @@ const COMPARED: &[Compared] = &[
     },
     Compared {
         name: "range_lower",
+        schemas: MAIN,
         params: "r0 tstzrange",
         call: "uuidv7_range_lower(r0)",
         result: "r::text",
@@ -106,6 +123,7 @@ const COMPARED: &[Compared] = &[
     },
     Compared {
         name: "range_upper",
+        schemas: MAIN,
         params: "r0 tstzrange",
         call: "uuidv7_range_upper(r0)",
         result: "r::text",
@@ -113,6 +131,7 @@ const COMPARED: &[Compared] = &[
     },
     Compared {
         name: "partition_key",
+        schemas: MAIN,
         params: "id uuid, bits integer",
         call: "uuidv7_partition_key(id, bits)",
         result: "r::text",
@@ -120,6 +139,7 @@ const COMPARED: &[Compared] = &[
     },
     Compared {
         name: "partition_key_at",
+        schemas: MAIN,
         params: "at timestamptz, bits integer",
         call: "uuidv7_partition_key(at, bits)",
         result: "r::text",
@@ -127,6 +147,7 @@ const COMPARED: &[Compared] = &[
     },
     Compared {
         name: "implausibility",
+        schemas: MAIN,
         params: "id uuid, skew interval, nb timestamptz",
         call: "uuidv7_implausibility(id, skew, nb)",
         // How far ahead is read from the clock at each call (the library's
@@ -141,6 +162,7 @@ const COMPARED: &[Compared] = &[
     },
     Compared {
         name: "is_plausible",
+        schemas: MAIN,
         params: "id uuid, skew interval, nb timestamptz",
         call: "uuidv7_is_plausible(id, skew, nb)",
         result: "r::text",
@@ -152,6 +174,7 @@ const COMPARED: &[Compared] = &[
     },
     Compared {
         name: "at",
+        schemas: MAIN,
         params: "at timestamptz",
         call: "uuidv7_at(at)",
         // Made anew each call: its millisecond, version and variant.
@@ -160,6 +183,7 @@ const COMPARED: &[Compared] = &[
     },
     Compared {
         name: "shifted",
+        schemas: MAIN,
         params: "shift interval",
         call: "uuidv7(shift)",
         // The clock moves between the two calls: the time within 5 s.
@@ -172,12 +196,108 @@ const COMPARED: &[Compared] = &[
                    UNION ALL SELECT unnest(ARRAY['0', '-56 years', '-57 years', '8800 years', '8900 years',
                        '1 mon', '-1 mon 3 days', '100000 years', '-100000 years']::interval[])) x",
     },
+    Compared {
+        name: "uuid_bytea",
+        schemas: MAIN,
+        params: "id uuid",
+        call: "uuid_bytea(id)",
+        result: "r::text",
+        inputs: "SELECT u AS id FROM (UUIDS) x",
+    },
+    Compared {
+        name: "bytea_uuid",
+        schemas: MAIN,
+        params: "bytes bytea",
+        call: "bytea_uuid(bytes)",
+        result: "r::text",
+        inputs: "SELECT CASE WHEN random() < 0.1 THEN substring(uuid_send(u) FROM 1 FOR (random() * 15)::int)
+                             WHEN random() < 0.1 THEN uuid_send(u) || '\\x00'::bytea
+                             ELSE uuid_send(u) END AS bytes
+                 FROM (UUIDS) x",
+    },
+    Compared {
+        name: "to_base32hex",
+        schemas: MAIN,
+        params: "id uuid",
+        call: "uuid_to_base32hex(id)",
+        result: "r::text",
+        inputs: "SELECT u AS id FROM (UUIDS) x",
+    },
+    Compared {
+        name: "from_base32hex",
+        schemas: MAIN,
+        params: "txt text",
+        call: "uuid_from_base32hex(txt)",
+        result: "r::text",
+        // Every form PostgreSQL 19's decode reads, and texts it does not.
+        inputs: "SELECT CASE (row_number() OVER ()) % 9 WHEN 0 THEN b WHEN 1 THEN lower(b) WHEN 2 THEN b || '======'
+                             WHEN 3 THEN ' ' || left(b, 10) || E'\\n' || substr(b, 11) || E'\\t'
+                             WHEN 4 THEN left(b, 25) WHEN 5 THEN b || '='
+                             WHEN 6 THEN left(b, 25) || substr('0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ', 1 + (random() * 35)::int, 1)
+                             WHEN 7 THEN left(b, 12) || '=' || substr(b, 13) ELSE b || '0' END AS txt
+                 FROM (SELECT ext.uuid_to_base32hex(u) AS b FROM (UUIDS) x) y",
+    },
+    Compared {
+        name: "pg_uuidv7_to_timestamptz",
+        schemas: PG_UUIDV7,
+        params: "id uuid",
+        call: "uuid_v7_to_timestamptz(id)",
+        result: "r::text",
+        inputs: "SELECT u AS id FROM (UUIDS) x",
+    },
+    Compared {
+        name: "pg_uuidv7_to_timestamp",
+        schemas: PG_UUIDV7,
+        params: "id uuid",
+        call: "uuid_v7_to_timestamp(id)",
+        result: "r::text",
+        inputs: "SELECT u AS id FROM (UUIDS) x",
+    },
+    Compared {
+        name: "pg_uuidv7_timestamptz_zero",
+        schemas: PG_UUIDV7,
+        params: "at timestamptz",
+        call: "uuid_timestamptz_to_v7(at, true)",
+        result: "r::text",
+        inputs: "SELECT t AS at FROM (TIMES) x",
+    },
+    Compared {
+        name: "pg_uuidv7_timestamptz",
+        schemas: PG_UUIDV7,
+        params: "at timestamptz",
+        call: "uuid_timestamptz_to_v7(at)",
+        // Made anew each call: its millisecond, version and variant.
+        result: "left(r::text, 13) || substr(r::text, 15, 1) || (substr(r::text, 20, 1) IN ('8', '9', 'a', 'b'))::text",
+        inputs: "SELECT t AS at FROM (TIMES) x",
+    },
+    Compared {
+        name: "pg_uuidv7_timestamp_zero",
+        schemas: PG_UUIDV7,
+        params: "at timestamp",
+        call: "uuid_timestamp_to_v7(at, true)",
+        result: "r::text",
+        inputs: "SELECT t::timestamp AS at FROM (TIMES) x",
+    },
+    Compared {
+        name: "pg_idkit_extract",
+        schemas: PG_IDKIT,
+        params: "v text",
+        call: "idkit_uuidv7_extract_timestamptz(v)",
+        result: "r::text",
+        // Every text form pg_idkit reads, and some it does not.
+        inputs: "SELECT CASE (row_number() OVER ()) % 7 WHEN 0 THEN u::text WHEN 1 THEN upper(u::text)
+                             WHEN 2 THEN '{' || u::text || '}' WHEN 3 THEN 'urn:uuid:' || u::text
+                             WHEN 4 THEN replace(u::text, '-', '') WHEN 5 THEN ' ' || u::text
+                             ELSE left(u::text, 35) END AS v
+                 FROM (UUIDS) x",
+    },
 ];
 
 /// The extraction functions the edition makes before PostgreSQL 18.
 const EXTRACTION: &[Compared] = &[
     Compared {
         name: "extract_timestamp",
+        schemas: MAIN,
         params: "id uuid",
         call: "uuid_extract_timestamp(id)",
         result: "r::text",
@@ -185,6 +305,7 @@ const EXTRACTION: &[Compared] = &[
     },
     Compared {
         name: "extract_version",
+        schemas: MAIN,
         params: "id uuid",
         call: "uuid_extract_version(id)",
         result: "r::text",
@@ -199,11 +320,13 @@ fn wrapper(c: &Compared) -> String {
         "CREATE FUNCTION d_{name}(which text, {params}) RETURNS text LANGUAGE plpgsql AS $$
          DECLARE r text;
          BEGIN
-           IF which = 'ext' THEN r := ext.{call}; ELSE r := ed.{call}; END IF;
+           IF which = 'ext' THEN r := {ext}.{call}; ELSE r := {ed}.{call}; END IF;
            RETURN coalesce((SELECT {result}), 'NULL');
          EXCEPTION WHEN OTHERS THEN RETURN 'ERROR ' || SQLSTATE;
          END $$",
         name = c.name,
+        ext = c.schemas[0],
+        ed = c.schemas[1],
         params = c.params,
         call = c.call,
         result = c.result.replace("r::text", "r"),
@@ -279,6 +402,25 @@ async fn the_sql_edition_answers_as_the_extension_does() {
             report.push(format!("{} ({differ} of {n} differ):\n{examples}", c.name));
         }
     }
+    // min and max: aggregates, compared over the UUIDs as a whole, by
+    // group, and on no rows.
+    admin.batch_execute("SELECT setseed(0.25)").await.unwrap();
+    let row = admin
+        .query_one(
+            &format!(
+                "WITH v AS (SELECT u, (row_number() OVER ()) % 5 AS g FROM ({UUIDS}) x
+                            UNION ALL SELECT NULL, 1)
+                 SELECT count(*), count(*) FILTER (WHERE (a_lo, a_hi) IS DISTINCT FROM (b_lo, b_hi))
+                 FROM (SELECT g, ext.min(u) AS a_lo, ext.max(u) AS a_hi, ed.min(u) AS b_lo, ed.max(u) AS b_hi FROM v GROUP BY ROLLUP (g)
+                       UNION ALL SELECT -1, ext.min(u), ext.max(u), ed.min(u), ed.max(u) FROM v WHERE false) t"
+            ),
+            &[],
+        )
+        .await
+        .unwrap();
+    let (groups, differ): (i64, i64) = (row.get(0), row.get(1));
+    println!("min and max: {groups} groups, {differ} differ");
+    assert_eq!((groups, differ), (7, 0), "min and max of uuid");
     assert!(report.is_empty(), "{}", report.join("\n\n"));
     assert!(total >= 10_000, "only {total} inputs");
     drop(admin);

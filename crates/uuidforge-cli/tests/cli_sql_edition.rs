@@ -139,8 +139,27 @@ fn install_the_edition_then_migrate_a_key() {
         "{text}"
     );
     assert!(text.contains("uuidv7() not increasing: 0"), "{text}");
+    assert!(
+        text.contains("the pg_uuidv7 drop-in not the lowest UUIDv7 of the millisecond: 0"),
+        "{text}"
+    );
     // A new schema: nothing to back up.
     assert!(!text.contains("-- backup:"), "{text}");
+    // The drop-ins beside it, as the plan named them.
+    assert!(
+        text.contains("drop-ins for pg_uuidv7 in schema \"Key Util_sql_pg_uuidv7\""),
+        "{text}"
+    );
+    assert_eq!(
+        admin_sql(
+            &db,
+            "SELECT substr(\"Key Util_sql_pg_uuidv7\".uuid_generate_v7()::text, 15, 1) \
+                    || (\"Key Util_sql_pg_idkit\".idkit_uuidv7_extract_timestamptz('018570bb-4a7d-7000-8000-000000000000') = '2023-01-02 04:26:40.637+00')::text \
+                    || (\"Key Util\".max(u) = '018570bb-4a7d-7000-8000-000000000000')::text \
+               FROM (VALUES ('018570bb-4a7d-7000-8000-000000000000'::uuid), ('00000000-0000-0000-0000-000000000000')) v (u)"
+        ),
+        "7truetrue"
+    );
     assert_eq!(
         admin_sql(
             &db,

@@ -112,19 +112,32 @@ impl Generator {
 pub(crate) fn classify(snapshot: &Snapshot, function: &str) -> Generator {
     let (schema, name) = function.rsplit_once('.').unwrap_or(("", function));
     let function = function.to_string();
-    if snapshot.extension_schema.as_deref() == Some(schema)
-        && matches!(name, "uuidv7" | "uuidv7_next")
+    // The drop-ins for pg_uuidv7 and pg_idkit that make keys, in the
+    // extension's schemas of them or beside an edition's schema.
+    let drop_in_beside = |of: &str| {
+        matches!(
+            (schema.strip_prefix(of), name),
+            (Some("_pg_uuidv7"), "uuid_generate_v7")
+                | (
+                    Some("_pg_idkit"),
+                    "idkit_uuidv7_generate_uuid"
+                        | "idkit_uuidv7_generate"
+                        | "idkit_uuidv7_generate_text"
+                )
+        )
+    };
+    if (snapshot.extension_schema.as_deref() == Some(schema)
+        && matches!(name, "uuidv7" | "uuidv7_next"))
+        || (snapshot.extension_schema.is_some() && drop_in_beside("uuidforge"))
     {
         return Generator::Extension {
             function,
             server_wide: snapshot.extension_preloaded,
         };
     }
-    if let Some(edition) = snapshot
-        .sql_editions
-        .iter()
-        .find(|e| e.schema == schema && name == "uuidv7")
-    {
+    if let Some(edition) = snapshot.sql_editions.iter().find(|e| {
+        (e.schema == schema && name == "uuidv7") || drop_in_beside(&format!("{}_sql", e.schema))
+    }) {
         return Generator::SqlEdition {
             function,
             version: edition.version.clone(),
@@ -264,6 +277,15 @@ mod tests {
             ("pg_catalog.gen_random_uuid", "random"),
             ("public.uuid_generate_v4", "random"),
             ("public.uuidv7", "other"),
+            // The drop-ins for pg_uuidv7 and pg_idkit, the extension's and
+            // the edition's; the originals are other functions.
+            ("uuidforge_pg_uuidv7.uuid_generate_v7", "extension"),
+            ("uuidforge_pg_idkit.idkit_uuidv7_generate_uuid", "extension"),
+            ("uuidforge_pg_uuidv7.uuid_v7_to_timestamptz", "other"),
+            ("util_sql_pg_uuidv7.uuid_generate_v7", "sql_edition"),
+            ("util_sql_pg_idkit.idkit_uuidv7_generate", "sql_edition"),
+            ("util_pg_uuidv7.uuid_generate_v7", "other"),
+            ("public.uuid_generate_v7", "other"),
         ] {
             let g = classify(&s, function);
             assert_eq!(

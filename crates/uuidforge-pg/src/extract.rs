@@ -135,3 +135,21 @@ fn uuid_from_base32(text: &str) -> pgrx::Uuid {
         Err(e) => invalid_text("uuid (Crockford Base32)", text, e),
     }
 }
+
+/// The 26-character RFC 4648 base32hex text (`0-9A-V`), which sorts like
+/// the UUID: PostgreSQL 19's `rtrim(encode(id::bytea, 'base32hex'), '=')`.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn uuid_to_base32hex(id: pgrx::Uuid) -> String {
+    uuidforge::base32hex::encode(&from_pg(id))
+}
+
+/// A UUID from its base32hex text, read as PostgreSQL 19's
+/// `decode(text, 'base32hex')::uuid` reads it: any case, whitespace
+/// ignored, padded or not. Bad text is 22P02 naming the value and position.
+#[pg_extern(immutable, strict, parallel_safe)]
+fn uuid_from_base32hex(text: &str) -> pgrx::Uuid {
+    match uuidforge::base32hex::decode(text) {
+        Ok(u) => to_pg(u),
+        Err(e) => invalid_text("uuid (base32hex)", text, e),
+    }
+}

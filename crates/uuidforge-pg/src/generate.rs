@@ -92,13 +92,23 @@ fn uuidv7_shifted(shift: Interval) -> pgrx::Uuid {
 /// The Unix millisecond of `at`, or an error naming `function` when a
 /// UUIDv7 cannot carry it.
 pub(crate) fn unix_ms_in_range(function: &str, at: TimestampWithTimeZone) -> i64 {
+    unix_ms_shown_as(function, at, at)
+}
+
+/// [`unix_ms_in_range`] naming the value as `shown` (the argument as the
+/// caller gave it, when that was not a `timestamptz`).
+pub(crate) fn unix_ms_shown_as(
+    function: &str,
+    at: TimestampWithTimeZone,
+    shown: impl std::fmt::Display,
+) -> i64 {
     let expected = "a time within 1970-01-01 00:00:00+00 .. 10889-08-02 05:31:50.655+00";
     let Some(us) = time::unix_us(at) else {
-        time_out_of_range(function, format_args!("{at}"), expected);
+        time_out_of_range(function, format_args!("{shown}"), expected);
     };
     let ms = us.div_euclid(1000);
     if !(0..=MAX_UNIX_MS as i64).contains(&ms) {
-        time_out_of_range(function, format_args!("{at}"), expected);
+        time_out_of_range(function, format_args!("{shown}"), expected);
     }
     ms
 }
@@ -108,7 +118,12 @@ pub(crate) fn unix_ms_in_range(function: &str, at: TimestampWithTimeZone) -> i64
 /// session's profile. It does not touch the `uuidv7()` sequence.
 #[pg_extern(volatile, parallel_safe)]
 fn uuidv7_at(at: TimestampWithTimeZone) -> pgrx::Uuid {
-    let ms = unix_ms_in_range("uuidv7_at", at);
+    to_pg(backfill_v7(unix_ms_in_range("uuidv7_at", at)))
+}
+
+/// A UUIDv7 of Unix millisecond `ms` (in range) from the session's
+/// backfill generator: a fresh counter and random bits.
+pub(crate) fn backfill_v7(ms: i64) -> uuid::Uuid {
     let profile = state::active();
     SESSION.with(|s| {
         let mut s = s.borrow_mut();
@@ -117,10 +132,8 @@ fn uuidv7_at(at: TimestampWithTimeZone) -> pgrx::Uuid {
             s.backfill = Some((profile.config.clone(), g));
         }
         let g = &mut s.backfill.as_mut().expect("set above").1;
-        to_pg(
-            g.generate_at(ms as u64)
-                .expect("a checked time is in range"),
-        )
+        g.generate_at(ms as u64)
+            .expect("a checked time is in range")
     })
 }
 

@@ -21,6 +21,8 @@
 //! | [`uuid192`] | the `uuid192` type, operators, opclasses, fields |
 //! | [`column`] | the `uuidv7_gen` domain and its event trigger |
 //! | [`find`] | `uuid_find(value, schemas)`: a UUID anywhere in the database (D5) |
+//! | [`compat`] | pg_uuidv7's and pg_idkit's UUIDv7 functions, each in a schema of its own |
+//! | [`minmax`] | `min`/`max` of `uuid` and `uuid192` (index-aware), `uuid` ↔ `bytea` casts |
 //! | [`pages`] | `uuid_heap_candidates`: rows that may hold UUIDs, read from heap pages (D5) |
 
 use pgrx::prelude::*;
@@ -28,12 +30,14 @@ use pgrx::prelude::*;
 pub mod bounds;
 mod checkpoint;
 pub mod column;
+pub mod compat;
 mod disk;
 mod errors;
 pub mod extract;
 pub mod find;
 pub mod generate;
 pub mod keyed;
+pub mod minmax;
 pub mod pages;
 pub mod plausible;
 pub mod profiles;

@@ -17,6 +17,12 @@ pub fn from_unix_us(us: i64) -> Option<TimestampWithTimeZone> {
     TimestampWithTimeZone::try_from(us.checked_sub(PG_EPOCH_UNIX_US)?).ok()
 }
 
+/// The `timestamp` (a UTC wall clock) of Unix microseconds, if PostgreSQL
+/// can represent it.
+pub fn timestamp_of_unix_us(us: i64) -> Option<Timestamp> {
+    Timestamp::try_from(us.checked_sub(PG_EPOCH_UNIX_US)?).ok()
+}
+
 /// The current time as Unix microseconds, from the system clock (not the
 /// transaction start: a long transaction must not make fresh UUIDs look
 /// like they come from the future).

@@ -11,6 +11,8 @@
 #   in which values were generated across sessions. Server-wide, the values
 #   must increase in that order; per session they need not (the count of
 #   inversions is printed: it shows what the check catches).
+# Phase 3: the same with the pg_uuidv7 and pg_idkit drop-ins as column
+#   defaults in 4 sessions (three values a row, in column order).
 #   concurrency.sh MODE [15|18]   on that server (default 15)
 set -euo pipefail
 mode="${1:?usage: concurrency.sh per-session|server-wide [15|18]}"
@@ -62,15 +64,21 @@ else
 fi
 echo "telemetry ($mode): $counted values counted from another session"
 
-sql -c "CREATE TABLE turns (id uuidv7_gen, seq bigint NOT NULL); CREATE SEQUENCE turn_seq"
-cat > "$work/turns.sql" <<'SQL'
+# take_turns TABLE SESSIONS PHASE: SESSIONS pgbench sessions insert 10 rows
+# at a time into TABLE under one advisory lock, 1 000 times each, numbering
+# them from the sequence TABLE_seq (the order in which they were made).
+take_turns() {
+  cat > "$work/$1.sql" <<SQL
 BEGIN;
 SELECT pg_advisory_xact_lock(7);
-INSERT INTO turns (seq) SELECT nextval('turn_seq') FROM generate_series(1, 10);
+INSERT INTO $1 (seq) SELECT nextval('$1_seq') FROM generate_series(1, 10);
 COMMIT;
 SQL
-runuser -u postgres -- "$PG_BIN/pgbench" -n -c 8 -j 2 -t 1000 -f "$work/turns.sql" "$db" > "$work/turns.log" 2>&1 \
-  || { cat "$work/turns.log"; fail "pgbench phase 2"; }
+  runuser -u postgres -- "$PG_BIN/pgbench" -n -c "$2" -j 2 -t 1000 -f "$work/$1.sql" "$db" > "$work/$1.log" 2>&1 \
+    || { cat "$work/$1.log"; fail "pgbench $3"; }
+}
+sql -c "CREATE TABLE turns (id uuidv7_gen, seq bigint NOT NULL); CREATE SEQUENCE turns_seq"
+take_turns turns 8 "phase 2"
 read -r rows inversions <<<"$(sql -F' ' -c "SELECT count(*), count(*) FILTER (WHERE id <= prev) FROM (SELECT id, lag(id) OVER (ORDER BY seq) AS prev FROM turns) s")"
 [ "$rows" = 80000 ] || fail "phase 2: $rows rows, expected 80000"
 if [ "$mode" = server-wide ]; then
@@ -78,5 +86,21 @@ if [ "$mode" = server-wide ]; then
   echo "phase 2 ($mode): 80000 values from 8 sessions strictly increasing in generation order"
 else
   echo "phase 2 ($mode): $inversions of 80000 values are below one another session generated before them (expected without preload)"
+fi
+
+# Phase 3: the drop-ins for pg_uuidv7 and pg_idkit as column defaults, 4
+# sessions taking turns as in phase 2. pg_uuidv7 and pg_idkit order nothing
+# across sessions (nor within a millisecond); the drop-ins give this
+# extension's values, server-wide in order.
+sql -c "CREATE TABLE dropins (a uuid DEFAULT uuidforge_pg_uuidv7.uuid_generate_v7(), b uuid DEFAULT uuidforge_pg_idkit.idkit_uuidv7_generate_uuid(), c text DEFAULT uuidforge_pg_idkit.idkit_uuidv7_generate(), seq bigint NOT NULL); CREATE SEQUENCE dropins_seq"
+take_turns dropins 4 "phase 3"
+read -r rows versions inversions <<<"$(sql -F' ' -c "SELECT count(*), count(*) FILTER (WHERE uuid_extract_version(a) = 7 AND uuid_extract_version(b) = 7 AND uuid_extract_version(c::uuid) = 7), count(*) FILTER (WHERE a <= prev_c::uuid OR b <= a OR c::uuid <= b) FROM (SELECT a, b, c, lag(c) OVER (ORDER BY seq) AS prev_c FROM dropins) s")"
+[ "$rows" = 40000 ] || fail "phase 3: $rows rows, expected 40000"
+[ "$versions" = 40000 ] || fail "phase 3: $versions of $rows rows hold three UUIDv7"
+if [ "$mode" = server-wide ]; then
+  [ "$inversions" = 0 ] || fail "phase 3: $inversions rows whose drop-in values are below one generated before them"
+  echo "phase 3 ($mode): 40000 rows x 3 drop-in defaults (pg_uuidv7, pg_idkit) from 4 sessions strictly increasing in generation order"
+else
+  echo "phase 3 ($mode): $inversions of 40000 rows hold a drop-in value below one generated before it (expected without preload)"
 fi
 runuser -u postgres -- "$PG_BIN/psql" -Xq -d postgres -c "DROP DATABASE $db"

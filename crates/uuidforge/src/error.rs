@@ -21,6 +21,8 @@ pub enum InputKind {
     Urn,
     /// 26-character Crockford Base32.
     Base32,
+    /// RFC 4648 base32hex (PostgreSQL 19's), 26 characters or 32 padded.
+    Base32Hex,
     /// 27-character Crockford Base32 with a trailing check symbol.
     Base32Check,
     /// UUID_192 text (`8-4-4-4-12-16`).
@@ -41,6 +43,7 @@ impl InputKind {
             InputKind::Braced => "braced UUID ({8-4-4-4-12})",
             InputKind::Urn => "UUID URN (urn:uuid:8-4-4-4-12)",
             InputKind::Base32 => "Crockford Base32 UUID (26 characters)",
+            InputKind::Base32Hex => "base32hex UUID (RFC 4648, 26 characters)",
             InputKind::Base32Check => "Crockford Base32 UUID with check symbol (27 characters)",
             InputKind::Uuid192 => "UUID_192 (8-4-4-4-12-16 hex)",
             InputKind::Uuid192Base32 => "UUID_192 in Crockford Base32 (39 characters)",

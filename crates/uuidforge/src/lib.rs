@@ -19,7 +19,7 @@
 //!
 //! | module | RFC 9562 | what |
 //! |---|---|---|
-//! | [`fmt`], [`parser`], [`base32`] | §4 | text and binary forms |
+//! | [`fmt`], [`parser`], [`base32`], [`base32hex`] | §4 | text and binary forms |
 //! | [`gregorian`] | §5.1, §5.6 | v1, v6 and conversion |
 //! | [`v7`](mod@v7) | §5.7, §6.2 | v7 fields, Method 3 fraction |
 //! | [`v8`] | §5.8, App. B | draft time layouts, B.1, B.2 |
@@ -50,6 +50,7 @@ mod hex;
 mod x86;
 
 pub mod base32;
+pub mod base32hex;
 pub mod batch;
 pub mod bounds;
 pub mod convert;

@@ -29,13 +29,38 @@ pub const DEFAULT_SCHEMA: &str = "uuidforge";
 /// ```
 /// let sql = uuidforge_change::ops::install_sql::edition_sql("Util");
 /// assert!(sql.contains("CREATE OR REPLACE FUNCTION \"Util\".uuidv7()"));
+/// assert!(sql.contains("CREATE OR REPLACE FUNCTION \"Util_sql_pg_uuidv7\".uuid_generate_v7()"));
 /// assert!(!sql.contains("@schema@"));
 /// ```
 pub fn edition_sql(schema: &str) -> String {
+    let [pg_uuidv7, pg_idkit] = drop_in_schemas(schema);
     TEMPLATE
         .replace("@schema@", &quote_ident(schema))
+        .replace("@pg_uuidv7@", &quote_ident(&pg_uuidv7))
+        .replace("@pg_idkit@", &quote_ident(&pg_idkit))
         .replace("@version@", EDITION_VERSION)
 }
+
+/// The schemas of the edition's drop-ins for pg_uuidv7 and pg_idkit beside
+/// `schema`: its name and `_sql_pg_uuidv7`, `_sql_pg_idkit`. Not the
+/// extension's names of them (`uuidforge_pg_uuidv7`): `CREATE EXTENSION`
+/// refuses a schema it would make that exists already, and a database may
+/// move from the edition to the extension.
+///
+/// ```
+/// use uuidforge_change::ops::install_sql::drop_in_schemas;
+/// assert_eq!(drop_in_schemas("uuidforge"), ["uuidforge_sql_pg_uuidv7", "uuidforge_sql_pg_idkit"]);
+/// ```
+pub fn drop_in_schemas(schema: &str) -> [String; 2] {
+    [
+        format!("{schema}_sql_pg_uuidv7"),
+        format!("{schema}_sql_pg_idkit"),
+    ]
+}
+
+/// The longest name PostgreSQL keeps whole (NAMEDATALEN - 1 bytes): a
+/// longer one is cut, and would name another schema.
+const LONGEST_NAME: usize = 63;
 
 /// The statements of a script, each without its final `;`: split at the
 /// semicolons outside quotes, dollar quotes and comments.
@@ -133,6 +158,7 @@ fn version_key(version: &str) -> Vec<u64> {
 impl InstallSql {
     fn checks(&self) -> Vec<Check> {
         let s = quote_ident(&self.schema);
+        let d = quote_ident(&drop_in_schemas(&self.schema)[0]);
         vec![Check::Zero {
             what: "the SQL edition".into(),
             statement: Statement::with(
@@ -141,6 +167,7 @@ impl InstallSql {
                      'edition not at its version', ({s}.uuidforge_sql_version() IS DISTINCT FROM $1)::int, \
                      'uuidv7_from not the library''s value', ({s}.uuidv7_from(timestamptz '2022-02-22 19:22:22+00', 'orders:42') <> $2)::int, \
                      'uuidv7() not a version 7 UUID', (substr({s}.uuidv7()::text, 15, 1) <> '7')::int, \
+                     'the pg_uuidv7 drop-in not the lowest UUIDv7 of the millisecond', ({d}.uuid_timestamptz_to_v7(timestamptz '2023-01-02 04:26:40.637+00', true) <> '018570bb-4a7d-7000-8000-000000000000')::int, \
                      'uuidv7() not increasing', (SELECT (count(*) FILTER (WHERE u <= p))::int FROM (SELECT u, lag(u) OVER (ORDER BY i) AS p FROM (SELECT i, {s}.uuidv7() AS u FROM generate_series(1, 1000) i) a) b))::text"
                 ),
                 &[
@@ -159,6 +186,8 @@ impl InstallSql {
 #[derive(serde::Deserialize)]
 struct Schema {
     exists: bool,
+    /// The drop-ins' schemas that exist already.
+    drop_ins: Vec<String>,
     extension_functions: Vec<String>,
 }
 
@@ -178,27 +207,53 @@ impl Operation for InstallSql {
     fn reads(&self, _snapshot: &Snapshot, _answers: &Answers) -> Result<Vec<Read>, DbError> {
         Ok(vec![SCHEMA.read(uuidforge_db::plan::Query {
                 sql: "SELECT json_build_object('exists', EXISTS (SELECT FROM pg_namespace WHERE nspname = $1), \
+                 'drop_ins', (SELECT coalesce(json_agg(nspname ORDER BY nspname), '[]') FROM pg_namespace WHERE nspname IN ($2, $3)), \
                  'extension_functions', (SELECT coalesce(json_agg(DISTINCT e.extname || ': ' || p.proname), '[]') \
                     FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace \
                     JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e' \
                     JOIN pg_extension e ON e.oid = d.refobjid \
-                   WHERE n.nspname = $1 AND p.proname IN ('uuidv7', 'uuidv7_at', 'uuidv7_from', 'uuidv4', \
+                   WHERE (n.nspname = $1 AND p.proname IN ('uuidv7', 'uuidv7_at', 'uuidv7_from', 'uuidv4', \
                         'uuidv7_boundary', 'uuidv7_range_lower', 'uuidv7_range_upper', 'uuidv7_partition_key', \
-                        'uuidv7_is_plausible', 'uuidv7_implausibility', 'uuid_extract_timestamp', 'uuid_extract_version')))::text"
+                        'uuidv7_is_plausible', 'uuidv7_implausibility', 'uuid_extract_timestamp', 'uuid_extract_version', \
+                        'uuid_smaller', 'uuid_larger', 'min', 'max', 'uuid_bytea', 'bytea_uuid', 'uuid_to_base32hex', 'uuid_from_base32hex')) \
+                      OR (n.nspname = $2 AND p.proname IN ('uuid_generate_v7', 'uuid_v7_to_timestamptz', 'uuid_v7_to_timestamp', \
+                        'uuid_timestamptz_to_v7', 'uuid_timestamp_to_v7')) \
+                      OR (n.nspname = $3 AND p.proname LIKE 'idkit\\_uuidv7\\_%')))::text"
                     .into(),
-                params: vec![uuidforge_db::plan::Param::Text(self.schema.clone())],
+                params: {
+                    let [pg_uuidv7, pg_idkit] = drop_in_schemas(&self.schema);
+                    vec![
+                        uuidforge_db::plan::Param::Text(self.schema.clone()),
+                        uuidforge_db::plan::Param::Text(pg_uuidv7),
+                        uuidforge_db::plan::Param::Text(pg_idkit),
+                    ]
+                },
         })])
     }
 
     fn plan(&self, snapshot: &Snapshot, answers: &Answers) -> Result<InstallSqlPlan, DbError> {
         let found = answers.required(&SCHEMA)?;
+        if let Some(long) = drop_in_schemas(&self.schema)
+            .into_iter()
+            .find(|name| name.len() > LONGEST_NAME)
+        {
+            return Err(DbError::refused(
+                "schema",
+                format!(
+                    "schema {}: the drop-ins' schema beside it, {long}, is {} bytes (expected a schema name of at most {} bytes, so that it stays at most {LONGEST_NAME})",
+                    self.schema,
+                    long.len(),
+                    LONGEST_NAME - "_sql_pg_uuidv7".len()
+                ),
+            ));
+        }
         if !found.extension_functions.is_empty() {
             return Err(DbError::refusal(
                 "schema",
                 uuidforge_db::error::Refusal::new(
                     uuidforge_db::error::Reason::NameTaken,
                     format!(
-                        "schema {} holds functions of an extension under the edition's names ({}): the edition would replace them",
+                        "schema {} (or a schema of the drop-ins beside it) holds functions of an extension under the edition's names ({}): the edition would replace them",
                         self.schema,
                         found.extension_functions.join(", ")
                     ),
@@ -237,6 +292,12 @@ impl Operation for InstallSql {
             "  then {}.uuidv7() makes UUIDv7 keys: increasing within a session, and across sessions for calls that do not overlap (no shared memory: the extension, preloaded, orders everything)",
             quote_ident(&self.schema)
         ));
+        let [pg_uuidv7, pg_idkit] = drop_in_schemas(&self.schema);
+        summary.push(format!(
+            "  and the drop-ins for pg_uuidv7 in schema {} and for pg_idkit in schema {}: put one on the search_path of a schema written for that extension",
+            quote_ident(&pg_uuidv7),
+            quote_ident(&pg_idkit)
+        ));
         if snapshot.server_version_num >= 180000 {
             summary.push("  PostgreSQL 18: call it schema-qualified (an unqualified uuidv7() is the server's own); the extraction functions are the server's".into());
         }
@@ -255,11 +316,12 @@ impl Operation for InstallSql {
                 backup: Backup {
                     // Its definitions, where there is a schema to replace
                     // functions in.
-                    schemas: if found.exists {
-                        vec![quote_ident(&self.schema)]
-                    } else {
-                        Vec::new()
-                    },
+                    schemas: found
+                        .exists
+                        .then(|| quote_ident(&self.schema))
+                        .into_iter()
+                        .chain(found.drop_ins.iter().map(|s| quote_ident(s)))
+                        .collect(),
                     schema_only: true,
                     ..Backup::default()
                 },

@@ -1,0 +1,2 @@
+-- ensure the extension loads correctly
+CREATE EXTENSION "pg_uuidv7";
