@@ -98,7 +98,7 @@ db_tools_on_18() {
     uuidforge-db uuidforge-change uuidforge-fleet uuidforge-cli:cli_db uuidforge-cli:cli_migrate uuidforge-cli:cli_migrate_batched uuidforge-cli:cli_migrate_dependents \
     uuidforge-cli:cli_merge uuidforge-cli:cli_rename uuidforge-cli:cli_plans uuidforge-cli:cli_changes_together \
     uuidforge-cli:cli_application_writes uuidforge-cli:cli_musicbrainz uuidforge-cli:cli_migrate_kong uuidforge-cli:cli_sql_edition \
-    || failed=1
+    uuidforge-cli:cli_switch_generator || failed=1
   # The SQL edition where the extension's files never were (a managed
   # server's situation): install-sql, migrate-key's default, the script.
   pg_env 18bare

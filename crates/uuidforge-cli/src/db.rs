@@ -23,6 +23,7 @@ mod install_sql;
 mod merge;
 mod migrate_key;
 mod mysql;
+mod switch_generator;
 
 /// Arguments of `db`.
 #[derive(clap::Args)]
@@ -110,6 +111,28 @@ enum Command {
         ))
     )]
     InstallSql(install_sql::InstallSqlArgs),
+    /// Set every column default that calls a UUID generator other than the
+    /// server's best one (gen_random_uuid(), uuid_generate_v4(), pg_uuidv7's
+    /// or pg_idkit's, PostgreSQL 18's own uuidv7()) to that one — the
+    /// extension's uuidv7(), else the SQL edition's, else 18's — in every
+    /// table the role can read, partitions and inheritance children each on
+    /// its own: new rows get ordered UUIDv7 keys, the keys already there
+    /// stay. Defaults that call a generator inside an expression, or fill a
+    /// column that is not uuid, are listed and left. Prints the plan (the
+    /// SQL); changes the database only with --apply.
+    #[command(
+        mut_arg("apply", |a| a.help(
+            "Set the defaults in one transaction, after the backup, and check that each calls \
+             the new generator and that no other default changed; without it the plan is \
+             printed and nothing changes"
+        )),
+        mut_arg("backup", |a| a.help(
+            "The backup file: pg_dump --format=custom of the changed tables' definitions \
+             (no rows: none is written); default uuidforge-backup-DATABASE-TIME.dump; never \
+             overwritten"
+        ))
+    )]
+    SwitchGenerator(switch_generator::SwitchGeneratorArgs),
     /// MariaDB and MySQL: convert a UUID column and every foreign key
     /// referencing it to another storage form (text or swapped BINARY(16)
     /// to RFC-order BINARY(16), or to MariaDB's UUID), the values staying
@@ -139,6 +162,7 @@ impl Command {
             Command::Merge(_) => "merge",
             Command::Unmerge(_) => "unmerge",
             Command::InstallSql(_) => "install-sql",
+            Command::SwitchGenerator(_) => "switch-generator",
             Command::ConvertUuid(_) => "convert-uuid",
         }
     }
@@ -337,6 +361,7 @@ pub fn run(args: Args) -> Result<ExitCode, UsageError> {
             Command::Merge(a) => merge::merge(session, &config, a).await,
             Command::Unmerge(a) => merge::unmerge(session, &config, a).await,
             Command::InstallSql(a) => install_sql::run(session, &config, a).await,
+            Command::SwitchGenerator(a) => switch_generator::run(session, &config, a).await,
             Command::ConvertUuid(_) => unreachable!("refused above"),
         }
     })

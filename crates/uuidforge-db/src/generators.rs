@@ -109,7 +109,7 @@ impl Generator {
 
 /// The generator `function` (`schema.name`, as the catalog lists the
 /// functions a default calls) is, on this server.
-pub(crate) fn classify(snapshot: &Snapshot, function: &str) -> Generator {
+pub fn classify(snapshot: &Snapshot, function: &str) -> Generator {
     let (schema, name) = function.rsplit_once('.').unwrap_or(("", function));
     let function = function.to_string();
     // The drop-ins for pg_uuidv7 and pg_idkit that make keys, in the

@@ -30,6 +30,7 @@ mod print;
 mod reads;
 pub mod rename;
 mod step;
+pub mod switch_generator;
 pub mod unmerge;
 
 pub use crate::action::{one_line, Binding, Statement, Value};

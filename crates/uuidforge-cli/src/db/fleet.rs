@@ -63,6 +63,7 @@ pub(super) fn run(args: Args) -> Result<ExitCode, UsageError> {
             | Command::Merge(_)
             | Command::Unmerge(_)
             | Command::InstallSql(_)
+            | Command::SwitchGenerator(_)
             | Command::ConvertUuid(_) => {
                 Err(UsageError::plain(
                     "this command runs on one database at a time (expected one --db and no --fleet); over a fleet: columns, find, related, discover, migrate-key",
